@@ -1,0 +1,244 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Scope is a permission an API key carries.
+type Scope string
+
+// The scopes of the management API.
+const (
+	ScopeUsersRead           Scope = "users:read"
+	ScopeUsersWrite          Scope = "users:write"
+	ScopeUserAttributesRead  Scope = "user_attributes:read"
+	ScopeUserAttributesWrite Scope = "user_attributes:write"
+	ScopeClaimMappersRead    Scope = "claim_mappers:read"
+	ScopeClaimMappersWrite   Scope = "claim_mappers:write"
+	ScopeWebhooksRead        Scope = "webhooks:read"
+	ScopeWebhooksWrite       Scope = "webhooks:write"
+)
+
+// Scopes returns every scope in a stable order.
+func Scopes() []Scope {
+	return []Scope{
+		ScopeUsersRead, ScopeUsersWrite, ScopeUserAttributesRead, ScopeUserAttributesWrite,
+		ScopeClaimMappersRead, ScopeClaimMappersWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
+	}
+}
+
+// Known reports whether s is one of Scopes.
+func (s Scope) Known() bool { return slices.Contains(Scopes(), s) }
+
+// APIKey describes an issued API key. The key itself is never stored: only
+// a SHA-256 hash of its random part, so a key that is lost cannot be shown
+// again, only revoked and replaced.
+type APIKey struct {
+	// ID is the key's public identifier; it is part of the key and safe to
+	// log and show.
+	ID        string    `json:"id"`
+	Workspace string    `json:"workspace"`
+	Name      string    `json:"name"`
+	Scopes    []Scope   `json:"scopes"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// HasScope reports whether the key carries s.
+func (k APIKey) HasScope(s Scope) bool { return slices.Contains(k.Scopes, s) }
+
+// API keys read "idk_" + 16 hex digits of id + "_" + 43 characters of
+// unpadded base64url holding 32 random bytes (256 bits of entropy).
+const (
+	apiKeyPrefix    = "idk_"
+	apiKeyIDLen     = 16
+	apiKeySecretLen = 43
+	apiKeyLen       = len(apiKeyPrefix) + apiKeyIDLen + 1 + apiKeySecretLen
+)
+
+func apiKeyFromRecord(r store.APIKey) APIKey {
+	scopes := make([]Scope, len(r.Scopes))
+	for i, s := range r.Scopes {
+		scopes[i] = Scope(s)
+	}
+	return APIKey{ID: r.ID, Workspace: r.Workspace, Name: r.Name, Scopes: scopes, CreatedAt: r.CreatedAt}
+}
+
+// CreateAPIKey issues a key for the workspace with the given scopes (at
+// least one, each known, no duplicates) and an optional name. It returns
+// the key's description and the key itself, which is shown only here.
+func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scope) (APIKey, string, error) {
+	if err := checkAPIKeyInput(name, scopes); err != nil {
+		return APIKey{}, "", err
+	}
+	idBytes, secretBytes := make([]byte, apiKeyIDLen/2), make([]byte, 32)
+	if _, err := rand.Read(idBytes); err != nil {
+		return APIKey{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	if _, err := rand.Read(secretBytes); err != nil {
+		return APIKey{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	id := hex.EncodeToString(idBytes)
+	secret := base64.RawURLEncoding.EncodeToString(secretBytes)
+	rec := store.APIKey{
+		ID: id, Workspace: w.slug, Name: name, SecretHash: hashAPIKeySecret(secret), CreatedAt: w.svc.timestamp(),
+	}
+	for _, s := range scopes {
+		rec.Scopes = append(rec.Scopes, string(s))
+	}
+	err := w.update(ctx, func(tx store.Tx) error {
+		if _, err := tx.APIKey(id); err == nil {
+			return fmt.Errorf("api key id collision") // 64 random bits: never in practice
+		}
+		return tx.PutAPIKey(rec)
+	})
+	if err != nil {
+		return APIKey{}, "", fromStore(err, "workspace")
+	}
+	return apiKeyFromRecord(rec), apiKeyPrefix + id + "_" + secret, nil
+}
+
+func checkAPIKeyInput(name string, scopes []Scope) error {
+	var p problems
+	if checkText(&p, "name", name, 0, MaxAPIKeyNameLength) {
+		checkNoControl(&p, "name", name)
+	}
+	if len(scopes) == 0 {
+		p.add("scopes", RuleRequired, "must name at least one scope")
+	}
+	for i, s := range scopes {
+		field := fmt.Sprintf("scopes[%d]", i)
+		switch {
+		case !s.Known():
+			p.add(field, RuleUnknown, "unknown scope %q", s)
+		case slices.Index(scopes, s) < i:
+			p.add(field, RuleDuplicate, "scope %q is listed twice", s)
+		}
+	}
+	return p.err("invalid api key")
+}
+
+func hashAPIKeySecret(secret string) []byte {
+	sum := sha256.Sum256([]byte(secret))
+	return sum[:]
+}
+
+// APIKeys returns the workspace's keys, without secrets, ascending by id
+// (never nil).
+func (w *Workspace) APIKeys(ctx context.Context) ([]APIKey, error) {
+	var recs []store.APIKey
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		recs, err = tx.APIKeys(w.slug)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	out := make([]APIKey, len(recs))
+	for i, r := range recs {
+		out[i] = apiKeyFromRecord(r)
+	}
+	return out, nil
+}
+
+// RevokeAPIKey deletes the key with the id; it stops working at once. A
+// key of another workspace, or none, is a not-found error.
+func (w *Workspace) RevokeAPIKey(ctx context.Context, id string) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		rec, err := tx.APIKey(id)
+		if isNotFound(err) || err == nil && rec.Workspace != w.slug {
+			return notFound("api key %q not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		return tx.DeleteAPIKey(id)
+	})
+	return fromStore(err, "api key")
+}
+
+// VerifyAPIKey checks a presented key and returns its description. A
+// malformed, unknown, revoked or wrong key is a CodeUnauthenticated error.
+// The secret is compared in constant time.
+func (s *Service) VerifyAPIKey(ctx context.Context, key string) (APIKey, error) {
+	var rec store.APIKey
+	err := s.store.View(ctx, func(tx store.Tx) (err error) {
+		rec, err = verifyAPIKey(tx, key)
+		return err
+	})
+	if err != nil {
+		return APIKey{}, fromStore(err, "api key")
+	}
+	return apiKeyFromRecord(rec), nil
+}
+
+func verifyAPIKey(tx store.Tx, key string) (store.APIKey, error) {
+	invalid := errorf(CodeUnauthenticated, "invalid api key")
+	id, secret, ok := parseAPIKey(key)
+	if !ok {
+		return store.APIKey{}, invalid
+	}
+	rec, err := tx.APIKey(id)
+	if isNotFound(err) {
+		return store.APIKey{}, invalid
+	}
+	if err != nil {
+		return store.APIKey{}, err
+	}
+	if subtle.ConstantTimeCompare(hashAPIKeySecret(secret), rec.SecretHash) != 1 {
+		return store.APIKey{}, invalid
+	}
+	return rec, nil
+}
+
+func parseAPIKey(key string) (id, secret string, ok bool) {
+	if len(key) != apiKeyLen || !strings.HasPrefix(key, apiKeyPrefix) || key[len(apiKeyPrefix)+apiKeyIDLen] != '_' {
+		return "", "", false
+	}
+	id = key[len(apiKeyPrefix) : len(apiKeyPrefix)+apiKeyIDLen]
+	secret = key[len(apiKeyPrefix)+apiKeyIDLen+1:]
+	if _, err := hex.DecodeString(id); err != nil || strings.ToLower(id) != id {
+		return "", "", false
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(secret); err != nil || len(b) != 32 {
+		return "", "", false
+	}
+	return id, secret, true
+}
+
+// Authorize checks that key may perform an operation needing scope in the
+// workspace slug, and returns that workspace. A bad key is
+// CodeUnauthenticated. A valid key of another workspace is CodeForbidden,
+// the same whether slug exists or not; a key without the scope is
+// CodeForbidden with Error.Scope set.
+func (s *Service) Authorize(ctx context.Context, key, slug string, scope Scope) (*Workspace, error) {
+	var ws store.Workspace
+	err := s.store.View(ctx, func(tx store.Tx) error {
+		rec, err := verifyAPIKey(tx, key)
+		if err != nil {
+			return err
+		}
+		if rec.Workspace != slug {
+			return errorf(CodeForbidden, "the api key is not valid for this workspace")
+		}
+		if !slices.Contains(rec.Scopes, string(scope)) {
+			return &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
+		}
+		ws, err = tx.Workspace(slug)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	return &Workspace{svc: s, slug: ws.Slug, createdAt: ws.CreatedAt}, nil
+}

@@ -1,0 +1,60 @@
+package identity
+
+import (
+	"context"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Attributes returns the user's attributes: opaque key/value strings the
+// library stores and never interprets (an empty, non-nil map when there
+// are none).
+func (w *Workspace) Attributes(ctx context.Context, userID int64) (map[string]string, error) {
+	var attrs map[string]string
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		attrs, err = tx.UserAttributes(w.slug, userID)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "user")
+	}
+	return attrs, nil
+}
+
+// SetAttribute creates or replaces one attribute of the user. The key has
+// 1-64 characters and the value 0-1024.
+func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value string) error {
+	var p problems
+	checkAttributeKey(&p, "key", key)
+	checkAttributeValue(&p, "value", value)
+	if err := p.err("invalid attribute"); err != nil {
+		return err
+	}
+	err := w.update(ctx, func(tx store.Tx) error {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		return tx.PutUserAttribute(w.slug, userID, key, value)
+	})
+	return fromStore(err, "user")
+}
+
+// DeleteAttribute removes one attribute of the user; a claim mapped from
+// it no longer appears in Claims. A missing user or attribute is a
+// not-found error.
+func (w *Workspace) DeleteAttribute(ctx context.Context, userID int64, key string) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		err := tx.DeleteUserAttribute(w.slug, userID, key)
+		if isNotFound(err) {
+			return notFound("attribute %q of user %d not found", key, userID)
+		}
+		return err
+	})
+	return fromStore(err, "attribute")
+}

@@ -1,0 +1,183 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Code classifies an Error. Codes are stable strings: programs and the REST
+// adapter branch on them, and the adapter maps each to one HTTP status.
+type Code string
+
+// The error codes.
+const (
+	// CodeInvalid: the input breaks a validation rule; Error.Fields names
+	// every problem.
+	CodeInvalid Code = "invalid"
+	// CodeNotFound: the user, workspace, mapper, attribute, role
+	// assignment, endpoint or key does not exist.
+	CodeNotFound Code = "not_found"
+	// CodeConflict: a unique value (username, email, claim name, workspace
+	// slug) is already taken.
+	CodeConflict Code = "conflict"
+	// CodeReservedClaim: a claim mapper names a registered JWT/OIDC claim.
+	CodeReservedClaim Code = "reserved_claim"
+	// CodeLimitReached: a per-workspace limit (20 claim mappers) is reached.
+	CodeLimitReached Code = "limit_reached"
+	// CodeUnauthenticated: credentials (a password or an API key) are
+	// missing, malformed, unknown or wrong.
+	CodeUnauthenticated Code = "unauthenticated"
+	// CodeForbidden: valid credentials that do not grant the operation;
+	// Error.Scope names a missing scope where that is the reason.
+	CodeForbidden Code = "forbidden"
+	// CodeInternal: the store or the machine failed; not the caller's fault.
+	CodeInternal Code = "internal"
+)
+
+// Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
+var (
+	ErrInvalid         = &Error{Code: CodeInvalid}
+	ErrNotFound        = &Error{Code: CodeNotFound}
+	ErrConflict        = &Error{Code: CodeConflict}
+	ErrReservedClaim   = &Error{Code: CodeReservedClaim}
+	ErrLimitReached    = &Error{Code: CodeLimitReached}
+	ErrUnauthenticated = &Error{Code: CodeUnauthenticated}
+	ErrForbidden       = &Error{Code: CodeForbidden}
+	ErrInternal        = &Error{Code: CodeInternal}
+)
+
+// Error is the one error type of the library.
+type Error struct {
+	Code Code
+	// Message is a human-readable sentence safe to show to the caller.
+	Message string
+	// Fields lists every validation problem (CodeInvalid) or every clashing
+	// entry (CodeConflict in a bulk import).
+	Fields []FieldError
+	// Scope is the scope that was missing, for CodeForbidden.
+	Scope Scope
+	// Err is the underlying cause, if any (never shown to callers).
+	Err error
+}
+
+// FieldError is one problem with one input field.
+type FieldError struct {
+	// Field names the input, as the REST API spells it ("email",
+	// "events[2]", "users[7].username").
+	Field string
+	// Rule is a stable identifier of the rule broken, one of the Rule
+	// constants.
+	Rule string
+	// Message is a human-readable sentence.
+	Message string
+}
+
+// Rules named by FieldError.Rule.
+const (
+	RuleRequired         = "required"
+	RuleMinLength        = "min_length"
+	RuleMaxLength        = "max_length"
+	RulePattern          = "pattern"
+	RuleFormat           = "format"
+	RuleUTF8             = "utf8"
+	RuleControlCharacter = "control_character"
+	RuleRange            = "range"
+	RuleUnknown          = "unknown"
+	RuleDuplicate        = "duplicate"
+	RuleTaken            = "taken"
+	RulePrivateAddress   = "private_address"
+	// Password policy rules.
+	RulePasswordMinLength = "password_min_length"
+	RulePasswordMaxLength = "password_max_length"
+	RulePasswordUpper     = "password_uppercase"
+	RulePasswordLower     = "password_lowercase"
+	RulePasswordDigit     = "password_digit"
+	RulePasswordSymbol    = "password_symbol"
+	RulePasswordIdentity  = "password_matches_identity"
+)
+
+// Error returns the message, with the field problems appended.
+func (e *Error) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = string(e.Code)
+	}
+	if len(e.Fields) == 0 {
+		return "identity: " + msg
+	}
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return "identity: " + msg + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is the sentinel of e's code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Code == e.Code
+}
+
+// ErrorCode returns the Code of the first *Error in err's chain,
+// CodeInternal for any other non-nil error, and "" for nil.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+func errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *Error {
+	return errorf(CodeNotFound, format, args...)
+}
+
+// fromStore turns a store error into the library's: not found becomes a
+// not-found Error described by what, context errors pass unchanged, and
+// anything else is an internal error carrying its cause.
+func fromStore(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return &Error{Code: CodeNotFound, Message: what + " not found", Err: err}
+	case errors.Is(err, store.ErrConflict):
+		return &Error{Code: CodeConflict, Message: what + " conflicts with an existing record", Err: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
+	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// problems collects validation failures so one call reports all of them.
+type problems []FieldError
+
+func (p *problems) add(field, rule, format string, args ...any) {
+	*p = append(*p, FieldError{Field: field, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// err returns nil when nothing was collected, else one CodeInvalid Error.
+func (p problems) err(message string) error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &Error{Code: CodeInvalid, Message: message, Fields: p}
+}

@@ -1,0 +1,191 @@
+package identity_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store/memstore"
+)
+
+// newExample returns a Service over an in-memory store, with cheap password
+// hashing as examples and tests use, and its workspace "acme".
+func newExample() (*identity.Service, *identity.Workspace) {
+	svc, err := identity.New(memstore.New(), &identity.Options{
+		PasswordHashing: &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ws, err := svc.CreateWorkspace(context.Background(), "acme", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return svc, ws
+}
+
+func newExampleWorkspace() *identity.Workspace {
+	_, ws := newExample()
+	return ws
+}
+
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "identity-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	svc, err := identity.Open(filepath.Join(dir, "identity.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer svc.Close()
+	ws, err := svc.CreateWorkspace(context.Background(), "acme", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ws.Slug())
+	// Output: acme
+}
+
+func ExampleWorkspace_CreateUser() {
+	ctx := context.Background()
+	ws := newExampleWorkspace()
+	u, err := ws.CreateUser(ctx, identity.NewUser{
+		Username: "ada",
+		Email:    "ada@example.com",
+		FullName: "Ada Lovelace",
+		Password: "analytical engine",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(u.ID, u.Username, u.Enabled, u.EmailVerified)
+
+	_, err = ws.CreateUser(ctx, identity.NewUser{
+		Username: "ADA", Email: "other@example.com", FullName: "Impostor", Password: "analytical engine",
+	})
+	fmt.Println(errors.Is(err, identity.ErrConflict))
+	// Output:
+	// 1 ada true false
+	// true
+}
+
+func ExampleWorkspace_CreateUser_validation() {
+	ws := newExampleWorkspace()
+	_, err := ws.CreateUser(context.Background(), identity.NewUser{
+		Username: "not valid", Email: "ada@example.com", FullName: "Ada", Password: "abc",
+	})
+	var e *identity.Error
+	if errors.As(err, &e) {
+		for _, f := range e.Fields {
+			fmt.Println(f.Field, f.Rule)
+		}
+	}
+	// Output:
+	// username pattern
+	// password password_min_length
+}
+
+func ExampleWorkspace_ListUsers() {
+	ctx := context.Background()
+	ws := newExampleWorkspace()
+	for _, name := range []string{"alice", "albert", "bob"} {
+		_, err := ws.CreateUser(ctx, identity.NewUser{
+			Username: name, Email: name + "@example.com", FullName: name, Password: "long enough",
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	page, err := ws.ListUsers(ctx, "AL", &identity.Page{Offset: 0, Limit: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(page.Total, page.Items[0].Username)
+	// Output: 2 alice
+}
+
+func ExampleWorkspace_Claims() {
+	ctx := context.Background()
+	ws := newExampleWorkspace()
+	u, err := ws.CreateUser(ctx, identity.NewUser{
+		Username: "ada", Email: "ada@example.com", FullName: "Ada Lovelace", Password: "analytical engine",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := ws.SetAttribute(ctx, u.ID, "department", "mathematics"); err != nil {
+		log.Fatal(err)
+	}
+	// Access tokens only (the default), and both kinds.
+	if _, err := ws.PutClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
+		log.Fatal(err)
+	}
+	both := true
+	if err := ws.SetAttribute(ctx, u.ID, "tier", "gold"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := ws.PutClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier", IncludeInID: &both}); err != nil {
+		log.Fatal(err)
+	}
+	access, _ := ws.Claims(ctx, u.ID, identity.AccessToken)
+	id, _ := ws.Claims(ctx, u.ID, identity.IDToken)
+	fmt.Println(access)
+	fmt.Println(id)
+	// Output:
+	// map[dept:mathematics tier:gold]
+	// map[tier:gold]
+}
+
+func ExampleWorkspace_PutClaimMapper_reserved() {
+	ws := newExampleWorkspace()
+	_, err := ws.PutClaimMapper(context.Background(), "uid", identity.ClaimMapperSpec{ClaimName: "sub"})
+	fmt.Println(identity.ErrorCode(err))
+	// Output: reserved_claim
+}
+
+func ExampleWorkspace_CreateWebhook() {
+	ws := newExampleWorkspace()
+	created, err := ws.CreateWebhook(context.Background(), identity.NewWebhook{
+		URL:    "https://hooks.example.com/identity",
+		Events: []string{"user.created", "login.failed"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(created.Endpoint.ID, created.Endpoint.Enabled, created.Secret[:6])
+
+	_, err = ws.CreateWebhook(context.Background(), identity.NewWebhook{
+		URL: "https://hooks.example.com/identity", Events: []string{"user.created", "user.exploded"},
+	})
+	fmt.Println(err)
+	// Output:
+	// 1 true whsec_
+	// identity: unknown event types: user.exploded (events[1]: unknown event type "user.exploded")
+}
+
+func ExampleService_Authorize() {
+	ctx := context.Background()
+	svc, ws := newExample()
+	_, key, err := ws.CreateAPIKey(ctx, "reporting", []identity.Scope{identity.ScopeUsersRead})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := svc.Authorize(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
+		fmt.Println("users:read granted")
+	}
+	_, err = svc.Authorize(ctx, key, "acme", identity.ScopeUsersWrite)
+	var e *identity.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, e.Scope)
+	}
+	// Output:
+	// users:read granted
+	// forbidden users:write
+}

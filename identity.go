@@ -1,0 +1,190 @@
+package identity
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
+)
+
+// Options configure a Service. A nil *Options means every default.
+type Options struct {
+	// Now returns the current time. Default: time.Now. Tests set a fake
+	// clock here.
+	Now func() time.Time
+	// PasswordHashing sets the argon2id parameters of new password hashes.
+	// Default: DefaultArgon2Params (OWASP: m=19 MiB, t=2, p=1). Tests may
+	// lower them to run fast; production should not.
+	PasswordHashing *Argon2Params
+	// AllowPrivateWebhooks turns the SSRF guard off: webhook URLs may then
+	// name localhost, loopback, private, link-local and other non-public
+	// addresses. For local testing only. Default: false (guard on).
+	AllowPrivateWebhooks bool
+}
+
+// Service manages many workspaces over one Store. It is safe for
+// concurrent use.
+type Service struct {
+	store                store.Store
+	now                  func() time.Time
+	argon2               Argon2Params
+	allowPrivateWebhooks bool
+
+	// dummyHash is verified against when a login names no user, so that an
+	// unknown username costs as much time as a wrong password.
+	dummyOnce sync.Once
+	dummyHash passwordHash
+}
+
+// New returns a Service over st. Close closes st.
+func New(st store.Store, opts *Options) (*Service, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Service{
+		store:                st,
+		now:                  opts.Now,
+		argon2:               DefaultArgon2Params,
+		allowPrivateWebhooks: opts.AllowPrivateWebhooks,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if opts.PasswordHashing != nil {
+		if err := opts.PasswordHashing.validate(); err != nil {
+			return nil, err
+		}
+		s.argon2 = *opts.PasswordHashing
+	}
+	return s, nil
+}
+
+// Open opens (creating it if needed) the bbolt database file at path and
+// returns a Service over it: the one-call default. Close closes the file.
+func Open(path string, opts *Options) (*Service, error) {
+	st, err := boltstore.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(st, opts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the underlying store.
+func (s *Service) Close() error { return s.store.Close() }
+
+// PasswordHashing returns the argon2id parameters the Service uses for new
+// password hashes.
+func (s *Service) PasswordHashing() Argon2Params { return s.argon2 }
+
+// timestamp returns the current time as stores keep it: UTC, microseconds.
+func (s *Service) timestamp() time.Time {
+	return s.now().UTC().Truncate(time.Microsecond)
+}
+
+// Workspace is a handle on one workspace. It holds no state of its own
+// beyond the slug, so handles are cheap and may be kept for the life of the
+// Service.
+type Workspace struct {
+	svc       *Service
+	slug      string
+	createdAt time.Time
+}
+
+// Slug returns the workspace's slug.
+func (w *Workspace) Slug() string { return w.slug }
+
+// CreatedAt returns when the workspace was created.
+func (w *Workspace) CreatedAt() time.Time { return w.createdAt }
+
+func (w *Workspace) view(ctx context.Context, fn func(store.Tx) error) error {
+	return w.svc.store.View(ctx, fn)
+}
+
+func (w *Workspace) update(ctx context.Context, fn func(store.Tx) error) error {
+	return w.svc.store.Update(ctx, fn)
+}
+
+// CreateWorkspace creates a workspace. The slug has 1-63 characters of
+// lowercase letters, digits and hyphens and starts and ends with a letter or
+// digit. A nil settings means DefaultSettings. A taken slug is a conflict.
+func (s *Service) CreateWorkspace(ctx context.Context, slug string, settings *Settings) (*Workspace, error) {
+	if err := checkSlug(slug); err != nil {
+		return nil, err
+	}
+	set := DefaultSettings()
+	if settings != nil {
+		set = *settings
+	}
+	encoded, err := set.encode()
+	if err != nil {
+		return nil, err
+	}
+	rec := store.Workspace{Slug: slug, CreatedAt: s.timestamp(), Settings: encoded}
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Workspace(slug); err == nil {
+			return errorf(CodeConflict, "workspace %q already exists", slug)
+		} else if !isNotFound(err) {
+			return err
+		}
+		return tx.PutWorkspace(rec)
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	return &Workspace{svc: s, slug: slug, createdAt: rec.CreatedAt}, nil
+}
+
+// Workspace returns the workspace with the slug, or a not-found error.
+func (s *Service) Workspace(ctx context.Context, slug string) (*Workspace, error) {
+	var rec store.Workspace
+	err := s.store.View(ctx, func(tx store.Tx) (err error) {
+		rec, err = tx.Workspace(slug)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	return &Workspace{svc: s, slug: rec.Slug, createdAt: rec.CreatedAt}, nil
+}
+
+// Workspaces returns every workspace in ascending slug order.
+func (s *Service) Workspaces(ctx context.Context) ([]*Workspace, error) {
+	var recs []store.Workspace
+	err := s.store.View(ctx, func(tx store.Tx) (err error) {
+		recs, err = tx.Workspaces()
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	out := make([]*Workspace, len(recs))
+	for i, r := range recs {
+		out[i] = &Workspace{svc: s, slug: r.Slug, createdAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+func checkSlug(slug string) error {
+	var p problems
+	if checkText(&p, "slug", slug, 1, 63) && !validSlug(slug) {
+		p.add("slug", RulePattern, "must be lowercase letters, digits and hyphens, starting and ending with a letter or digit")
+	}
+	return p.err("invalid workspace slug")
+}
+
+func validSlug(slug string) bool {
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	for i := 0; i < len(slug); i++ {
+		if !alnum(slug[i]) && slug[i] != '-' {
+			return false
+		}
+	}
+	return alnum(slug[0]) && alnum(slug[len(slug)-1])
+}

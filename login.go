@@ -1,0 +1,147 @@
+package identity
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/identitylib/identity/store"
+)
+
+// errInvalidCredentials is the one answer to every failed login, so a
+// caller cannot tell an unknown user from a wrong password or a disabled
+// account.
+func errInvalidCredentials() *Error {
+	return errorf(CodeUnauthenticated, "invalid credentials")
+}
+
+// Authenticate checks password for the user named by login: an email
+// address when login contains '@' (usernames cannot), otherwise a username,
+// either matched ignoring case. It returns the user on success and a
+// CodeUnauthenticated error for an unknown user, a wrong password, a user
+// without a password and a disabled user alike, taking about the same time
+// in each case.
+//
+// A successful login with a hash that is not argon2id at the Service's
+// current parameters (an imported bcrypt or PBKDF2 hash, or older argon2id
+// parameters) replaces the stored hash with a current one.
+func (w *Workspace) Authenticate(ctx context.Context, login, password string) (User, error) {
+	if !utf8.ValidString(password) || utf8.RuneCountInString(password) > MaxPasswordPolicyLength {
+		return User{}, errInvalidCredentials()
+	}
+	var rec store.User
+	err := w.view(ctx, func(tx store.Tx) error {
+		lookup := tx.UserIDByUsername
+		if strings.Contains(login, "@") {
+			lookup = tx.UserIDByEmail
+		}
+		id, err := lookup(w.slug, login)
+		if err != nil {
+			return err
+		}
+		rec, err = tx.User(w.slug, id)
+		return err
+	})
+	if err != nil && !isNotFound(err) {
+		return User{}, fromStore(err, "user")
+	}
+	var hash passwordHash
+	if err == nil && rec.PasswordHash != "" {
+		hash, _ = parsePasswordHash(rec.PasswordHash)
+	}
+	if hash == nil {
+		w.svc.dummy().matches(password)
+		return User{}, errInvalidCredentials()
+	}
+	if !hash.matches(password) || !rec.Enabled {
+		return User{}, errInvalidCredentials()
+	}
+	if !hash.current(w.svc.argon2) {
+		// The login has succeeded; a failed upgrade only means the next
+		// login tries again.
+		_ = w.rehash(ctx, rec, password)
+	}
+	return userFromRecord(rec), nil
+}
+
+// dummy returns a hash at the current parameters to verify against when
+// there is no user, computed once.
+func (s *Service) dummy() passwordHash {
+	s.dummyOnce.Do(func() {
+		encoded, err := hashPassword("identity-dummy-password", s.argon2)
+		if err == nil {
+			s.dummyHash, err = parsePasswordHash(encoded)
+		}
+		if err != nil {
+			// Only a failing random source gets here; fall back to a hash of
+			// the same cost with a fixed salt.
+			s.dummyHash = argon2Hash{params: s.argon2, salt: make([]byte, argon2SaltLen), key: make([]byte, argon2KeyLen)}
+		}
+	})
+	return s.dummyHash
+}
+
+// rehash stores a current hash of password for the user, unless the hash
+// changed since rec was read.
+func (w *Workspace) rehash(ctx context.Context, rec store.User, password string) error {
+	encoded, err := hashPassword(password, w.svc.argon2)
+	if err != nil {
+		return err
+	}
+	return w.update(ctx, func(tx store.Tx) error {
+		cur, err := w.user(tx, rec.ID)
+		if err != nil || cur.PasswordHash != rec.PasswordHash {
+			return err
+		}
+		cur.PasswordHash = encoded
+		return tx.PutUser(w.slug, cur)
+	})
+}
+
+// SetPassword replaces the user's password, subject to the workspace's
+// password policy. It works for disabled users too.
+func (w *Workspace) SetPassword(ctx context.Context, userID int64, password string) error {
+	// Check before hashing, to fail fast, and again in the writing
+	// transaction, in case the policy or the user's email changed between.
+	err := w.view(ctx, func(tx store.Tx) error {
+		_, err := w.checkNewPassword(tx, userID, password)
+		return err
+	})
+	if err != nil {
+		return fromStore(err, "user")
+	}
+	encoded, err := hashPassword(password, w.svc.argon2)
+	if err != nil {
+		return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	now := w.svc.timestamp()
+	err = w.update(ctx, func(tx store.Tx) error {
+		rec, err := w.checkNewPassword(tx, userID, password)
+		if err != nil {
+			return err
+		}
+		rec.PasswordHash, rec.UpdatedAt = encoded, now
+		return tx.PutUser(w.slug, rec)
+	})
+	return fromStore(err, "user")
+}
+
+// checkNewPassword returns the user's record if password satisfies the
+// workspace's policy for that user.
+func (w *Workspace) checkNewPassword(tx store.Tx, userID int64, password string) (store.User, error) {
+	rec, err := w.user(tx, userID)
+	if err != nil {
+		return store.User{}, err
+	}
+	settings, err := w.settings(tx)
+	if err != nil {
+		return store.User{}, err
+	}
+	var p problems
+	if password == "" {
+		p.add("password", RuleRequired, "is required")
+	} else {
+		settings.PasswordPolicy.check(&p, password, rec.Username, rec.Email)
+	}
+	return rec, p.err("invalid password")
+}

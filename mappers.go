@@ -1,0 +1,216 @@
+package identity
+
+import (
+	"context"
+	"strings"
+
+	"github.com/identitylib/identity/store"
+)
+
+// ClaimMapper projects one user attribute into access and/or ID tokens
+// under a claim name. The attribute key identifies the mapper.
+type ClaimMapper struct {
+	AttributeKey    string `json:"attributeKey"`
+	ClaimName       string `json:"claimName"`
+	IncludeInAccess bool   `json:"includeInAccess"`
+	IncludeInID     bool   `json:"includeInId"`
+}
+
+// ClaimMapperSpec is the input of PutClaimMapper. A nil flag takes its
+// default: IncludeInAccess true, IncludeInID false.
+type ClaimMapperSpec struct {
+	// ClaimName: 1-128 characters, not reserved (see ReservedClaims),
+	// unique among the workspace's mappers.
+	ClaimName       string
+	IncludeInAccess *bool
+	IncludeInID     *bool
+}
+
+// TokenKind selects the token whose claims Claims returns.
+type TokenKind int
+
+// The token kinds.
+const (
+	AccessToken TokenKind = iota + 1
+	IDToken
+)
+
+// String returns "access" or "id".
+func (k TokenKind) String() string {
+	switch k {
+	case AccessToken:
+		return "access"
+	case IDToken:
+		return "id"
+	}
+	return "unknown"
+}
+
+// reservedClaims are the claim names a mapper may not use, lower-cased:
+// the registered claims of JWT (RFC 7519), OpenID Connect Core 1.0 (ID
+// token and standard claims), OpenID Connect session management, OAuth
+// token exchange (RFC 8693), proof of possession (RFC 7800), JWT access
+// tokens (RFC 9068), security event tokens (RFC 8417), DPoP (RFC 9449),
+// aggregated and distributed claims, and the JOSE header names that some
+// libraries read from claims.
+var reservedClaims = map[string]bool{}
+
+func init() {
+	for _, name := range ReservedClaims() {
+		reservedClaims[strings.ToLower(name)] = true
+	}
+}
+
+// ReservedClaims returns every claim name a mapper may not use. The
+// comparison ignores case, so "SUB" is reserved too.
+func ReservedClaims() []string {
+	return []string{
+		// RFC 7519.
+		"iss", "sub", "aud", "exp", "nbf", "iat", "jti",
+		// OpenID Connect Core: ID token claims.
+		"azp", "nonce", "auth_time", "acr", "amr", "at_hash", "c_hash", "s_hash", "sub_jwk",
+		// OpenID Connect Core: standard claims.
+		"name", "given_name", "family_name", "middle_name", "nickname", "preferred_username",
+		"profile", "picture", "website", "email", "email_verified", "gender", "birthdate",
+		"zoneinfo", "locale", "phone_number", "phone_number_verified", "address", "updated_at",
+		// Aggregated and distributed claims.
+		"_claim_names", "_claim_sources",
+		// Sessions, token exchange, proof of possession, access tokens.
+		"sid", "act", "may_act", "cnf", "scope", "client_id", "roles", "groups", "entitlements",
+		// Security event tokens and DPoP.
+		"events", "toe", "txn", "htm", "htu", "ath",
+		// Header parameters some libraries accept from claims.
+		"typ", "cty", "alg", "kid",
+	}
+}
+
+// IsReservedClaim reports whether a mapper may not use name.
+func IsReservedClaim(name string) bool { return reservedClaims[strings.ToLower(name)] }
+
+// ClaimMappers returns the workspace's mappers in ascending attribute key
+// order (never nil).
+func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
+	var recs []store.ClaimMapper
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		recs, err = tx.ClaimMappers(w.slug)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	out := make([]ClaimMapper, len(recs))
+	for i, r := range recs {
+		out[i] = ClaimMapper(r)
+	}
+	return out, nil
+}
+
+// PutClaimMapper creates the mapper for attributeKey, or replaces it whole
+// when it exists. Errors, in the order they are checked: an invalid key or
+// a claim name that is empty or too long (CodeInvalid), a reserved claim
+// name (CodeReservedClaim), a claim name another mapper uses (CodeConflict),
+// and a new mapper when the workspace has MaxClaimMappers
+// (CodeLimitReached). Updating an existing mapper is allowed at the limit.
+func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spec ClaimMapperSpec) (ClaimMapper, error) {
+	m := ClaimMapper{
+		AttributeKey:    attributeKey,
+		ClaimName:       spec.ClaimName,
+		IncludeInAccess: spec.IncludeInAccess == nil || *spec.IncludeInAccess,
+		IncludeInID:     spec.IncludeInID != nil && *spec.IncludeInID,
+	}
+	var p problems
+	checkAttributeKey(&p, "attributeKey", attributeKey)
+	checkText(&p, "claimName", spec.ClaimName, 1, MaxClaimNameLength)
+	if err := p.err("invalid claim mapper"); err != nil {
+		return ClaimMapper{}, err
+	}
+	if IsReservedClaim(m.ClaimName) {
+		return ClaimMapper{}, errorf(CodeReservedClaim, "claim name %q is reserved", m.ClaimName)
+	}
+	err := w.update(ctx, func(tx store.Tx) error {
+		existing, err := tx.ClaimMappers(w.slug)
+		if err != nil {
+			return err
+		}
+		if err := checkMapperFits(existing, m); err != nil {
+			return err
+		}
+		return tx.PutClaimMapper(w.slug, store.ClaimMapper(m))
+	})
+	if err != nil {
+		return ClaimMapper{}, fromStore(err, "workspace")
+	}
+	return m, nil
+}
+
+// checkMapperFits enforces claim name uniqueness and the mapper limit
+// against the workspace's existing mappers.
+func checkMapperFits(existing []store.ClaimMapper, m ClaimMapper) error {
+	replacing := false
+	for _, e := range existing {
+		if e.AttributeKey == m.AttributeKey {
+			replacing = true
+		} else if e.ClaimName == m.ClaimName {
+			return errorf(CodeConflict, "claim name %q is already used by the mapper of attribute %q", m.ClaimName, e.AttributeKey)
+		}
+	}
+	if !replacing && len(existing) >= MaxClaimMappers {
+		return errorf(CodeLimitReached, "the workspace already has the maximum of %d claim mappers", MaxClaimMappers)
+	}
+	return nil
+}
+
+// DeleteClaimMapper removes the mapper of attributeKey; its claim no longer
+// appears in Claims (tokens already issued are unchanged). A missing mapper
+// is a not-found error.
+func (w *Workspace) DeleteClaimMapper(ctx context.Context, attributeKey string) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		err := tx.DeleteClaimMapper(w.slug, attributeKey)
+		if isNotFound(err) {
+			return notFound("no claim mapper for attribute %q", attributeKey)
+		}
+		return err
+	})
+	return fromStore(err, "workspace")
+}
+
+// Claims returns the claims the workspace's mappers project for the user
+// into a token of the given kind: for each mapper that includes the kind,
+// the user's attribute value under the mapper's claim name. A mapper whose
+// attribute the user lacks contributes nothing. This is the call a token
+// issuer makes for every token; it reads in one transaction and never
+// writes. It does not check whether the user is enabled: an issuer
+// authenticates the user first (Authenticate refuses disabled users).
+func (w *Workspace) Claims(ctx context.Context, userID int64, kind TokenKind) (map[string]string, error) {
+	if kind != AccessToken && kind != IDToken {
+		var p problems
+		p.add("token", RuleUnknown, "must be access or id")
+		return nil, p.err("invalid token kind")
+	}
+	claims := map[string]string{}
+	err := w.view(ctx, func(tx store.Tx) error {
+		clear(claims)
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		mappers, err := tx.ClaimMappers(w.slug)
+		if err != nil || len(mappers) == 0 {
+			return err
+		}
+		attrs, err := tx.UserAttributes(w.slug, userID)
+		if err != nil {
+			return err
+		}
+		for _, m := range mappers {
+			value, ok := attrs[m.AttributeKey]
+			if ok && (kind == AccessToken && m.IncludeInAccess || kind == IDToken && m.IncludeInID) {
+				claims[m.ClaimName] = value
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fromStore(err, "user")
+	}
+	return claims, nil
+}

@@ -1,0 +1,142 @@
+package boltstore_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
+)
+
+// benchUsers is the number of users BenchmarkReads populates; raise it with
+// go test -bench Reads -args -boltstore.users=1000000
+var benchUsers = flag.Int("boltstore.users", 100_000, "users in the BenchmarkReads store")
+
+var firstNames = []string{"Alice", "Bob", "Carol", "Dave", "Eve", "Frank", "Grace", "Heidi", "Ivan", "Judy"}
+
+// benchUser returns the i-th user of the benchmark population, ids from 1.
+func benchUser(i int) store.User {
+	return store.User{
+		ID:           int64(i),
+		Username:     fmt.Sprintf("user%07d", i),
+		Email:        fmt.Sprintf("user%07d@example.com", i),
+		FullName:     fmt.Sprintf("%s Number%d", firstNames[i%len(firstNames)], i),
+		Enabled:      true,
+		PasswordHash: "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
+		CreatedAt:    testTime,
+		UpdatedAt:    testTime,
+	}
+}
+
+// populate opens a store holding n benchmark users, written in
+// transactions of 50,000.
+func populate(b *testing.B, n int) *boltstore.Store {
+	b.Helper()
+	s := newStore(b)
+	const perTx = 50_000
+	for first := 1; first <= n; first += perTx {
+		mustUpdate(b, s, func(tx store.Tx) error {
+			for i := first; i < first+perTx && i <= n; i++ {
+				if err := tx.PutUser(testSlug, benchUser(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return s
+}
+
+// BenchmarkReads measures one read per View on a store of -boltstore.users
+// users, View overhead included.
+func BenchmarkReads(b *testing.B) {
+	n := *benchUsers
+	s := populate(b, n)
+	ctx := context.Background()
+	run := func(name string, fn func(tx store.Tx, i int) error) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				if err := s.View(ctx, func(tx store.Tx) error { return fn(tx, i) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	run("User", func(tx store.Tx, i int) error {
+		_, err := tx.User(testSlug, int64(1+i*7919%n))
+		return err
+	})
+	b.Run("UserInOneView", func(b *testing.B) {
+		// The raw cost of a lookup, without beginning a transaction each time.
+		b.ReportAllocs()
+		err := s.View(ctx, func(tx store.Tx) error {
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := tx.User(testSlug, int64(1+i*7919%n)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	})
+	run("UserIDByUsername", func(tx store.Tx, i int) error {
+		_, err := tx.UserIDByUsername(testSlug, benchUser(1+i*7919%n).Username)
+		return err
+	})
+	users := func(q store.UserQuery) func(tx store.Tx, i int) error {
+		return func(tx store.Tx, i int) error {
+			_, _, err := tx.Users(testSlug, q)
+			return err
+		}
+	}
+	run("Users/FirstPage50", users(store.UserQuery{Limit: 50}))
+	run("Users/Offset90pct50", users(store.UserQuery{Offset: n * 9 / 10, Limit: 50}))
+	run("Users/TotalOnly", users(store.UserQuery{Limit: 0}))
+	// "user00012" matches 100 usernames and the same 100 emails.
+	run("Users/Prefix100Matches", users(store.UserQuery{Prefix: "user00012", Limit: 50}))
+	// "alice" matches a tenth of the full names.
+	run("Users/Prefix10pctMatches", users(store.UserQuery{Prefix: "alice", Limit: 50}))
+	run("Users/PrefixNoMatch", users(store.UserQuery{Prefix: "zz", Limit: 50}))
+}
+
+// BenchmarkUpdateParallel measures concurrent small Updates, each a durable
+// commit unless grouped, with group commit on and off.
+func BenchmarkUpdateParallel(b *testing.B) {
+	for _, tc := range []struct {
+		name     string
+		maxGroup int
+	}{{"grouped", 0}, {"ungrouped", 1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := openStore(b, filepath.Join(b.TempDir(), "db"), &boltstore.Options{MaxGroupSize: tc.maxGroup})
+			mustUpdate(b, s, func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{Slug: testSlug}) })
+			var next atomic.Int64
+			b.SetParallelism(16)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					id := next.Add(1)
+					err := s.Update(context.Background(), func(tx store.Tx) error {
+						return tx.PutUserAttribute(testSlug, id, "k", strconv.FormatInt(id, 10))
+					})
+					if err != nil {
+						b.Error(err)
+					}
+				}
+			})
+			transactions, _ := boltstore.CommitStats(s)
+			b.ReportMetric(float64(b.N)/float64(transactions), "calls/tx")
+		})
+	}
+}

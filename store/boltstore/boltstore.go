@@ -1,0 +1,270 @@
+// Package boltstore is a store.Store kept in one bbolt file: a durable,
+// embedded store that serves a million users per workspace.
+//
+// # Layout
+//
+// Integer ids are stored as 8-byte big-endian keys of uint64(id) with the
+// top bit flipped, so that byte order equals numeric order for every int64
+// (the positive ids the identity package hands out simply gain a set top
+// bit). Folded strings are store.Fold of the field. Top-level buckets:
+//
+//	workspaces               slug -> JSON workspace record
+//	apikeys                  key id -> JSON key record (workspace inside)
+//	ws                       one nested bucket per workspace slug:
+//	  users                  id -> user record (binary, see below)
+//	  user_username          folded username -> id
+//	  user_email             folded email -> id
+//	  user_name              folded full name + id -> empty
+//	  user_chunks            chunk -> uint32 number of users in it
+//	  user_roles             user id + role id -> empty
+//	  user_attrs             user id + attribute key -> value
+//	  mappers                attribute key -> JSON claim mapper
+//	  webhooks               id -> JSON endpoint
+//	  deliveries             endpoint id + delivery id -> JSON delivery
+//	  delivery_endpoint      delivery id -> endpoint id
+//	  meta                   "user_count" -> uint64 number of users
+//	  seq                    one nested bucket per sequence; its bbolt
+//	                         sequence is the last id handed out
+//
+// bbolt cannot store an empty key, yet the empty string is a username or
+// email like any other for the unique indexes. store.Fold always returns
+// valid UTF-8, in which the byte 0xFF never occurs, so the one-byte key 0xFF
+// stands for the empty string there.
+//
+// A user record is a hand-written binary encoding (see encodeUser) because
+// users are read on every login and listed by the million; every other
+// record is JSON of a private record type, so the file format never follows
+// a change of the store package's structs by accident.
+//
+// Listing users without a prefix must reach deep offsets without walking
+// every user: user_chunks counts the users of each chunk of 1024 consecutive
+// id keys, so offset o costs one step per chunk before it plus fewer than
+// 1024 cursor steps inside it. A prefix search seeks the three folded
+// indexes and costs in proportion to the number of matches.
+//
+// # Group commit
+//
+// bbolt runs one read-write transaction at a time and each commit costs an
+// fsync. Update therefore hands its function to a single committer
+// goroutine, which takes the first waiting call, then every other call
+// already waiting (up to Options.MaxGroupSize), and runs them all in one
+// transaction with one fsync. A lone writer commits at once: nothing waits
+// for company. If one function fails, the transaction is rolled back, the
+// others are run again as a group, and the failing one is run alone later
+// for its definitive result, the way bbolt's DB.Batch works; this is why
+// store.Store allows fn to be called more than once. (A function that fails
+// first in its transaction saw only committed state, so its error stands
+// and it is not run again; a lone writer thus runs exactly once.) A panic
+// in a function is recovered by the committer, the transaction rolled back
+// and the panic raised again in the goroutine that called Update; the
+// function is not run again. runtime.Goexit in a function (t.Fatal) fails
+// that Update with an error, and a new committer takes over the rest.
+//
+// View does not go through the committer: it opens a bbolt read-only
+// transaction in the caller's goroutine, and any number run in parallel
+// with each other and with the writer.
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Defaults used for the zero fields of Options.
+const (
+	// DefaultTimeout is how long Open waits for the file lock: long enough
+	// to ride out a previous process that is still exiting, short enough
+	// that a second opener fails fast instead of hanging.
+	DefaultTimeout = time.Second
+	// DefaultInitialMmapSize is the size of the initial memory map. It
+	// reserves address space only, not memory or disk, and spares bbolt
+	// remapping (which blocks the writer until every reader finishes) until
+	// the file outgrows it.
+	DefaultInitialMmapSize = 256 << 20
+	// DefaultMaxGroupSize is the most Update calls committed together.
+	DefaultMaxGroupSize = 128
+)
+
+// Options configures Open. A nil *Options, like any zero field, means the
+// default.
+type Options struct {
+	// Timeout is how long Open waits for the exclusive file lock that
+	// another Store or process may hold. Zero means DefaultTimeout; a
+	// negative value waits indefinitely.
+	Timeout time.Duration
+	// InitialMmapSize is the initial size, in bytes, of the memory map.
+	// Zero means DefaultInitialMmapSize.
+	InitialMmapSize int
+	// MaxGroupSize is the most Update calls the committer runs in one
+	// transaction. Zero means DefaultMaxGroupSize; 1 turns group commit off.
+	MaxGroupSize int
+}
+
+// withDefaults returns a copy of o with every zero field set to its default.
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Timeout == 0 {
+		out.Timeout = DefaultTimeout
+	}
+	if out.Timeout < 0 {
+		out.Timeout = 0 // bbolt waits forever on zero
+	}
+	if out.InitialMmapSize <= 0 {
+		out.InitialMmapSize = DefaultInitialMmapSize
+	}
+	if out.MaxGroupSize <= 0 {
+		out.MaxGroupSize = DefaultMaxGroupSize
+	}
+	return out
+}
+
+// Store is a store.Store kept in a bbolt file. It is safe for concurrent
+// use. Create one with Open and release it with Close.
+type Store struct {
+	db           *bbolt.DB
+	maxGroupSize int
+
+	// requests carries Update calls to the committer. It is unbuffered, so
+	// a call is either taken by the committer or still held by its caller,
+	// never stranded in a buffer when the committer stops.
+	requests chan *updateCall
+	// closing is closed by Close to stop the committer.
+	closing chan struct{}
+	// committerDone is closed by the committer when it stops.
+	committerDone chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+
+	stats commitStats
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the bbolt file at path, creating it with mode 0600 if it does
+// not exist, and starts the committer. Only one Store may hold a file at a
+// time: while another holds it, Open waits Options.Timeout for the lock and
+// then fails with an error that wraps bbolt.ErrTimeout.
+func Open(path string, opts *Options) (*Store, error) {
+	o := opts.withDefaults()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout:         o.Timeout,
+		InitialMmapSize: o.InitialMmapSize,
+		// The hashmap freelist stays fast when a large file is fragmented.
+		FreelistType: bbolt.FreelistMapType,
+		// Not writing the freelist makes every commit cheaper; the price is
+		// a scan of the file when it is opened after a crash. Commits stay
+		// durable: NoSync is never set.
+		NoFreelistSync: true,
+	})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("boltstore: open %s: the file is locked by another Store or process (waited %v): %w", path, o.Timeout, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	if err := db.Update(ensureLayout); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: create buckets: %w", path, err)
+	}
+	s := &Store{
+		db:            db,
+		maxGroupSize:  o.MaxGroupSize,
+		requests:      make(chan *updateCall),
+		closing:       make(chan struct{}),
+		committerDone: make(chan struct{}),
+	}
+	s.startCommitter(nil)
+	return s, nil
+}
+
+// View runs fn in a read-only bbolt transaction in the caller's goroutine.
+// Writes inside fn return store.ErrReadOnly.
+func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isClosed() {
+		return store.ErrClosed
+	}
+	btx, err := s.db.Begin(false)
+	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		return store.ErrClosed // Close won the race after isClosed
+	}
+	if err != nil {
+		return fmt.Errorf("boltstore: begin read: %w", err)
+	}
+	defer func() { _ = btx.Rollback() }()
+	t := &tx{btx: btx}
+	defer t.end()
+	return fn(t)
+}
+
+// Update runs fn in a read-write transaction, possibly together with other
+// concurrent Updates (see the package documentation), and returns fn's own
+// error. When it returns nil the transaction is committed and synced.
+//
+// ctx is checked before the call is handed to the committer, and while it
+// waits to be handed over. Once the committer has taken the call it runs to
+// its end even if ctx is cancelled meanwhile, and Update waits for its
+// result: abandoning it would leave the caller unsure whether fn committed.
+func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isClosed() {
+		return store.ErrClosed
+	}
+	call := &updateCall{fn: fn, result: make(chan updateResult, 1)}
+	select {
+	case s.requests <- call:
+	case <-s.closing:
+		return store.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	res := <-call.result
+	if res.panicked {
+		panic(res.panicValue)
+	}
+	return res.err
+}
+
+// Close stops the committer, waits for the running transactions to end and
+// closes the file. Updates still waiting to be taken by the committer return
+// store.ErrClosed. A second Close returns store.ErrClosed, like every other
+// call after Close.
+func (s *Store) Close() error {
+	first := false
+	s.closeOnce.Do(func() {
+		first = true
+		close(s.closing)
+		<-s.committerDone
+		// bbolt's Close waits for open read transactions.
+		s.closeErr = s.db.Close()
+	})
+	if !first {
+		return store.ErrClosed
+	}
+	return s.closeErr
+}
+
+// isClosed reports whether Close has been called.
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,303 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// User record format, version 1:
+//
+//	byte     format version (userFormatV1)
+//	byte     flags (userEmailVerified | userEnabled | userMFAEnabled)
+//	string   Username       (each string: uvarint length, then bytes)
+//	string   Email
+//	string   FullName
+//	string   PasswordHash
+//	varint   CreatedAt      (unix microseconds, UTC)
+//	varint   UpdatedAt
+//
+// The id is the key and is not repeated. A later field is appended at the
+// end and read only when present; a decoder ignores bytes after the fields
+// it knows, so old code can read new records. A change that is not an
+// append gets a new version byte, which old code refuses.
+const userFormatV1 = 1
+
+// Flags of the user record.
+const (
+	userEmailVerified = 1 << iota
+	userEnabled
+	userMFAEnabled
+)
+
+// errCorruptUser reports a user record that does not decode.
+var errCorruptUser = errors.New("boltstore: corrupt user record")
+
+// encodeUser returns the record of u.
+func encodeUser(u store.User) []byte {
+	size := 2 + len(u.Username) + len(u.Email) + len(u.FullName) + len(u.PasswordHash) +
+		6*binary.MaxVarintLen64
+	b := make([]byte, 0, size)
+	b = append(b, userFormatV1, userFlags(u))
+	for _, s := range [...]string{u.Username, u.Email, u.FullName, u.PasswordHash} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendVarint(b, toMicros(u.CreatedAt))
+	return binary.AppendVarint(b, toMicros(u.UpdatedAt))
+}
+
+// userFlags packs the booleans of u.
+func userFlags(u store.User) byte {
+	var f byte
+	if u.EmailVerified {
+		f |= userEmailVerified
+	}
+	if u.Enabled {
+		f |= userEnabled
+	}
+	if u.MFAEnabled {
+		f |= userMFAEnabled
+	}
+	return f
+}
+
+// decodeUser decodes the record v stored under the key k. It copies: v
+// belongs to bbolt and is valid only during the transaction.
+func decodeUser(k, v []byte) (store.User, error) {
+	if len(v) < 2 {
+		return store.User{}, errCorruptUser
+	}
+	if v[0] != userFormatV1 {
+		return store.User{}, fmt.Errorf("boltstore: user record format %d is unknown", v[0])
+	}
+	d := userDecoder{b: v, s: string(v), pos: 2} // one copy serves every string
+	u := store.User{
+		ID:            decodeID(k),
+		EmailVerified: v[1]&userEmailVerified != 0,
+		Enabled:       v[1]&userEnabled != 0,
+		MFAEnabled:    v[1]&userMFAEnabled != 0,
+	}
+	// Fields in record order.
+	u.Username = d.string()
+	u.Email = d.string()
+	u.FullName = d.string()
+	u.PasswordHash = d.string()
+	u.CreatedAt = fromMicros(d.varint())
+	u.UpdatedAt = fromMicros(d.varint())
+	if d.bad {
+		return store.User{}, fmt.Errorf("%w (id %d)", errCorruptUser, u.ID)
+	}
+	return u, nil
+}
+
+// userDecoder reads the fields of a user record in order. b and s hold the
+// same bytes: lengths are read from b, strings sliced from s.
+type userDecoder struct {
+	b   []byte
+	s   string
+	pos int
+	bad bool
+}
+
+// string reads a length-prefixed string.
+func (d *userDecoder) string() string {
+	if d.bad {
+		return ""
+	}
+	n, w := binary.Uvarint(d.b[d.pos:])
+	if w <= 0 || n > uint64(len(d.b)-d.pos-w) {
+		d.bad = true
+		return ""
+	}
+	start := d.pos + w
+	d.pos = start + int(n)
+	return d.s[start:d.pos]
+}
+
+// varint reads a signed varint.
+func (d *userDecoder) varint() int64 {
+	if d.bad {
+		return 0
+	}
+	x, w := binary.Varint(d.b[d.pos:])
+	if w <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.pos += w
+	return x
+}
+
+// toMicros returns t as unix microseconds; store times are kept to the
+// microsecond.
+func toMicros(t time.Time) int64 { return t.UnixMicro() }
+
+// fromMicros returns the UTC time of unix microseconds. The zero time.Time
+// survives the round trip.
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// JSON records. The id, slug or key of a record is its bbolt key and is not
+// repeated inside.
+
+// workspaceRecord is the stored form of store.Workspace.
+type workspaceRecord struct {
+	CreatedAt int64  `json:"created_us"`
+	Settings  []byte `json:"settings,omitempty"`
+}
+
+// mapperRecord is the stored form of store.ClaimMapper.
+type mapperRecord struct {
+	ClaimName       string `json:"claim"`
+	IncludeInAccess bool   `json:"access,omitempty"`
+	IncludeInID     bool   `json:"id_token,omitempty"`
+}
+
+// webhookRecord is the stored form of store.Webhook.
+type webhookRecord struct {
+	URL         string   `json:"url"`
+	Description string   `json:"description,omitempty"`
+	Events      []string `json:"events,omitempty"`
+	Enabled     bool     `json:"enabled,omitempty"`
+	CreatedAt   int64    `json:"created_us"`
+	Secret      string   `json:"secret,omitempty"`
+}
+
+// deliveryRecord is the stored form of store.Delivery; the key holds both
+// the endpoint id and the delivery id.
+type deliveryRecord struct {
+	EventID       string `json:"event_id"`
+	EventType     string `json:"event_type"`
+	Payload       []byte `json:"payload,omitempty"`
+	CreatedAt     int64  `json:"created_us"`
+	Attempts      int    `json:"attempts,omitempty"`
+	NextAttemptAt int64  `json:"next_attempt_us"`
+}
+
+// apiKeyRecord is the stored form of store.APIKey.
+type apiKeyRecord struct {
+	Workspace  string   `json:"workspace"`
+	Name       string   `json:"name,omitempty"`
+	Scopes     []string `json:"scopes,omitempty"`
+	SecretHash []byte   `json:"secret_hash,omitempty"`
+	CreatedAt  int64    `json:"created_us"`
+}
+
+func encodeWorkspace(w store.Workspace) ([]byte, error) {
+	return json.Marshal(workspaceRecord{CreatedAt: toMicros(w.CreatedAt), Settings: w.Settings})
+}
+
+func decodeWorkspace(slug, v []byte) (store.Workspace, error) {
+	var r workspaceRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.Workspace{}, fmt.Errorf("boltstore: workspace %q: %w", slug, err)
+	}
+	return store.Workspace{Slug: string(slug), CreatedAt: fromMicros(r.CreatedAt), Settings: r.Settings}, nil
+}
+
+func encodeMapper(m store.ClaimMapper) ([]byte, error) {
+	return json.Marshal(mapperRecord{
+		ClaimName:       m.ClaimName,
+		IncludeInAccess: m.IncludeInAccess,
+		IncludeInID:     m.IncludeInID,
+	})
+}
+
+func decodeMapper(attributeKey, v []byte) (store.ClaimMapper, error) {
+	var r mapperRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.ClaimMapper{}, fmt.Errorf("boltstore: claim mapper %q: %w", attributeKey, err)
+	}
+	return store.ClaimMapper{
+		AttributeKey:    string(attributeKey),
+		ClaimName:       r.ClaimName,
+		IncludeInAccess: r.IncludeInAccess,
+		IncludeInID:     r.IncludeInID,
+	}, nil
+}
+
+func encodeWebhook(w store.Webhook) ([]byte, error) {
+	return json.Marshal(webhookRecord{
+		URL:         w.URL,
+		Description: w.Description,
+		Events:      w.Events,
+		Enabled:     w.Enabled,
+		CreatedAt:   toMicros(w.CreatedAt),
+		Secret:      w.Secret,
+	})
+}
+
+func decodeWebhook(k, v []byte) (store.Webhook, error) {
+	var r webhookRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.Webhook{}, fmt.Errorf("boltstore: webhook %d: %w", decodeID(k), err)
+	}
+	return store.Webhook{
+		ID:          decodeID(k),
+		URL:         r.URL,
+		Description: r.Description,
+		Events:      r.Events,
+		Enabled:     r.Enabled,
+		CreatedAt:   fromMicros(r.CreatedAt),
+		Secret:      r.Secret,
+	}, nil
+}
+
+func encodeDelivery(d store.Delivery) ([]byte, error) {
+	return json.Marshal(deliveryRecord{
+		EventID:       d.EventID,
+		EventType:     d.EventType,
+		Payload:       d.Payload,
+		CreatedAt:     toMicros(d.CreatedAt),
+		Attempts:      d.Attempts,
+		NextAttemptAt: toMicros(d.NextAttemptAt),
+	})
+}
+
+// decodeDelivery decodes a delivery stored under k, endpoint id + id.
+func decodeDelivery(k, v []byte) (store.Delivery, error) {
+	var r deliveryRecord
+	id := decodeID(k[idKeyLen:])
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.Delivery{}, fmt.Errorf("boltstore: delivery %d: %w", id, err)
+	}
+	return store.Delivery{
+		ID:            id,
+		EndpointID:    decodeID(k),
+		EventID:       r.EventID,
+		EventType:     r.EventType,
+		Payload:       r.Payload,
+		CreatedAt:     fromMicros(r.CreatedAt),
+		Attempts:      r.Attempts,
+		NextAttemptAt: fromMicros(r.NextAttemptAt),
+	}, nil
+}
+
+func encodeAPIKey(k store.APIKey) ([]byte, error) {
+	return json.Marshal(apiKeyRecord{
+		Workspace:  k.Workspace,
+		Name:       k.Name,
+		Scopes:     k.Scopes,
+		SecretHash: k.SecretHash,
+		CreatedAt:  toMicros(k.CreatedAt),
+	})
+}
+
+func decodeAPIKey(id, v []byte) (store.APIKey, error) {
+	var r apiKeyRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.APIKey{}, fmt.Errorf("boltstore: api key %q: %w", id, err)
+	}
+	return store.APIKey{
+		ID:         string(id),
+		Workspace:  r.Workspace,
+		Name:       r.Name,
+		Scopes:     r.Scopes,
+		SecretHash: r.SecretHash,
+		CreatedAt:  fromMicros(r.CreatedAt),
+	}, nil
+}

@@ -1,0 +1,214 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/identitylib/identity/store"
+)
+
+func TestUserRecordRoundTrip(t *testing.T) {
+	at := time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.UTC)
+	tests := []struct {
+		name string
+		user store.User
+	}{
+		{"zero", store.User{}},
+		{"full", store.User{
+			ID: 42, Username: "Émile", Email: "emile@example.com", FullName: "Émile Zola",
+			EmailVerified: true, Enabled: true, MFAEnabled: true,
+			PasswordHash: "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA",
+			CreatedAt:    at, UpdatedAt: at.Add(time.Microsecond),
+		}},
+		{"one flag", store.User{ID: -7, Enabled: true, CreatedAt: time.Unix(0, 0).UTC()}},
+		{"before 1970", store.User{ID: math.MaxInt64, CreatedAt: time.Date(1900, 1, 1, 0, 0, 0, 1000, time.UTC)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeUser(idKey(tt.user.ID), encodeUser(tt.user))
+			if err != nil {
+				t.Fatalf("decodeUser: %v", err)
+			}
+			if diff := cmp.Diff(tt.user, got); diff != "" {
+				t.Errorf("user mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUserRecordFormat checks the rules that let the format grow: bytes
+// appended after the known fields are ignored, an unknown version byte and
+// a truncated record are refused.
+func TestUserRecordFormat(t *testing.T) {
+	u := store.User{ID: 1, Username: "alice", Email: "a@example.com", Enabled: true}
+	v := encodeUser(u)
+	key := idKey(u.ID)
+
+	got, err := decodeUser(key, append(slices.Clone(v), 0x01, 0x02, 0x03))
+	if err != nil {
+		t.Errorf("decodeUser with a field appended: %v", err)
+	} else if diff := cmp.Diff(u, got); diff != "" {
+		t.Errorf("user with a field appended mismatch (-want +got):\n%s", diff)
+	}
+
+	newer := slices.Clone(v)
+	newer[0] = userFormatV1 + 1
+	if _, err := decodeUser(key, newer); err == nil {
+		t.Error("decodeUser accepted an unknown format version")
+	}
+	for n := range len(v) {
+		if _, err := decodeUser(key, v[:n]); err == nil {
+			t.Errorf("decodeUser accepted the record cut to %d of %d bytes", n, len(v))
+		}
+	}
+}
+
+// TestIDKeysSortLikeIDs checks that byte order of keys is numeric order.
+func TestIDKeysSortLikeIDs(t *testing.T) {
+	ids := []int64{math.MinInt64, -1 << 40, -1025, -1, 0, 1, 1023, 1024, 1 << 40, math.MaxInt64}
+	for i := 1; i < len(ids); i++ {
+		if bytes.Compare(idKey(ids[i-1]), idKey(ids[i])) >= 0 {
+			t.Errorf("key of %d does not sort before key of %d", ids[i-1], ids[i])
+		}
+	}
+	for _, id := range ids {
+		if got := decodeID(idKey(id)); got != id {
+			t.Errorf("decodeID(idKey(%d)) = %d", id, got)
+		}
+	}
+}
+
+// TestFoldYieldsValidUTF8 guards the choice of 0xFF as the key of the
+// empty string: it is safe only while store.Fold returns valid UTF-8.
+func TestFoldYieldsValidUTF8(t *testing.T) {
+	for _, s := range []string{"\xff", "A\xffB", "\xc3", "É\x80", string(emptyStringKey)} {
+		if f := store.Fold(s); !utf8.ValidString(f) || bytes.Contains([]byte(f), emptyStringKey) {
+			t.Errorf("store.Fold(%q) = %q, which is not valid UTF-8", s, f)
+		}
+	}
+}
+
+// TestRunGroup drives the committer's group logic directly, so that the
+// calls are certain to form one group.
+func TestRunGroup(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	if err := s.Update(context.Background(), func(tx store.Tx) error {
+		return tx.PutWorkspace(store.Workspace{Slug: "ws"})
+	}); err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+
+	errLate, errFirst := errors.New("late failure"), errors.New("first failure")
+	calls := map[string]int{}
+	write := func(name string, outcome func() error) func(store.Tx) error {
+		return func(tx store.Tx) error {
+			calls[name]++
+			if err := tx.PutUserAttribute("ws", 1, name, "written"); err != nil {
+				return err
+			}
+			return outcome()
+		}
+	}
+	ok := func() error { return nil }
+	group := []*updateCall{
+		newCall(write("first-fails", func() error { return errFirst })),
+		newCall(write("a", ok)),
+		newCall(write("late-fails", func() error { return errLate })),
+		newCall(write("b", ok)),
+		newCall(write("panics", func() error { panic("boom") })),
+		newCall(write("flaky", func() error {
+			if calls["flaky"] == 1 { // fails in the group, succeeds alone
+				return errLate
+			}
+			return nil
+		})),
+		newCall(write("c", ok)),
+	}
+
+	c := &committer{s: s, group: group}
+	c.runGroup(group)
+
+	type outcome struct {
+		Err      error
+		Panicked any
+	}
+	var got []outcome
+	for _, call := range group {
+		r := <-call.result
+		got = append(got, outcome{Err: r.err, Panicked: r.panicValue})
+	}
+	want := []outcome{
+		{Err: errFirst}, {}, {Err: errLate}, {}, {Panicked: "boom"}, {}, {},
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
+		t.Errorf("results mismatch (-want +got):\n%s", diff)
+	}
+
+	var attrs map[string]string
+	if err := s.View(context.Background(), func(tx store.Tx) (err error) {
+		attrs, err = tx.UserAttributes("ws", 1)
+		return err
+	}); err != nil {
+		t.Fatalf("View: %v", err)
+	}
+	wantAttrs := map[string]string{"a": "written", "b": "written", "c": "written", "flaky": "written"}
+	if diff := cmp.Diff(wantAttrs, attrs); diff != "" {
+		t.Errorf("attributes mismatch (-want +got):\n%s", diff)
+	}
+	// A call failing first in its transaction saw only committed state: its
+	// result stands and it is not run again. One failing after others had
+	// written is run once more, alone.
+	wantCalls := map[string]int{"first-fails": 1, "late-fails": 2, "panics": 1, "flaky": 2}
+	gotCalls := map[string]int{}
+	for name := range wantCalls {
+		gotCalls[name] = calls[name]
+	}
+	if diff := cmp.Diff(wantCalls, gotCalls); diff != "" {
+		t.Errorf("fn call counts mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// newCall returns a call as Update makes it.
+func newCall(fn func(store.Tx) error) *updateCall {
+	return &updateCall{fn: fn, result: make(chan updateResult, 1)}
+}
+
+// benchmarkUser is a user with typical field sizes.
+var benchmarkUser = store.User{
+	ID: 123456, Username: "user0123456", Email: "user0123456@example.com", FullName: "Alice Number123456",
+	Enabled: true, EmailVerified: true,
+	PasswordHash: "$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNo",
+	CreatedAt:    time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC),
+	UpdatedAt:    time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC),
+}
+
+func BenchmarkDecodeUser(b *testing.B) {
+	k, v := idKey(benchmarkUser.ID), encodeUser(benchmarkUser)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		if _, err := decodeUser(k, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeUser(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		encodeUser(benchmarkUser)
+	}
+}

@@ -1,0 +1,180 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"go.etcd.io/bbolt"
+)
+
+// Top-level bucket names.
+var (
+	bucketWorkspaces = []byte("workspaces")
+	bucketAPIKeys    = []byte("apikeys")
+	bucketSpaces     = []byte("ws")
+)
+
+// topBuckets are created by Open.
+var topBuckets = [][]byte{bucketWorkspaces, bucketAPIKeys, bucketSpaces}
+
+// nested identifies a bucket nested in each workspace's bucket; a tx keeps
+// the ones it has opened in an array indexed by it.
+type nested int
+
+// The buckets nested in each workspace's bucket.
+const (
+	bucketUsers nested = iota
+	bucketUserUsername
+	bucketUserEmail
+	bucketUserName
+	bucketUserChunks
+	bucketUserRoles
+	bucketUserAttrs
+	bucketMappers
+	bucketWebhooks
+	bucketDeliveries
+	bucketDeliveryEndpoint
+	bucketMeta
+	bucketSeq
+	numNested // the number of nested buckets
+)
+
+// nestedNames are the bbolt names of the nested buckets.
+var nestedNames = [numNested][]byte{
+	bucketUsers:            []byte("users"),
+	bucketUserUsername:     []byte("user_username"),
+	bucketUserEmail:        []byte("user_email"),
+	bucketUserName:         []byte("user_name"),
+	bucketUserChunks:       []byte("user_chunks"),
+	bucketUserRoles:        []byte("user_roles"),
+	bucketUserAttrs:        []byte("user_attrs"),
+	bucketMappers:          []byte("mappers"),
+	bucketWebhooks:         []byte("webhooks"),
+	bucketDeliveries:       []byte("deliveries"),
+	bucketDeliveryEndpoint: []byte("delivery_endpoint"),
+	bucketMeta:             []byte("meta"),
+	bucketSeq:              []byte("seq"),
+}
+
+// keyUserCount is the meta key of the workspace's number of users.
+var keyUserCount = []byte("user_count")
+
+// emptyStringKey stands for the empty string in the unique indexes: bbolt
+// rejects empty keys, and 0xFF never occurs in the valid UTF-8 that
+// store.Fold returns, so it cannot clash with a real value.
+var emptyStringKey = []byte{0xff}
+
+// ensureLayout creates the top-level buckets and, for every workspace, any
+// nested bucket it lacks, so a file written by an older version that had
+// fewer buckets opens cleanly.
+func ensureLayout(btx *bbolt.Tx) error {
+	for _, name := range topBuckets {
+		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	spaces := btx.Bucket(bucketSpaces)
+	// Collected first: bbolt forbids changes during ForEachBucket.
+	var slugs [][]byte
+	err := spaces.ForEachBucket(func(slug []byte) error {
+		slugs = append(slugs, bytes.Clone(slug))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, slug := range slugs {
+		if err := createSpaceBuckets(spaces.Bucket(slug)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createSpaceBuckets creates the nested buckets of a workspace's bucket.
+func createSpaceBuckets(b *bbolt.Bucket) error {
+	for _, name := range nestedNames {
+		if _, err := b.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idKeyLen is the length of an encoded id.
+const idKeyLen = 8
+
+// signBit is flipped so that the unsigned byte order of a key equals the
+// signed order of the id.
+const signBit = 1 << 63
+
+// idKey returns the key of an id.
+func idKey(id int64) []byte { return appendID(make([]byte, 0, idKeyLen), id) }
+
+// pairKey returns the key of a pair of ids, ordered by a then b.
+func pairKey(a, b int64) []byte {
+	return appendID(appendID(make([]byte, 0, 2*idKeyLen), a), b)
+}
+
+// appendID appends the key of id to dst.
+func appendID(dst []byte, id int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(id)^signBit)
+}
+
+// decodeID returns the id whose key k starts with.
+func decodeID(k []byte) int64 { return int64(binary.BigEndian.Uint64(k) ^ signBit) }
+
+// uniqueKey returns the key of a folded value in a unique index.
+func uniqueKey(folded string) []byte {
+	if folded == "" {
+		return emptyStringKey
+	}
+	return []byte(folded)
+}
+
+// nameKey returns the key of a user in the full name index: the folded name
+// followed by the id, so that namesakes get distinct keys.
+func nameKey(folded string, id int64) []byte {
+	return appendID(append(make([]byte, 0, len(folded)+idKeyLen), folded...), id)
+}
+
+// The users are counted per chunk of 1<<chunkBits consecutive id keys.
+const chunkBits = 10
+
+// chunkKey returns the user_chunks key of the chunk holding the user key k.
+func chunkKey(k []byte) []byte {
+	return binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(k)>>chunkBits)
+}
+
+// chunkStart returns the first user key of the chunk with the key ck.
+func chunkStart(ck []byte) []byte {
+	return binary.BigEndian.AppendUint64(nil, binary.BigEndian.Uint64(ck)<<chunkBits)
+}
+
+// hasKey reports whether b holds k. It does not use Get, which cannot tell
+// an empty value from a missing key.
+func hasKey(b *bbolt.Bucket, k []byte) bool {
+	found, _ := b.Cursor().Seek(k)
+	return found != nil && bytes.Equal(found, k)
+}
+
+// prefixKeys returns copies of the keys in b that start with prefix.
+func prefixKeys(b *bbolt.Bucket, prefix []byte) [][]byte {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	return keys
+}
+
+// deleteKeys deletes keys from b. Deleting while a cursor walks the bucket
+// can skip keys in bbolt, hence the separate pass.
+func deleteKeys(b *bbolt.Bucket, keys [][]byte) error {
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,486 @@
+package boltstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/identitylib/identity/store"
+)
+
+// errTxDone reports use of a Tx after its function returned. Reading a
+// finished bbolt transaction could touch unmapped memory, so it is refused.
+var errTxDone = errors.New("boltstore: transaction used after its function returned")
+
+// tx is the store.Tx of one View or one Update function call.
+type tx struct {
+	btx  *bbolt.Tx
+	done bool
+	// last is the workspace last used, named lastSlug.
+	last     *space
+	lastSlug string
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// end marks the Tx finished.
+func (t *tx) end() { t.done = true }
+
+// check reports whether the Tx may still be used.
+func (t *tx) check() error {
+	if t.done {
+		return errTxDone
+	}
+	return nil
+}
+
+// checkWrite reports whether the Tx may write.
+func (t *tx) checkWrite() error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if !t.btx.Writable() {
+		return store.ErrReadOnly
+	}
+	return nil
+}
+
+// space is the bucket of one workspace and the nested buckets opened so
+// far. Opening a nested bucket costs a B+tree descent and an allocation, so
+// each is opened once per transaction. bbolt keeps a *Bucket valid for the
+// whole transaction, and no nested bucket is ever deleted.
+type space struct {
+	b      *bbolt.Bucket
+	opened [numNested]*bbolt.Bucket
+}
+
+// bucket returns one of the workspace's nested buckets.
+func (sp *space) bucket(n nested) *bbolt.Bucket {
+	if sp.opened[n] == nil {
+		sp.opened[n] = sp.b.Bucket(nestedNames[n])
+	}
+	return sp.opened[n]
+}
+
+// space returns the workspace's bucket for reading. It keeps the last
+// workspace used, as nearly every transaction works in just one.
+func (t *tx) space(slug string) (*space, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if t.last != nil && t.lastSlug == slug {
+		return t.last, nil
+	}
+	b := t.btx.Bucket(bucketSpaces).Bucket([]byte(slug))
+	if b == nil {
+		return nil, notFound("workspace %q", slug)
+	}
+	t.last, t.lastSlug = &space{b: b}, slug
+	return t.last, nil
+}
+
+// writableSpace returns the workspace's bucket for writing.
+func (t *tx) writableSpace(slug string) (*space, error) {
+	if err := t.checkWrite(); err != nil {
+		return nil, err
+	}
+	return t.space(slug)
+}
+
+// notFound returns store.ErrNotFound wrapped with what was not found.
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("boltstore: "+format+": %w", append(args, store.ErrNotFound)...)
+}
+
+// Workspaces.
+
+// PutWorkspace implements store.Tx.
+func (t *tx) PutWorkspace(w store.Workspace) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if err := t.createSpace(w.Slug); err != nil {
+		return fmt.Errorf("boltstore: workspace %q: %w", w.Slug, err)
+	}
+	v, err := encodeWorkspace(w)
+	if err != nil {
+		return err
+	}
+	return t.btx.Bucket(bucketWorkspaces).Put([]byte(w.Slug), v)
+}
+
+// createSpace creates the workspace's bucket and its nested buckets unless
+// it exists.
+func (t *tx) createSpace(slug string) error {
+	spaces := t.btx.Bucket(bucketSpaces)
+	if spaces.Bucket([]byte(slug)) != nil {
+		return nil
+	}
+	b, err := spaces.CreateBucket([]byte(slug))
+	if err != nil {
+		return err
+	}
+	return createSpaceBuckets(b)
+}
+
+// Workspace implements store.Tx.
+func (t *tx) Workspace(slug string) (store.Workspace, error) {
+	if err := t.check(); err != nil {
+		return store.Workspace{}, err
+	}
+	v := t.btx.Bucket(bucketWorkspaces).Get([]byte(slug))
+	if v == nil {
+		return store.Workspace{}, notFound("workspace %q", slug)
+	}
+	return decodeWorkspace([]byte(slug), v)
+}
+
+// Workspaces implements store.Tx.
+func (t *tx) Workspaces() ([]store.Workspace, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	var out []store.Workspace
+	err := t.btx.Bucket(bucketWorkspaces).ForEach(func(k, v []byte) error {
+		w, err := decodeWorkspace(k, v)
+		out = append(out, w)
+		return err
+	})
+	return out, err
+}
+
+// NextID implements store.Tx with the bbolt sequence of a bucket per
+// sequence: it is part of the transaction, so an id handed out by a
+// transaction that rolls back is handed out again, never seen twice.
+func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return 0, err
+	}
+	b, err := sp.bucket(bucketSeq).CreateBucketIfNotExists([]byte(seq))
+	if err != nil {
+		return 0, fmt.Errorf("boltstore: sequence %q: %w", seq, err)
+	}
+	n, err := b.NextSequence()
+	return int64(n), err
+}
+
+// Roles.
+
+// UserRoles implements store.Tx.
+func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, err
+	}
+	prefix := idKey(userID)
+	var roles []int64
+	c := sp.bucket(bucketUserRoles).Cursor()
+	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		roles = append(roles, decodeID(k[idKeyLen:]))
+	}
+	return roles, nil
+}
+
+// AddUserRole implements store.Tx.
+func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	return sp.bucket(bucketUserRoles).Put(pairKey(userID, roleID), nil)
+}
+
+// RemoveUserRole implements store.Tx.
+func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	b, k := sp.bucket(bucketUserRoles), pairKey(userID, roleID)
+	if !hasKey(b, k) {
+		return notFound("role %d of user %d", roleID, userID)
+	}
+	return b.Delete(k)
+}
+
+// Attributes.
+
+// attrKey returns the key of a user's attribute.
+func attrKey(userID int64, key string) []byte {
+	return append(appendID(make([]byte, 0, idKeyLen+len(key)), userID), key...)
+}
+
+// UserAttributes implements store.Tx.
+func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, err
+	}
+	attrs := make(map[string]string)
+	prefix := idKey(userID)
+	c := sp.bucket(bucketUserAttrs).Cursor()
+	for k, v := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		attrs[string(k[idKeyLen:])] = string(v)
+	}
+	return attrs, nil
+}
+
+// PutUserAttribute implements store.Tx.
+func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	return sp.bucket(bucketUserAttrs).Put(attrKey(userID, key), []byte(value))
+}
+
+// DeleteUserAttribute implements store.Tx.
+func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	b, k := sp.bucket(bucketUserAttrs), attrKey(userID, key)
+	if !hasKey(b, k) {
+		return notFound("attribute %q of user %d", key, userID)
+	}
+	return b.Delete(k)
+}
+
+// Claim mappers.
+
+// ClaimMappers implements store.Tx.
+func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.ClaimMapper
+	err = sp.bucket(bucketMappers).ForEach(func(k, v []byte) error {
+		m, err := decodeMapper(k, v)
+		out = append(out, m)
+		return err
+	})
+	return out, err
+}
+
+// PutClaimMapper implements store.Tx.
+func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	v, err := encodeMapper(m)
+	if err != nil {
+		return err
+	}
+	return sp.bucket(bucketMappers).Put([]byte(m.AttributeKey), v)
+}
+
+// DeleteClaimMapper implements store.Tx.
+func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	b, k := sp.bucket(bucketMappers), []byte(attributeKey)
+	if b.Get(k) == nil { // a mapper's JSON is never empty
+		return notFound("claim mapper %q", attributeKey)
+	}
+	return b.Delete(k)
+}
+
+// Webhooks.
+
+// PutWebhook implements store.Tx.
+func (t *tx) PutWebhook(slug string, w store.Webhook) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	v, err := encodeWebhook(w)
+	if err != nil {
+		return err
+	}
+	return sp.bucket(bucketWebhooks).Put(idKey(w.ID), v)
+}
+
+// Webhook implements store.Tx.
+func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return store.Webhook{}, err
+	}
+	k := idKey(id)
+	v := sp.bucket(bucketWebhooks).Get(k)
+	if v == nil {
+		return store.Webhook{}, notFound("webhook %d", id)
+	}
+	return decodeWebhook(k, v)
+}
+
+// Webhooks implements store.Tx. It walks every endpoint to count them:
+// a workspace has few.
+func (t *tx) Webhooks(slug string, offset, limit int) ([]store.Webhook, int, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, 0, err
+	}
+	offset = max(offset, 0)
+	var hooks []store.Webhook
+	total := 0
+	c := sp.bucket(bucketWebhooks).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if total >= offset && len(hooks) < limit {
+			w, err := decodeWebhook(k, v)
+			if err != nil {
+				return nil, 0, err
+			}
+			hooks = append(hooks, w)
+		}
+		total++
+	}
+	return hooks, total, nil
+}
+
+// DeleteWebhook implements store.Tx.
+func (t *tx) DeleteWebhook(slug string, id int64) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	hooks, k := sp.bucket(bucketWebhooks), idKey(id)
+	if hooks.Get(k) == nil {
+		return notFound("webhook %d", id)
+	}
+	if err := hooks.Delete(k); err != nil {
+		return err
+	}
+	return sp.deleteDeliveriesOf(k)
+}
+
+// deleteDeliveriesOf deletes every delivery of the endpoint with the key
+// endpointKey, and their entries in delivery_endpoint.
+func (sp *space) deleteDeliveriesOf(endpointKey []byte) error {
+	deliveries := sp.bucket(bucketDeliveries)
+	keys := prefixKeys(deliveries, endpointKey)
+	if err := deleteKeys(deliveries, keys); err != nil {
+		return err
+	}
+	byID := sp.bucket(bucketDeliveryEndpoint)
+	for _, k := range keys {
+		if err := byID.Delete(k[idKeyLen:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Deliveries.
+
+// PutDelivery implements store.Tx. A delivery is known by its id alone:
+// delivery_endpoint finds the copy to replace when d moves to another
+// endpoint.
+func (t *tx) PutDelivery(slug string, d store.Delivery) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	endpointKey := idKey(d.EndpointID)
+	if sp.bucket(bucketWebhooks).Get(endpointKey) == nil {
+		return notFound("webhook %d", d.EndpointID)
+	}
+	v, err := encodeDelivery(d)
+	if err != nil {
+		return err
+	}
+	deliveries, byID := sp.bucket(bucketDeliveries), sp.bucket(bucketDeliveryEndpoint)
+	idk := idKey(d.ID)
+	if prev := byID.Get(idk); prev != nil && decodeID(prev) != d.EndpointID {
+		if err := deliveries.Delete(pairKey(decodeID(prev), d.ID)); err != nil {
+			return err
+		}
+	}
+	if err := deliveries.Put(pairKey(d.EndpointID, d.ID), v); err != nil {
+		return err
+	}
+	return byID.Put(idk, endpointKey)
+}
+
+// Deliveries implements store.Tx. An endpoint that does not exist has no
+// deliveries; that is not an error.
+func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, err
+	}
+	prefix := idKey(endpointID)
+	var out []store.Delivery
+	c := sp.bucket(bucketDeliveries).Cursor()
+	for k, v := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		d, err := decodeDelivery(k, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// API keys.
+
+// PutAPIKey implements store.Tx.
+func (t *tx) PutAPIKey(k store.APIKey) error {
+	if _, err := t.writableSpace(k.Workspace); err != nil {
+		return err
+	}
+	v, err := encodeAPIKey(k)
+	if err != nil {
+		return err
+	}
+	return t.btx.Bucket(bucketAPIKeys).Put([]byte(k.ID), v)
+}
+
+// APIKey implements store.Tx.
+func (t *tx) APIKey(id string) (store.APIKey, error) {
+	if err := t.check(); err != nil {
+		return store.APIKey{}, err
+	}
+	v := t.btx.Bucket(bucketAPIKeys).Get([]byte(id))
+	if v == nil {
+		return store.APIKey{}, notFound("api key %q", id)
+	}
+	return decodeAPIKey([]byte(id), v)
+}
+
+// APIKeys implements store.Tx. It decodes every key of every workspace:
+// keys are few.
+func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
+	if _, err := t.space(slug); err != nil {
+		return nil, err
+	}
+	var out []store.APIKey
+	err := t.btx.Bucket(bucketAPIKeys).ForEach(func(k, v []byte) error {
+		key, err := decodeAPIKey(k, v)
+		if err == nil && key.Workspace == slug {
+			out = append(out, key)
+		}
+		return err
+	})
+	return out, err
+}
+
+// DeleteAPIKey implements store.Tx.
+func (t *tx) DeleteAPIKey(id string) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	b := t.btx.Bucket(bucketAPIKeys)
+	if b.Get([]byte(id)) == nil {
+		return notFound("api key %q", id)
+	}
+	return b.Delete([]byte(id))
+}

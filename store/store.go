@@ -1,0 +1,253 @@
+// Package store defines the persistence contract of the identity library:
+// the Store and Tx interfaces and the records they hold.
+//
+// A Store persists records and guarantees atomicity and isolation. It never
+// decides a business rule: whether a username is taken, whether a workspace
+// has too many claim mappers, or whether a value is too long is decided by
+// the identity package, which reads before it writes inside one Update
+// transaction. Because Update is serializable, such a read-then-write rule
+// holds under any number of concurrent callers.
+//
+// Times are kept to the microsecond and returned in UTC; the identity
+// package truncates them before it writes, so a record read back equals the
+// record written. Empty slices may come back nil; maps never do.
+//
+// Every implementation runs the conformance suite in package storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Errors returned by every Store implementation. Implementations may wrap
+// them; callers test with errors.Is.
+var (
+	// ErrNotFound reports that a record (or the workspace it would belong to)
+	// does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict reports that a write would give a unique index (username,
+	// email) two records. The identity package checks uniqueness before it
+	// writes, so this is a safety net, not the normal path.
+	ErrConflict = errors.New("store: unique index conflict")
+	// ErrReadOnly reports a write attempted inside a View transaction.
+	ErrReadOnly = errors.New("store: write in a read-only transaction")
+	// ErrClosed reports use of a Store after Close.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Store is a transactional record store.
+//
+// Both methods check ctx before they begin and return ctx.Err() if it is
+// already done; a transaction that has begun runs to its end.
+type Store interface {
+	// View runs fn in a read-only transaction that sees one consistent
+	// snapshot. Writes inside fn return ErrReadOnly. The Tx must not be used
+	// after fn returns; records it returned are copies the caller owns.
+	View(ctx context.Context, fn func(Tx) error) error
+
+	// Update runs fn in a serializable read-write transaction. If fn returns
+	// nil the transaction commits, and it is durable when Update returns nil.
+	// If fn returns an error (or panics) nothing fn wrote is kept and Update
+	// returns that error unchanged.
+	//
+	// An implementation may group concurrent Updates into one commit and may
+	// therefore call fn more than once (for example alone again after a
+	// group it was part of failed). fn must have no effect outside the Tx
+	// except assigning variables that it assigns afresh on every call.
+	Update(ctx context.Context, fn func(Tx) error) error
+
+	// Close releases the store. Calls after Close return ErrClosed.
+	Close() error
+}
+
+// Tx is one transaction. Every method that names a workspace returns
+// ErrNotFound when the workspace does not exist. Records passed in are not
+// retained; records returned are copies.
+type Tx interface {
+	// PutWorkspace creates the workspace (and its empty namespace) or
+	// replaces its record.
+	PutWorkspace(w Workspace) error
+	// Workspace returns the workspace with the slug.
+	Workspace(slug string) (Workspace, error)
+	// Workspaces returns every workspace in ascending slug order.
+	Workspaces() ([]Workspace, error)
+	// NextID returns the next value of the workspace's sequence seq: 1 for
+	// the first call, then strictly increasing. A value is never returned
+	// again by a later committed transaction.
+	NextID(slug string, seq Sequence) (int64, error)
+
+	// PutUser inserts or replaces the user with u.ID and keeps the indexes
+	// in step: username and email (unique, case-insensitive by Fold) and the
+	// full name (for prefix search). If Fold(u.Username) or Fold(u.Email)
+	// already belongs to another user it returns ErrConflict and writes
+	// nothing.
+	PutUser(slug string, u User) error
+	// User returns the user with the id.
+	User(slug string, id int64) (User, error)
+	// UserIDByUsername returns the id of the user whose Fold(Username)
+	// equals Fold(username).
+	UserIDByUsername(slug, username string) (int64, error)
+	// UserIDByEmail returns the id of the user whose Fold(Email) equals
+	// Fold(email).
+	UserIDByEmail(slug, email string) (int64, error)
+	// Users returns one page of users in ascending id order and the number
+	// of users that match q in all. See UserQuery.
+	Users(slug string, q UserQuery) (users []User, total int, err error)
+
+	// UserRoles returns the user's directly assigned role ids, ascending.
+	UserRoles(slug string, userID int64) ([]int64, error)
+	// AddUserRole records the role as directly assigned; adding it again is
+	// not an error.
+	AddUserRole(slug string, userID, roleID int64) error
+	// RemoveUserRole removes a directly assigned role, or returns
+	// ErrNotFound if it is not assigned.
+	RemoveUserRole(slug string, userID, roleID int64) error
+
+	// UserAttributes returns the user's attributes (an empty, non-nil map
+	// when there are none).
+	UserAttributes(slug string, userID int64) (map[string]string, error)
+	// PutUserAttribute creates or replaces one attribute.
+	PutUserAttribute(slug string, userID int64, key, value string) error
+	// DeleteUserAttribute removes one attribute, or returns ErrNotFound.
+	DeleteUserAttribute(slug string, userID int64, key string) error
+
+	// ClaimMappers returns the workspace's mappers in ascending
+	// AttributeKey order.
+	ClaimMappers(slug string) ([]ClaimMapper, error)
+	// PutClaimMapper creates or replaces the mapper for m.AttributeKey.
+	PutClaimMapper(slug string, m ClaimMapper) error
+	// DeleteClaimMapper removes the mapper, or returns ErrNotFound.
+	DeleteClaimMapper(slug, attributeKey string) error
+
+	// PutWebhook creates or replaces the endpoint with w.ID.
+	PutWebhook(slug string, w Webhook) error
+	// Webhook returns the endpoint with the id.
+	Webhook(slug string, id int64) (Webhook, error)
+	// Webhooks returns one page of endpoints in ascending id order (skip
+	// offset, at most limit) and the number of endpoints in all.
+	Webhooks(slug string, offset, limit int) (hooks []Webhook, total int, err error)
+	// DeleteWebhook removes the endpoint and every delivery queued for it,
+	// or returns ErrNotFound.
+	DeleteWebhook(slug string, id int64) error
+
+	// PutDelivery creates or replaces the queued delivery with d.ID. The
+	// endpoint d.EndpointID must exist (ErrNotFound otherwise).
+	PutDelivery(slug string, d Delivery) error
+	// Deliveries returns the deliveries queued for the endpoint in
+	// ascending id order.
+	Deliveries(slug string, endpointID int64) ([]Delivery, error)
+
+	// PutAPIKey creates or replaces the key record with k.ID. The
+	// workspace k.Workspace must exist.
+	PutAPIKey(k APIKey) error
+	// APIKey returns the key record with the id, whatever its workspace.
+	APIKey(id string) (APIKey, error)
+	// APIKeys returns the workspace's key records in ascending id order.
+	APIKeys(slug string) ([]APIKey, error)
+	// DeleteAPIKey removes the key record, or returns ErrNotFound.
+	DeleteAPIKey(id string) error
+}
+
+// Sequence names a per-workspace id sequence.
+type Sequence string
+
+// The sequences the identity package draws ids from.
+const (
+	SeqUsers      Sequence = "users"
+	SeqWebhooks   Sequence = "webhooks"
+	SeqDeliveries Sequence = "deliveries"
+)
+
+// Fold maps a string to the form under which the case-insensitive indexes
+// (username, email, full name) store and compare it. Every Store must fold
+// with this function so that all stores agree on what "the same username"
+// and "a matching prefix" mean.
+func Fold(s string) string { return strings.ToLower(s) }
+
+// UserQuery selects a page of users.
+type UserQuery struct {
+	// Prefix, when non-empty, keeps only users for which Fold(Prefix) is a
+	// prefix of Fold(Username), Fold(Email) or Fold(FullName). It is matched
+	// literally: no character has a special meaning. A user who matches on
+	// several fields is counted once.
+	Prefix string
+	// Offset is how many matching users (in ascending id order) to skip.
+	Offset int
+	// Limit is the most users to return. The identity package validates
+	// Offset and Limit; a store treats Limit <= 0 as "none".
+	Limit int
+}
+
+// Workspace is the record of one workspace.
+type Workspace struct {
+	Slug      string
+	CreatedAt time.Time
+	// Settings is owned and encoded by the identity package; stores keep it
+	// as opaque bytes.
+	Settings []byte
+}
+
+// User is the stored form of a user.
+type User struct {
+	ID            int64
+	Username      string
+	Email         string
+	FullName      string
+	EmailVerified bool
+	Enabled       bool
+	MFAEnabled    bool
+	// PasswordHash is an encoded password hash (PHC string, bcrypt or
+	// PBKDF2 encodings), or empty when the user has no password.
+	PasswordHash string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// ClaimMapper is the stored form of a claim mapper.
+type ClaimMapper struct {
+	AttributeKey    string
+	ClaimName       string
+	IncludeInAccess bool
+	IncludeInID     bool
+}
+
+// Webhook is the stored form of a webhook endpoint, secret included.
+type Webhook struct {
+	ID          int64
+	URL         string
+	Description string
+	Events      []string
+	Enabled     bool
+	CreatedAt   time.Time
+	Secret      string
+}
+
+// Delivery is one event queued for one webhook endpoint.
+type Delivery struct {
+	ID         int64
+	EndpointID int64
+	// EventID identifies the event; it is the same for every endpoint the
+	// event fans out to and stays the same across retries.
+	EventID   string
+	EventType string
+	// Payload is the request body as it will be sent.
+	Payload       []byte
+	CreatedAt     time.Time
+	Attempts      int
+	NextAttemptAt time.Time
+}
+
+// APIKey is the stored form of an API key: never the key itself, only a
+// hash of its secret part.
+type APIKey struct {
+	// ID is the public identifier embedded in the key.
+	ID         string
+	Workspace  string
+	Name       string
+	Scopes     []string
+	SecretHash []byte
+	CreatedAt  time.Time
+}

@@ -1,0 +1,175 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+)
+
+// runRules runs the identity package's rules over a Service on the store:
+// every rule, limit, default and error must hold whatever the Store.
+func runRules(t *testing.T, newStore func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, e *env)
+	}{
+		{"Workspaces", testRuleWorkspaces},
+		{"Settings", testRuleSettings},
+		{"CreateUserValidation", testRuleCreateUserValidation},
+		{"PasswordPolicy", testRulePasswordPolicy},
+		{"UserUniqueness", testRuleUserUniqueness},
+		{"UserLifecycle", testRuleUserLifecycle},
+		{"ListUsers", testRuleListUsers},
+		{"Roles", testRuleRoles},
+		{"Attributes", testRuleAttributes},
+		{"ClaimMappers", testRuleClaimMappers},
+		{"ClaimMapperLimit", testRuleClaimMapperLimit},
+		{"Claims", testRuleClaims},
+		{"Webhooks", testRuleWebhooks},
+		{"WebhookURLs", testRuleWebhookURLs},
+		{"APIKeys", testRuleAPIKeys},
+		{"Authorize", testRuleAuthorize},
+		{"Authenticate", testRuleAuthenticate},
+		{"ImportedHashes", testRuleImportedHashes},
+		{"ImportUsers", testRuleImportUsers},
+		{"ConcurrentCreateUser", testRuleConcurrentCreateUser},
+		{"ConcurrentMappers", testRuleConcurrentMappers},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.fn(t, newEnv(t, newStore, nil))
+		})
+	}
+}
+
+// testArgon2 keeps password hashing cheap so the suite runs fast under
+// -race; the default parameters are tested in package identity.
+var testArgon2 = identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}
+
+// testNow is the fake clock's fixed time.
+var testNow = time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)
+
+// env is one Service with one workspace "acme" over a fresh store.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	store store.Store
+	svc   *identity.Service
+	ws    *identity.Workspace
+}
+
+func newEnv(t *testing.T, newStore func(t *testing.T) store.Store, opts *identity.Options) *env {
+	t.Helper()
+	if opts == nil {
+		opts = &identity.Options{}
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return testNow }
+	}
+	if opts.PasswordHashing == nil {
+		opts.PasswordHashing = &testArgon2
+	}
+	st := newStore(t)
+	svc, err := identity.New(st, opts)
+	if err != nil {
+		t.Fatalf("identity.New: %v", err)
+	}
+	ctx := context.Background()
+	ws, err := svc.CreateWorkspace(ctx, "acme", nil)
+	if err != nil {
+		t.Fatalf("CreateWorkspace: %v", err)
+	}
+	return &env{t: t, ctx: ctx, store: st, svc: svc, ws: ws}
+}
+
+// user creates a valid user named username and returns it.
+func (e *env) user(username string) identity.User {
+	e.t.Helper()
+	u, err := e.ws.CreateUser(e.ctx, newUser(username))
+	if err != nil {
+		e.t.Fatalf("CreateUser(%q): %v", username, err)
+	}
+	return u
+}
+
+func newUser(username string) identity.NewUser {
+	return identity.NewUser{
+		Username: username,
+		Email:    username + "@example.com",
+		FullName: "User " + username,
+		Password: "s3cret-passphrase",
+	}
+}
+
+// wantCode fails the test unless err is an *identity.Error of code (or nil
+// when code is "").
+func wantCode(t *testing.T, err error, code identity.Code) {
+	t.Helper()
+	if got := identity.ErrorCode(err); got != code {
+		t.Fatalf("error code = %q (err %v), want %q", got, err, code)
+	}
+	if code != "" && !errors.Is(err, &identity.Error{Code: code}) {
+		t.Fatalf("errors.Is(%v, sentinel of %q) = false", err, code)
+	}
+}
+
+// wantFields fails the test unless err carries exactly the field problems
+// want (compared by field and rule).
+func wantFields(t *testing.T, err error, want []identity.FieldError) {
+	t.Helper()
+	var e *identity.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v, want an *identity.Error", err)
+	}
+	opts := cmp.Options{cmpopts.IgnoreFields(identity.FieldError{}, "Message"), cmpopts.EquateEmpty()}
+	if diff := cmp.Diff(want, e.Fields, opts); diff != "" {
+		t.Fatalf("Fields mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// fe is a FieldError with field and rule only, for wantFields.
+func fe(field, rule string) identity.FieldError {
+	return identity.FieldError{Field: field, Rule: rule}
+}
+
+func repeat(s string, n int) string {
+	out := make([]byte, 0, len(s)*n)
+	for range n {
+		out = append(out, s...)
+	}
+	return string(out)
+}
+
+// storedUser reads a user's record straight from the store.
+func (e *env) storedUser(id int64) store.User {
+	e.t.Helper()
+	var rec store.User
+	err := e.store.View(e.ctx, func(tx store.Tx) (err error) {
+		rec, err = tx.User(e.ws.Slug(), id)
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("store User(%d): %v", id, err)
+	}
+	return rec
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func idsOf(users []identity.User) []int64 {
+	ids := make([]int64, len(users))
+	for i, u := range users {
+		ids[i] = u.ID
+	}
+	return ids
+}
+
+func describe(err error) string { return fmt.Sprintf("%v (code %q)", err, identity.ErrorCode(err)) }

@@ -1,0 +1,167 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/identitylib/identity"
+)
+
+func testRuleImportUsers(t *testing.T, e *env) {
+	e.user("existing")
+	good := func(i int) identity.ImportedUser {
+		return identity.ImportedUser{
+			Username: fmt.Sprintf("imp%d", i), Email: fmt.Sprintf("imp%d@example.com", i), FullName: "Imported",
+			PasswordHash: importedHashes[0].hash,
+		}
+	}
+	bad := []struct {
+		name   string
+		batch  []identity.ImportedUser
+		code   identity.Code
+		fields []identity.FieldError
+	}{
+		{"invalid entry", []identity.ImportedUser{good(1), {Username: "bad name", Email: "x@example.com", FullName: "X"}},
+			identity.CodeInvalid, []identity.FieldError{fe("users[1].username", identity.RulePattern)}},
+		{"unknown hash", []identity.ImportedUser{good(1), func() identity.ImportedUser { u := good(2); u.PasswordHash = "md5$abc"; return u }()},
+			identity.CodeInvalid, []identity.FieldError{fe("users[1].passwordHash", identity.RuleFormat)}},
+		{"bcrypt cost too high", []identity.ImportedUser{func() identity.ImportedUser {
+			u := good(1)
+			u.PasswordHash = "$2a$31$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW"
+			return u
+		}()}, identity.CodeInvalid, []identity.FieldError{fe("users[0].passwordHash", identity.RuleFormat)}},
+		{"bad attribute and role", []identity.ImportedUser{func() identity.ImportedUser {
+			u := good(1)
+			u.Attributes = map[string]string{"k": repeat("v", 1025)}
+			u.Roles = []int64{3, 0}
+			return u
+		}()}, identity.CodeInvalid, []identity.FieldError{fe("users[0].attributes.k", identity.RuleMaxLength), fe("users[0].roles[1]", identity.RuleRange)}},
+		{"taken in workspace", []identity.ImportedUser{good(1), func() identity.ImportedUser { u := good(2); u.Username = "EXISTING"; return u }()},
+			identity.CodeConflict, []identity.FieldError{fe("users[1].username", identity.RuleTaken)}},
+		{"duplicate in batch", []identity.ImportedUser{good(1), func() identity.ImportedUser { u := good(2); u.Email = "IMP1@example.com"; return u }()},
+			identity.CodeConflict, []identity.FieldError{fe("users[1].email", identity.RuleDuplicate)}},
+		{"too many", make([]identity.ImportedUser, identity.MaxImportBatch+1),
+			identity.CodeInvalid, []identity.FieldError{fe("users", identity.RuleMaxLength)}},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := e.ws.ImportUsers(e.ctx, tt.batch)
+			wantCode(t, err, tt.code)
+			wantFields(t, err, tt.fields)
+			// All or nothing: the valid entries were not created either.
+			if list, _ := e.ws.ListUsers(e.ctx, "imp", nil); list.Total != 0 {
+				t.Errorf("%d users created by a failed batch", list.Total)
+			}
+		})
+	}
+
+	created := testNow.AddDate(-3, 0, 0)
+	batch := []identity.ImportedUser{good(1), good(2), {
+		Username: "full", Email: "full@example.com", FullName: "Full Import", EmailVerified: true, Disabled: true,
+		MFAEnabled: true, CreatedAt: created, Attributes: map[string]string{"dept": "ops"}, Roles: []int64{4, 2},
+	}}
+	users, err := e.ws.ImportUsers(e.ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int64{2, 3, 4}, idsOf(users)); diff != "" {
+		t.Errorf("imported ids (-want +got):\n%s", diff)
+	}
+	want := identity.User{ID: 4, Username: "full", Email: "full@example.com", FullName: "Full Import",
+		EmailVerified: true, Enabled: false, MFAEnabled: true, CreatedAt: created, UpdatedAt: testNow.Truncate(1000)}
+	got, err := e.ws.GetUser(e.ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("imported user mismatch (-want +got):\n%s", diff)
+	}
+	attrs, _ := e.ws.Attributes(e.ctx, 4)
+	roles, _ := e.ws.Roles(e.ctx, 4)
+	if diff := cmp.Diff(map[string]string{"dept": "ops"}, attrs); diff != "" {
+		t.Errorf("imported attributes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int64{2, 4}, roles); diff != "" {
+		t.Errorf("imported roles (-want +got):\n%s", diff)
+	}
+	if rec := e.storedUser(4); rec.PasswordHash != "" {
+		t.Errorf("user imported without a hash has hash %q", rec.PasswordHash)
+	}
+	_, err = e.ws.Authenticate(e.ctx, "full", "")
+	wantCode(t, err, identity.CodeUnauthenticated)
+	if users, err := e.ws.ImportUsers(e.ctx, nil); err != nil || len(users) != 0 {
+		t.Errorf("empty batch = %v, %v", users, err)
+	}
+}
+
+// testRuleConcurrentCreateUser races 50 creates of one username (in
+// varying case): exactly one wins, every other gets a conflict.
+func testRuleConcurrentCreateUser(t *testing.T, e *env) {
+	const n = 50
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			nu := newUser("racer")
+			if i%2 == 1 {
+				nu.Username = "RACER"
+			}
+			nu.Email = fmt.Sprintf("racer%d@example.com", i)
+			_, errs[i] = e.ws.CreateUser(e.ctx, nu)
+		})
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		switch identity.ErrorCode(err) {
+		case "":
+			wins++
+		case identity.CodeConflict:
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	list, err := e.ws.ListUsers(e.ctx, "racer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wins != 1 || list.Total != 1 {
+		t.Errorf("%d creates succeeded and %d users exist, want exactly 1", wins, list.Total)
+	}
+}
+
+// testRuleConcurrentMappers races 30 new mappers: exactly 20 are created,
+// the rest hit the limit.
+func testRuleConcurrentMappers(t *testing.T, e *env) {
+	const n = 30
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = e.ws.PutClaimMapper(e.ctx, fmt.Sprintf("attr%d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("claim%d", i)})
+		})
+	}
+	wg.Wait()
+	ok, limited := 0, 0
+	for _, err := range errs {
+		switch identity.ErrorCode(err) {
+		case "":
+			ok++
+		case identity.CodeLimitReached:
+			limited++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	mappers, err := e.ws.ClaimMappers(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != identity.MaxClaimMappers || limited != n-identity.MaxClaimMappers || len(mappers) != identity.MaxClaimMappers {
+		t.Errorf("%d created, %d limited, %d stored; want %d, %d, %d", ok, limited, len(mappers),
+			identity.MaxClaimMappers, n-identity.MaxClaimMappers, identity.MaxClaimMappers)
+	}
+}

@@ -1,0 +1,306 @@
+package identity
+
+import (
+	"context"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// User is a user of a workspace.
+type User struct {
+	// ID is a positive integer from the workspace's user sequence.
+	ID int64 `json:"id"`
+	// Username is unique in the workspace ignoring case; it cannot change.
+	Username string `json:"username"`
+	// Email is unique in the workspace ignoring case.
+	Email    string `json:"email"`
+	FullName string `json:"fullName"`
+	// EmailVerified is false for a new user and after an email change.
+	EmailVerified bool `json:"emailVerified"`
+	// Enabled is false for a disabled user, who cannot authenticate.
+	Enabled    bool      `json:"enabled"`
+	MFAEnabled bool      `json:"mfaEnabled"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+}
+
+func userFromRecord(r store.User) User {
+	return User{
+		ID: r.ID, Username: r.Username, Email: r.Email, FullName: r.FullName,
+		EmailVerified: r.EmailVerified, Enabled: r.Enabled, MFAEnabled: r.MFAEnabled,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// NewUser is the input of CreateUser. Every field is required.
+type NewUser struct {
+	// Username: 1-255 characters of [a-zA-Z0-9._-].
+	Username string
+	// Email: a plain address, at most 254 characters.
+	Email string
+	// FullName: 1-255 characters, not blank, no control characters.
+	FullName string
+	// Password: at least 4 characters and the workspace's PasswordPolicy.
+	Password string
+}
+
+// UserUpdate is the input of UpdateUser: the fields that may change.
+type UserUpdate struct {
+	Email    string
+	FullName string
+}
+
+// CreateUser creates an enabled user whose email is not yet verified, with
+// the password hashed by argon2id. A taken username or email (ignoring
+// case) is a CodeConflict error whose Fields say which.
+func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
+	settings, err := w.Settings(ctx)
+	if err != nil {
+		return User{}, err
+	}
+	if err := nu.validate(settings.PasswordPolicy); err != nil {
+		return User{}, err
+	}
+	// Hash outside the transaction: argon2id takes tens of milliseconds and
+	// must not hold up other writers.
+	hash, err := hashPassword(nu.Password, w.svc.argon2)
+	if err != nil {
+		return User{}, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	now := w.svc.timestamp()
+	var created store.User
+	err = w.update(ctx, func(tx store.Tx) error {
+		// The policy is read again here so that a policy changed since the
+		// check above still governs this password.
+		settings, err := w.settings(tx)
+		if err != nil {
+			return err
+		}
+		if err := nu.validate(settings.PasswordPolicy); err != nil {
+			return err
+		}
+		if err := w.checkUnique(tx, 0, nu.Username, nu.Email); err != nil {
+			return err
+		}
+		id, err := tx.NextID(w.slug, store.SeqUsers)
+		if err != nil {
+			return err
+		}
+		created = store.User{
+			ID: id, Username: nu.Username, Email: nu.Email, FullName: nu.FullName,
+			Enabled: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now,
+		}
+		return tx.PutUser(w.slug, created)
+	})
+	if err != nil {
+		return User{}, fromStore(err, "user")
+	}
+	return userFromRecord(created), nil
+}
+
+func (nu NewUser) validate(policy PasswordPolicy) error {
+	var p problems
+	checkUsername(&p, "username", nu.Username)
+	checkEmail(&p, "email", nu.Email)
+	checkFullName(&p, "fullName", nu.FullName)
+	if nu.Password == "" {
+		p.add("password", RuleRequired, "is required")
+	} else {
+		policy.check(&p, nu.Password, nu.Username, nu.Email)
+	}
+	return p.err("invalid user")
+}
+
+// checkUnique returns a CodeConflict error when username or email (either
+// may be empty to skip it) belongs to a user other than self.
+func (w *Workspace) checkUnique(tx store.Tx, self int64, username, email string) error {
+	var p problems
+	taken := func(field string, lookup func(string, string) (int64, error), value string) error {
+		if value == "" {
+			return nil
+		}
+		id, err := lookup(w.slug, value)
+		switch {
+		case isNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		case id != self:
+			p.add(field, RuleTaken, "is already in use")
+		}
+		return nil
+	}
+	if err := taken("username", tx.UserIDByUsername, username); err != nil {
+		return err
+	}
+	if err := taken("email", tx.UserIDByEmail, email); err != nil {
+		return err
+	}
+	if len(p) > 0 {
+		return &Error{Code: CodeConflict, Message: "username or email already in use", Fields: p}
+	}
+	return nil
+}
+
+// GetUser returns the user with the id. Disabled users are returned too.
+func (w *Workspace) GetUser(ctx context.Context, id int64) (User, error) {
+	var rec store.User
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		rec, err = w.user(tx, id)
+		return err
+	})
+	if err != nil {
+		return User{}, fromStore(err, "user")
+	}
+	return userFromRecord(rec), nil
+}
+
+// user reads the user record, with a not-found error that names the id.
+func (w *Workspace) user(tx store.Tx, id int64) (store.User, error) {
+	if id <= 0 {
+		return store.User{}, notFound("user %d not found", id)
+	}
+	rec, err := tx.User(w.slug, id)
+	if isNotFound(err) {
+		return store.User{}, notFound("user %d not found", id)
+	}
+	return rec, err
+}
+
+// ListUsers returns a page of users in ascending id order. A non-empty
+// search keeps the users whose username, email or full name starts with it,
+// ignoring case and taken literally (no wildcards). Total counts all
+// matching users.
+func (w *Workspace) ListUsers(ctx context.Context, search string, page *Page) (List[User], error) {
+	pg, err := page.resolve()
+	if err != nil {
+		return List[User]{}, err
+	}
+	var p problems
+	checkUTF8(&p, "search", search)
+	if err := p.err("invalid search"); err != nil {
+		return List[User]{}, err
+	}
+	var recs []store.User
+	var total int
+	err = w.view(ctx, func(tx store.Tx) (err error) {
+		recs, total, err = tx.Users(w.slug, store.UserQuery{Prefix: search, Offset: pg.Offset, Limit: pg.Limit})
+		return err
+	})
+	if err != nil {
+		return List[User]{}, fromStore(err, "workspace")
+	}
+	out := List[User]{Items: make([]User, len(recs)), Total: total, Offset: pg.Offset, Limit: pg.Limit}
+	for i, r := range recs {
+		out.Items[i] = userFromRecord(r)
+	}
+	return out, nil
+}
+
+// UpdateUser replaces the user's email and full name. A changed email is
+// no longer verified. The username cannot change.
+func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (User, error) {
+	var p problems
+	checkEmail(&p, "email", upd.Email)
+	checkFullName(&p, "fullName", upd.FullName)
+	if err := p.err("invalid user"); err != nil {
+		return User{}, err
+	}
+	now := w.svc.timestamp()
+	var rec store.User
+	err := w.update(ctx, func(tx store.Tx) (err error) {
+		if rec, err = w.user(tx, id); err != nil {
+			return err
+		}
+		if err := w.checkUnique(tx, id, "", upd.Email); err != nil {
+			return err
+		}
+		if rec.Email != upd.Email {
+			rec.EmailVerified = false
+		}
+		rec.Email, rec.FullName, rec.UpdatedAt = upd.Email, upd.FullName, now
+		return tx.PutUser(w.slug, rec)
+	})
+	if err != nil {
+		return User{}, fromStore(err, "user")
+	}
+	return userFromRecord(rec), nil
+}
+
+// DisableUser disables the user: it keeps its data, roles and history but
+// can no longer authenticate. Disabling a disabled user succeeds.
+func (w *Workspace) DisableUser(ctx context.Context, id int64) error {
+	return w.setEnabled(ctx, id, false)
+}
+
+// EnableUser enables a disabled user again. Enabling an enabled user
+// succeeds.
+func (w *Workspace) EnableUser(ctx context.Context, id int64) error {
+	return w.setEnabled(ctx, id, true)
+}
+
+func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) error {
+	now := w.svc.timestamp()
+	err := w.update(ctx, func(tx store.Tx) error {
+		rec, err := w.user(tx, id)
+		if err != nil || rec.Enabled == enabled {
+			return err
+		}
+		rec.Enabled, rec.UpdatedAt = enabled, now
+		return tx.PutUser(w.slug, rec)
+	})
+	return fromStore(err, "user")
+}
+
+// AssignRole assigns the role to the user directly (in addition to roles
+// inherited through groups). Assigning an assigned role succeeds. Roles are
+// managed outside this library; any positive role id is accepted.
+func (w *Workspace) AssignRole(ctx context.Context, userID, roleID int64) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		if roleID <= 0 {
+			return notFound("role %d not found", roleID)
+		}
+		return tx.AddUserRole(w.slug, userID, roleID)
+	})
+	return fromStore(err, "role")
+}
+
+// RemoveRole removes a directly assigned role. A role that is not directly
+// assigned (inherited roles included) is a not-found error.
+func (w *Workspace) RemoveRole(ctx context.Context, userID, roleID int64) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		err := tx.RemoveUserRole(w.slug, userID, roleID)
+		if isNotFound(err) {
+			return notFound("role %d is not directly assigned to user %d", roleID, userID)
+		}
+		return err
+	})
+	return fromStore(err, "role")
+}
+
+// Roles returns the ids of the roles directly assigned to the user,
+// ascending (never nil).
+func (w *Workspace) Roles(ctx context.Context, userID int64) ([]int64, error) {
+	var roles []int64
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		roles, err = tx.UserRoles(w.slug, userID)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "user")
+	}
+	if roles == nil {
+		roles = []int64{}
+	}
+	return roles, nil
+}

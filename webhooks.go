@@ -1,0 +1,236 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// WebhookEndpoint is a subscription of an HTTPS URL to event types. Its
+// signing secret is returned once, by CreateWebhook, and never again.
+type WebhookEndpoint struct {
+	ID          int64       `json:"id"`
+	URL         string      `json:"url"`
+	Description string      `json:"description"`
+	Events      []EventType `json:"events"`
+	Enabled     bool        `json:"enabled"`
+	CreatedAt   time.Time   `json:"createdAt"`
+}
+
+// NewWebhook is the input of CreateWebhook.
+type NewWebhook struct {
+	// URL: an absolute https URL with a host, at most 2048 characters. With
+	// the SSRF guard on (the default), it may not name localhost or an IP
+	// address that is not public.
+	URL string
+	// Description: optional, at most 1024 characters.
+	Description string
+	// Events: at least one, each in the catalogue (EventTypes), no
+	// duplicates.
+	Events []string
+}
+
+// CreatedWebhook is the result of CreateWebhook: the endpoint and its
+// secret, which is shown only here.
+type CreatedWebhook struct {
+	Endpoint WebhookEndpoint `json:"endpoint"`
+	// Secret is "whsec_" followed by the base64 of 32 random bytes, as the
+	// Standard Webhooks specification writes signing secrets.
+	Secret string `json:"secret"`
+}
+
+func webhookFromRecord(r store.Webhook) WebhookEndpoint {
+	events := make([]EventType, len(r.Events))
+	for i, e := range r.Events {
+		events[i] = EventType(e)
+	}
+	return WebhookEndpoint{
+		ID: r.ID, URL: r.URL, Description: r.Description, Events: events,
+		Enabled: r.Enabled, CreatedAt: r.CreatedAt,
+	}
+}
+
+// CreateWebhook registers an enabled endpoint and returns it with its
+// secret. Unknown event names are a CodeInvalid error with one FieldError
+// per unknown name.
+func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (CreatedWebhook, error) {
+	if err := nw.validate(w.svc.allowPrivateWebhooks); err != nil {
+		return CreatedWebhook{}, err
+	}
+	secret, err := newWebhookSecret()
+	if err != nil {
+		return CreatedWebhook{}, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	rec := store.Webhook{
+		URL: nw.URL, Description: nw.Description, Events: append([]string(nil), nw.Events...),
+		Enabled: true, CreatedAt: w.svc.timestamp(), Secret: secret,
+	}
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		if rec.ID, err = tx.NextID(w.slug, store.SeqWebhooks); err != nil {
+			return err
+		}
+		return tx.PutWebhook(w.slug, rec)
+	})
+	if err != nil {
+		return CreatedWebhook{}, fromStore(err, "workspace")
+	}
+	return CreatedWebhook{Endpoint: webhookFromRecord(rec), Secret: secret}, nil
+}
+
+func (nw NewWebhook) validate(allowPrivate bool) error {
+	var p problems
+	checkWebhookURL(&p, nw.URL, allowPrivate)
+	if checkText(&p, "description", nw.Description, 0, MaxDescriptionLength) {
+		checkNoControl(&p, "description", strings.NewReplacer("\n", "", "\t", "").Replace(nw.Description))
+	}
+	if len(nw.Events) == 0 {
+		p.add("events", RuleRequired, "must name at least one event type")
+	}
+	seen := map[string]bool{}
+	var unknown []string
+	for i, e := range nw.Events {
+		field := fmt.Sprintf("events[%d]", i)
+		switch {
+		case !EventType(e).Known():
+			unknown = append(unknown, e)
+			p.add(field, RuleUnknown, "unknown event type %q", e)
+		case seen[e]:
+			p.add(field, RuleDuplicate, "event type %q is listed twice", e)
+		}
+		seen[e] = true
+	}
+	message := "invalid webhook endpoint"
+	if len(unknown) > 0 {
+		message = fmt.Sprintf("unknown event types: %s", strings.Join(unknown, ", "))
+	}
+	return p.err(message)
+}
+
+func checkWebhookURL(p *problems, raw string, allowPrivate bool) {
+	const field = "url"
+	if !checkText(p, field, raw, 1, MaxWebhookURLLength) {
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Scheme != "https" || u.Hostname() == "" || u.Opaque != "" {
+		p.add(field, RuleFormat, "must be an absolute https URL with a host")
+		return
+	}
+	if !allowPrivate && isPrivateHost(u.Hostname()) {
+		p.add(field, RulePrivateAddress, "must not point at localhost or a non-public IP address")
+	}
+}
+
+// isPrivateHost reports whether a URL host is localhost or an IP literal
+// that is not a public unicast address. Host names are not resolved here;
+// the addresses they resolve to are checked when a delivery dials them.
+func isPrivateHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && !IsPublicAddress(addr)
+}
+
+// nonPublicPrefixes are special-purpose ranges (RFC 6890 and successors)
+// beyond those netip.Addr's own predicates cover.
+var nonPublicPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 (checked again below)
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("100::/64"),        // discard
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("2002::/16"),       // 6to4 wraps IPv4 of any kind
+}
+
+// IsPublicAddress reports whether a webhook may be delivered to addr: a
+// global unicast address outside every private, loopback, link-local,
+// carrier-grade NAT, documentation, benchmarking and reserved range.
+// IPv4-mapped IPv6 addresses are judged by their IPv4 address.
+func IsPublicAddress(addr netip.Addr) bool {
+	addr = addr.Unmap().WithZone("")
+	if !addr.IsValid() || !addr.IsGlobalUnicast() || addr.IsPrivate() {
+		return false
+	}
+	for _, prefix := range nonPublicPrefixes {
+		if prefix.Contains(addr) {
+			return false
+		}
+	}
+	return true
+}
+
+func newWebhookSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// ListWebhooks returns a page of the workspace's endpoints in ascending id
+// order, without secrets.
+func (w *Workspace) ListWebhooks(ctx context.Context, page *Page) (List[WebhookEndpoint], error) {
+	pg, err := page.resolve()
+	if err != nil {
+		return List[WebhookEndpoint]{}, err
+	}
+	var recs []store.Webhook
+	var total int
+	err = w.view(ctx, func(tx store.Tx) (err error) {
+		recs, total, err = tx.Webhooks(w.slug, pg.Offset, pg.Limit)
+		return err
+	})
+	if err != nil {
+		return List[WebhookEndpoint]{}, fromStore(err, "workspace")
+	}
+	out := List[WebhookEndpoint]{Items: make([]WebhookEndpoint, len(recs)), Total: total, Offset: pg.Offset, Limit: pg.Limit}
+	for i, r := range recs {
+		out.Items[i] = webhookFromRecord(r)
+	}
+	return out, nil
+}
+
+// GetWebhook returns the endpoint with the id, without its secret.
+func (w *Workspace) GetWebhook(ctx context.Context, id int64) (WebhookEndpoint, error) {
+	var rec store.Webhook
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if id <= 0 {
+			return notFound("webhook endpoint %d not found", id)
+		}
+		rec, err = tx.Webhook(w.slug, id)
+		return err
+	})
+	if err != nil {
+		return WebhookEndpoint{}, fromStore(err, fmt.Sprintf("webhook endpoint %d", id))
+	}
+	return webhookFromRecord(rec), nil
+}
+
+// DeleteWebhook removes the endpoint permanently together with every
+// delivery still queued for it, in one transaction. A missing endpoint is
+// a not-found error.
+func (w *Workspace) DeleteWebhook(ctx context.Context, id int64) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		if id <= 0 {
+			return notFound("webhook endpoint %d not found", id)
+		}
+		return tx.DeleteWebhook(w.slug, id)
+	})
+	return fromStore(err, fmt.Sprintf("webhook endpoint %d", id))
+}

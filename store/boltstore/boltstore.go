@@ -18,7 +18,7 @@
 //	  user_chunks            chunk -> uint32 number of users in it
 //	  user_roles             user id + role id -> empty
 //	  user_attrs             user id + attribute key -> value
-//	  mappers                attribute key -> JSON claim mapper
+//	  mappers                attribute key -> claim mapper record (binary)
 //	  webhooks               id -> JSON endpoint
 //	  deliveries             endpoint id + delivery id -> JSON delivery
 //	  delivery_endpoint      delivery id -> endpoint id
@@ -31,10 +31,11 @@
 // valid UTF-8, in which the byte 0xFF never occurs, so the one-byte key 0xFF
 // stands for the empty string there.
 //
-// A user record is a hand-written binary encoding (see encodeUser) because
-// users are read on every login and listed by the million; every other
-// record is JSON of a private record type, so the file format never follows
-// a change of the store package's structs by accident.
+// User and claim mapper records are hand-written binary encodings (see
+// encodeUser and encodeMapper) because users are read on every login and
+// listed by the million, and every token reads all of a workspace's
+// mappers; every other record is JSON of a private record type, so the file
+// format never follows a change of the store package's structs by accident.
 //
 // Listing users without a prefix must reach deep offsets without walking
 // every user: user_chunks counts the users of each chunk of 1024 consecutive

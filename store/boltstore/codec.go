@@ -150,13 +150,6 @@ type workspaceRecord struct {
 	Settings  []byte `json:"settings,omitempty"`
 }
 
-// mapperRecord is the stored form of store.ClaimMapper.
-type mapperRecord struct {
-	ClaimName       string `json:"claim"`
-	IncludeInAccess bool   `json:"access,omitempty"`
-	IncludeInID     bool   `json:"id_token,omitempty"`
-}
-
 // webhookRecord is the stored form of store.Webhook.
 type webhookRecord struct {
 	URL         string   `json:"url"`
@@ -199,24 +192,42 @@ func decodeWorkspace(slug, v []byte) (store.Workspace, error) {
 	return store.Workspace{Slug: string(slug), CreatedAt: fromMicros(r.CreatedAt), Settings: r.Settings}, nil
 }
 
+// Claim mapper record format, version 1, binary because Claims reads every
+// mapper of the workspace for every token:
+//
+//	byte     format version (mapperFormatV1)
+//	byte     flags (mapperInAccess | mapperInID)
+//	bytes    ClaimName, to the end of the record
+//
+// The attribute key is the bbolt key.
+const mapperFormatV1 = 1
+
+// Flags of the claim mapper record.
+const (
+	mapperInAccess = 1 << iota
+	mapperInID
+)
+
 func encodeMapper(m store.ClaimMapper) ([]byte, error) {
-	return json.Marshal(mapperRecord{
-		ClaimName:       m.ClaimName,
-		IncludeInAccess: m.IncludeInAccess,
-		IncludeInID:     m.IncludeInID,
-	})
+	var flags byte
+	if m.IncludeInAccess {
+		flags |= mapperInAccess
+	}
+	if m.IncludeInID {
+		flags |= mapperInID
+	}
+	return append([]byte{mapperFormatV1, flags}, m.ClaimName...), nil
 }
 
 func decodeMapper(attributeKey, v []byte) (store.ClaimMapper, error) {
-	var r mapperRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return store.ClaimMapper{}, fmt.Errorf("boltstore: claim mapper %q: %w", attributeKey, err)
+	if len(v) < 2 || v[0] != mapperFormatV1 {
+		return store.ClaimMapper{}, fmt.Errorf("boltstore: claim mapper %q: unknown or corrupt record", attributeKey)
 	}
 	return store.ClaimMapper{
 		AttributeKey:    string(attributeKey),
-		ClaimName:       r.ClaimName,
-		IncludeInAccess: r.IncludeInAccess,
-		IncludeInID:     r.IncludeInID,
+		ClaimName:       string(v[2:]),
+		IncludeInAccess: v[1]&mapperInAccess != 0,
+		IncludeInID:     v[1]&mapperInID != 0,
 	}, nil
 }
 

@@ -287,7 +287,7 @@ func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
 		return err
 	}
 	b, k := sp.bucket(bucketMappers), []byte(attributeKey)
-	if b.Get(k) == nil { // a mapper's JSON is never empty
+	if b.Get(k) == nil { // a mapper record is never empty
 		return notFound("claim mapper %q", attributeKey)
 	}
 	return b.Delete(k)

@@ -149,17 +149,15 @@ func notFound(format string, args ...any) *Error {
 // not-found Error described by what, context errors pass unchanged, and
 // anything else is an internal error carrying its cause.
 func fromStore(err error, what string) error {
+	if _, ok := errors.AsType[*Error](err); ok || err == nil {
+		return err // already the library's own, with its own message
+	}
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, store.ErrNotFound):
 		return &Error{Code: CodeNotFound, Message: what + " not found", Err: err}
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Code: CodeConflict, Message: what + " conflicts with an existing record", Err: err}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	}
-	if _, ok := errors.AsType[*Error](err); ok {
 		return err
 	}
 	return &Error{Code: CodeInternal, Message: "internal error", Err: err}

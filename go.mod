@@ -8,4 +8,8 @@ require (
 	golang.org/x/crypto v0.58.0
 )
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	github.com/getkin/kin-openapi v0.152.0 // indirect
+	github.com/julienschmidt/httprouter v1.3.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)

@@ -3,13 +3,21 @@ module github.com/identitylib/identity
 go 1.26.0
 
 require (
+	github.com/getkin/kin-openapi v0.152.0
 	github.com/google/go-cmp v0.7.0
+	github.com/julienschmidt/httprouter v1.3.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.58.0
 )
 
 require (
-	github.com/getkin/kin-openapi v0.152.0 // indirect
-	github.com/julienschmidt/httprouter v1.3.0 // indirect
+	github.com/go-openapi/jsonpointer v0.22.5 // indirect
+	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
+	github.com/gorilla/mux v1.8.0 // indirect
+	github.com/kr/pretty v0.3.1 // indirect
+	github.com/oasdiff/yaml v0.1.1 // indirect
+	github.com/oasdiff/yaml3 v0.0.14 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )

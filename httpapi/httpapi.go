@@ -1,0 +1,131 @@
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/identitylib/identity"
+	"github.com/julienschmidt/httprouter"
+)
+
+// Options configure the handler. A nil *Options means every default.
+type Options struct {
+	// Logger receives one line per request; default slog.Default().
+	Logger *slog.Logger
+}
+
+// basePath prefixes every route; the slug names the workspace.
+const basePath = "/t/:slug/api/v1"
+
+// New returns the REST API of svc as an http.Handler serving
+// /t/{slug}/api/v1/... . It may be mounted under a prefix with
+// http.StripPrefix; Location headers are then relative to the handler (they
+// lack the prefix).
+func New(svc *identity.Service, opts *Options) http.Handler {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &handler{svc: svc, logger: opts.Logger, router: httprouter.New()}
+	// Redirects would answer a wrong path with a 3xx whose Location ignores
+	// any mount prefix; an API client is better served by a plain 404.
+	h.router.RedirectTrailingSlash = false
+	h.router.RedirectFixedPath = false
+	h.router.HandleMethodNotAllowed = true
+	h.router.NotFound = http.HandlerFunc(notFound)
+	h.router.MethodNotAllowed = http.HandlerFunc(methodNotAllowed)
+	h.router.PanicHandler = recoverPanic
+	for _, rt := range routes {
+		h.router.Handle(rt.method, basePath+rt.path, h.authorized(rt))
+	}
+	h.router.GET(openAPIPath, serveOpenAPI)
+	return h
+}
+
+// handler is the http.Handler New returns.
+type handler struct {
+	svc    *identity.Service
+	logger *slog.Logger // nil: slog.Default() at the time of the request
+	router *httprouter.Router
+}
+
+// ServeHTTP routes the request and logs one line about it, whatever
+// happens, panics included.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w, start: time.Now()}
+	defer h.logRequest(r, rec)
+	h.router.ServeHTTP(rec, routable(r))
+}
+
+// routable returns r with URL.Path in its escaped form, so that a
+// percent-encoded slash in a path parameter (the attribute key "a/b" sent as
+// a%2Fb) stays inside its segment and a parameter is decoded exactly once,
+// by pathParam. Most paths need no escaping and r comes back as it is; the
+// copy is shallow, as http.StripPrefix makes it.
+func routable(r *http.Request) *http.Request {
+	escaped := r.URL.EscapedPath()
+	if escaped == r.URL.Path {
+		return r
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = escaped, ""
+	r2.URL = &u
+	return r2
+}
+
+// authorized turns a route into an httprouter.Handle: it names the route
+// for the log, authorizes the key for the route's scope before anything else
+// (body, path ids and stored data come later), runs the route and answers
+// its error as a problem.
+func (h *handler) authorized(rt route) httprouter.Handle {
+	pattern := basePath + rt.path
+	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		recorderOf(w).route = pattern
+		ctx := r.Context()
+		ws, err := h.authorize(ctx, r, pathParam(ps, "slug"), rt.scope)
+		if err == nil {
+			err = rt.serve(ctx, w, &call{r: r, ws: ws, params: ps})
+		}
+		if err != nil {
+			writeProblem(w, err)
+		}
+	}
+}
+
+// notFound answers a path that matches no route.
+func notFound(w http.ResponseWriter, _ *http.Request) {
+	writeProblem(w, &problem{
+		Status: http.StatusNotFound, Code: string(identity.CodeNotFound),
+		Detail: "the path matches no route of this API",
+	})
+}
+
+// methodNotAllowed answers a known path with an unknown method; httprouter
+// has set Allow already. It runs before authentication, as it reveals only
+// the public route table.
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, &problem{
+		Status: http.StatusMethodNotAllowed, Code: codeMethodNotAllowed,
+		Detail: fmt.Sprintf("the method is not allowed here; allowed: %s", w.Header().Get("Allow")),
+	})
+}
+
+// recoverPanic answers a panic in a route with a 500 that tells nothing of
+// it; the log line of the request carries the value and the stack.
+func recoverPanic(w http.ResponseWriter, _ *http.Request, v any) {
+	if v == http.ErrAbortHandler {
+		panic(v) // the documented way to abort a response; net/http handles it
+	}
+	rec := recorderOf(w)
+	rec.fail(fmt.Errorf("panic: %v", v))
+	rec.stack = strings.TrimSpace(string(debug.Stack()))
+	if rec.status != 0 {
+		return // the response has begun; nothing better can be sent
+	}
+	writeProblem(w, &problem{Status: http.StatusInternalServerError, Code: string(identity.CodeInternal), Detail: "internal error"})
+}

@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/identitylib/identity"
+)
+
+// statusRecorder wraps the ResponseWriter of one request to learn what the
+// log line reports: the status and size of the response, the route pattern
+// that served it, and the failure behind a 5xx.
+type statusRecorder struct {
+	http.ResponseWriter
+	start  time.Time
+	status int   // 0 until the header is written
+	bytes  int64 // body bytes written
+	route  string
+	err    error  // the cause of a 5xx, for the log only
+	stack  string // the stack of a recovered panic
+}
+
+// recorderOf returns the statusRecorder that ServeHTTP hands down:
+// httprouter passes the same ResponseWriter to routes and to its NotFound,
+// MethodNotAllowed and panic handlers.
+func recorderOf(w http.ResponseWriter) *statusRecorder {
+	if rec, ok := w.(*statusRecorder); ok {
+		return rec
+	}
+	return &statusRecorder{ResponseWriter: w} // unreachable; keeps callers simple
+}
+
+// WriteHeader records the first status written.
+func (rec *statusRecorder) WriteHeader(status int) {
+	if rec.status == 0 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+// Write counts the body bytes; a body without WriteHeader means 200.
+func (rec *statusRecorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// fail records why the request ended in a server error.
+func (rec *statusRecorder) fail(err error) { rec.err = err }
+
+// logRequest writes the one log line of a request: method, route pattern
+// (not the path, which may hold ids and keys of attributes), status,
+// duration and bytes, and for a server error its cause. It never logs
+// headers or bodies, so keys, passwords and secrets stay out of the log.
+func (h *handler) logRequest(r *http.Request, rec *statusRecorder) {
+	logger := h.logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http sends 200
+	}
+	level := slog.LevelInfo
+	if status >= http.StatusInternalServerError {
+		level = slog.LevelWarn // a 503 for a canceled request: no fault of ours
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("route", rec.route),
+		slog.Int("status", status),
+		slog.Duration("duration", time.Since(rec.start)),
+		slog.Int64("bytes", rec.bytes),
+	}
+	if rec.err != nil {
+		level = slog.LevelError
+		attrs = append(attrs, slog.String("error", causeOf(rec.err)))
+	}
+	if rec.stack != "" {
+		attrs = append(attrs, slog.String("stack", rec.stack))
+	}
+	logger.LogAttrs(r.Context(), level, "http request", attrs...)
+}
+
+// causeOf describes err for the log, with the cause an *identity.Error
+// keeps out of its message (it is never shown to callers, but an operator
+// needs it).
+func causeOf(err error) string {
+	msg := err.Error()
+	if e, ok := errors.AsType[*identity.Error](err); ok && e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}

@@ -10,7 +10,7 @@
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks]
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]
 //
 // -db defaults to identity.db in the working directory. Global flags come
 // before the command, the command's own flags after it.
@@ -31,9 +31,10 @@
 // serve listens on -addr (default 127.0.0.1:8080; port 0 picks a free port,
 // and the address actually bound is logged), serves the API under
 // /t/{slug}/api/v1/ and a liveness check at GET /healthz, and logs to
-// standard error. SIGINT or SIGTERM stops it gracefully: in-flight requests
-// get a few seconds to finish, then the database is closed. A second signal
-// kills it at once. Every acknowledged write is on disk (bbolt fsyncs each
+// standard error with log/slog, one line per request unless
+// -access-log=false. SIGINT or SIGTERM stops it gracefully: the listener
+// closes, in-flight requests get 5 seconds to finish, then the database is
+// closed and identityd exits 0. A second signal kills it at once. Every acknowledged write is on disk (bbolt fsyncs each
 // commit), so even SIGKILL loses none.
 //
 // Only one process may hold the database file: while serve runs, the other

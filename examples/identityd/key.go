@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/identitylib/identity"
+)
+
+// keyCreate issues an API key and prints only the key, on one line, so that
+// scripts can capture it: identityd key create -workspace SLUG -scopes ...
+func keyCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
+	slug := fs.String("workspace", "", "the `SLUG` of the workspace the key is for")
+	scopeList := fs.String("scopes", "", "comma-separated `SCOPES` the key grants (see identityd -h)")
+	name := fs.String("name", "", "an optional `NAME` shown by key list")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := positional(fs); err != nil {
+		return err
+	}
+	if err := required(fs, "workspace", *slug); err != nil {
+		return err
+	}
+	if err := required(fs, "scopes", *scopeList); err != nil {
+		return err
+	}
+	// Scopes are checked before the database is opened, so that a typo
+	// fails the same way whether or not the file exists or is in use.
+	scopes, err := parseScopes(*scopeList)
+	if err != nil {
+		return err
+	}
+	svc, err := e.open(true, nil)
+	if err != nil {
+		return err
+	}
+	defer closeService(svc, &err)
+	ws, err := workspace(ctx, svc, *slug)
+	if err != nil {
+		return err
+	}
+	_, key, err := ws.CreateAPIKey(ctx, *name, scopes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, key)
+	return nil
+}
+
+// parseScopes parses a comma-separated list of scopes, reporting every
+// unknown one.
+func parseScopes(list string) ([]identity.Scope, error) {
+	var scopes []identity.Scope
+	var unknown []string
+	for s := range strings.SplitSeq(list, ",") {
+		scope := identity.Scope(strings.TrimSpace(s))
+		if !scope.Known() {
+			unknown = append(unknown, fmt.Sprintf("%q", scope))
+		}
+		scopes = append(scopes, scope)
+	}
+	if len(unknown) > 0 {
+		known := make([]string, 0, len(identity.Scopes()))
+		for _, s := range identity.Scopes() {
+			known = append(known, string(s))
+		}
+		return nil, fmt.Errorf("unknown scope %s (known scopes: %s)", strings.Join(unknown, ", "), strings.Join(known, ","))
+	}
+	return scopes, nil
+}
+
+// keyList prints the workspace's keys without their secrets:
+// identityd key list -workspace SLUG.
+func keyList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
+	slug := fs.String("workspace", "", "the `SLUG` of the workspace")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := positional(fs); err != nil {
+		return err
+	}
+	if err := required(fs, "workspace", *slug); err != nil {
+		return err
+	}
+	svc, err := e.open(true, nil)
+	if err != nil {
+		return err
+	}
+	defer closeService(svc, &err)
+	ws, err := workspace(ctx, svc, *slug)
+	if err != nil {
+		return err
+	}
+	keys, err := ws.APIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED")
+	for _, k := range keys {
+		scopes := make([]string, len(k.Scopes))
+		for i, s := range k.Scopes {
+			scopes[i] = string(s)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.ID, orDash(k.Name), strings.Join(scopes, ","), k.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+// keyRevoke deletes a key, which stops working at once:
+// identityd key revoke -workspace SLUG ID.
+func keyRevoke(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
+	slug := fs.String("workspace", "", "the `SLUG` of the workspace the key belongs to")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	pos, err := positional(fs, "ID")
+	if err != nil {
+		return err
+	}
+	if err := required(fs, "workspace", *slug); err != nil {
+		return err
+	}
+	svc, err := e.open(true, nil)
+	if err != nil {
+		return err
+	}
+	defer closeService(svc, &err)
+	ws, err := workspace(ctx, svc, *slug)
+	if err != nil {
+		return err
+	}
+	if err := ws.RevokeAPIKey(ctx, pos[0]); err != nil {
+		if errors.Is(err, identity.ErrNotFound) {
+			return fmt.Errorf("workspace %s has no api key %q (see identityd key list -workspace %s)", *slug, pos[0], *slug)
+		}
+		return err
+	}
+	fmt.Fprintf(e.stdout, "revoked api key %s\n", pos[0])
+	return nil
+}
+
+// orDash returns s, or "-" for an empty s so that table columns stay
+// aligned.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

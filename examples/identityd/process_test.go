@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests in this file build identityd and run it as a process, to see
+// what only a process shows: exit statuses, signals, the file lock held by
+// another process, and durability across SIGKILL.
+
+// raceEnabled is set by race_test.go when the tests run with -race.
+var raceEnabled bool
+
+var (
+	binDir    string // removed by TestMain
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "identityd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// binary builds identityd once for all the tests and returns its path.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the identityd binary")
+	}
+	buildOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		binPath = filepath.Join(binDir, "identityd")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.CommandContext(ctx, "go", append(args, ".")...).CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// process is identityd serve running as a child process.
+type process struct {
+	cmd  *exec.Cmd
+	log  *lockedBuffer // standard output and error
+	addr string
+	base string
+	done chan struct{} // closed when the process has exited
+}
+
+// startServe starts identityd serve on a free loopback port and waits until
+// it has logged its address. The process is killed when the test ends, if
+// it still runs.
+func startServe(t *testing.T, db string) *process {
+	t.Helper()
+	p := &process{log: new(lockedBuffer), done: make(chan struct{})}
+	p.cmd = exec.Command(binary(t), "-db", db, "serve", "-addr", "127.0.0.1:0")
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	p.addr = waitFor(t, p.log, listening, 10*time.Second)[1]
+	p.base = "http://" + p.addr
+	return p
+}
+
+// wait waits for the process to exit and returns its exit status, failing
+// the test after timeout.
+func (p *process) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		t.Fatalf("identityd did not exit within %v; log:\n%s", timeout, p.log)
+		return -1
+	}
+}
+
+// signal sends sig to the process.
+func (p *process) signal(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runBinary runs the binary to its end and returns what it printed.
+func runBinary(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil && !errors.As(err, new(*exec.ExitError)) {
+		t.Fatalf("identityd %s: %v", strings.Join(args, " "), err)
+	}
+	return result{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+}
+
+func TestBinaryCommandLine(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "identity.db")
+	if r := runBinary(t, "-db", db, "workspace", "create", "acme"); r.code != exitOK {
+		t.Fatalf("workspace create: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r := runBinary(t, "-db", db, "key", "create", "-workspace", "acme", "-scopes", "users:read,users:write")
+	if r.code != exitOK || !keyPattern.MatchString(r.stdout) {
+		t.Errorf("key create: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"workspace", "create", "acme"}, exitError},
+		{[]string{"workspace", "create", "Bad_Slug"}, exitError},
+		{[]string{"key", "create", "-workspace", "acme", "-scopes", "users:everything"}, exitError},
+		{[]string{"key", "create", "-workspace", "acme"}, exitUsage},
+		{[]string{"frob"}, exitUsage},
+		{nil, exitUsage},
+	} {
+		r := runBinary(t, append([]string{"-db", db}, tt.args...)...)
+		if r.code != tt.code || r.stderr == "" || r.stdout != "" {
+			t.Errorf("identityd %s: exit %d, stdout %q, stderr %q; want exit %d and a message on stderr",
+				strings.Join(tt.args, " "), r.code, r.stdout, r.stderr, tt.code)
+		}
+	}
+}
+
+func TestBinaryDatabaseInUse(t *testing.T) {
+	db, _ := newDB(t)
+	startServe(t, db)
+	start := time.Now()
+	r := runBinary(t, "-db", db, "workspace", "create", "beta")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("took %v, want under 3s", took)
+	}
+	want := "identityd: database " + db + " is in use by another process (is identityd serve running?)\n"
+	if r.code != exitError || r.stderr != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, exitError, want)
+	}
+}
+
+func TestSIGINTStopsGracefully(t *testing.T) {
+	db, key := newDB(t)
+	p := startServe(t, db)
+	createUser(t, p.base, key, "ada")
+	p.signal(t, os.Interrupt)
+	if code := p.wait(t, 10*time.Second); code != exitOK {
+		t.Fatalf("exit %d after SIGINT; log:\n%s", code, p.log)
+	}
+	assertUsers(t, db, "ada")
+}
+
+func TestSIGTERMFinishesRequestInFlight(t *testing.T) {
+	db, key := newDB(t)
+	p := startServe(t, db)
+	createUser(t, p.base, key, "before")
+
+	// Send the headers and the start of the body, and hold back the rest,
+	// so that the request is in flight when the signal arrives.
+	conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(newUser("inflight"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := fmt.Sprintf("POST /t/acme/api/v1/users HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.addr, key, len(body))
+	if _, err := conn.Write(append([]byte(head), body[:10]...)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the server read the headers
+
+	p.signal(t, syscall.SIGTERM)
+	waitFor(t, p.log, regexp.MustCompile(`msg="shutting down"`), 5*time.Second)
+	waitRefused(t, p.addr, 5*time.Second)
+	select {
+	case <-p.done:
+		t.Fatalf("identityd exited with a request in flight; log:\n%s", p.log)
+	case <-time.After(300 * time.Millisecond): // still waiting for the request, as it should
+	}
+
+	if _, err := conn.Write(body[10:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the response of the request in flight: %v; log:\n%s", err, p.log)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("the request in flight got %d, want 201", resp.StatusCode)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitOK {
+		t.Fatalf("exit %d after SIGTERM; log:\n%s", code, p.log)
+	}
+	assertUsers(t, db, "before", "inflight")
+}
+
+// waitRefused waits until the listener at addr is closed.
+func waitRefused(t *testing.T, addr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return
+		}
+		// Close at once: an open new connection would hold up Shutdown.
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s still accepts connections %v after the signal", addr, timeout)
+}
+
+// assertUsers checks that the database, reopened, holds exactly the users.
+func assertUsers(t *testing.T, db string, usernames ...string) {
+	t.Helper()
+	ctx := context.Background()
+	ws, err := openDB(t, db).Workspace(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := ws.ListUsers(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range page.Items {
+		got = append(got, u.Username)
+	}
+	if strings.Join(got, ",") != strings.Join(usernames, ",") {
+		t.Errorf("users after the restart: %v, want %v", got, usernames)
+	}
+}
+
+// ack is a write that the server acknowledged: a user created (attr empty)
+// or an attribute set.
+type ack struct {
+	userID        int64
+	username      string
+	attr, attrVal string
+}
+
+func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
+	db, key := newDB(t)
+	p := startServe(t, db)
+
+	// Writers create users and set an attribute on each until the server
+	// dies; it is killed while they are still writing, as soon as enough
+	// writes are acknowledged.
+	const enough = 100
+	var (
+		mu    sync.Mutex
+		acks  []ack
+		wg    sync.WaitGroup
+		total = make(chan int, 1024)
+	)
+	record := func(a ack) {
+		mu.Lock()
+		defer mu.Unlock()
+		acks = append(acks, a)
+		select {
+		case total <- len(acks):
+		default: // the test has stopped counting
+		}
+	}
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				name := fmt.Sprintf("w%d-user%03d", w, i)
+				id, err := tryCreateUser(p.base, key, name)
+				if err != nil {
+					return // the server is gone
+				}
+				record(ack{userID: id, username: name})
+				value := fmt.Sprintf("value of %s", name)
+				status, _, err := send(http.MethodPut, userURL(p.base, id)+"/attributes/n", key, map[string]string{"value": value})
+				if err != nil || status != http.StatusNoContent {
+					return
+				}
+				record(ack{userID: id, username: name, attr: "n", attrVal: value})
+			}
+		})
+	}
+	waitCount(t, total, enough, 60*time.Second)
+	if err := p.cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	p.wait(t, 10*time.Second)
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("identityd ended with %v, not by SIGKILL", p.cmd.ProcessState)
+	}
+	wg.Wait()
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d writes acknowledged before SIGKILL", len(acks))
+	verifyAcks(t, db, acks)
+}
+
+// waitCount waits until a value of at least n arrives on counts.
+func waitCount(t *testing.T, counts <-chan int, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case c := <-counts:
+			if c >= n {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("fewer than %d writes acknowledged within %v", n, timeout)
+		}
+	}
+}
+
+// verifyAcks reopens the database and checks every acknowledged write.
+func verifyAcks(t *testing.T, db string, acks []ack) {
+	t.Helper()
+	ctx := context.Background()
+	ws, err := openDB(t, db).Workspace(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range acks {
+		u, err := ws.GetUser(ctx, a.userID)
+		if err != nil || u.Username != a.username {
+			t.Errorf("acknowledged user %d (%s) after SIGKILL: %+v, %v", a.userID, a.username, u, err)
+			continue
+		}
+		if a.attr == "" {
+			continue
+		}
+		attrs, err := ws.Attributes(ctx, a.userID)
+		if err != nil || attrs[a.attr] != a.attrVal {
+			t.Errorf("acknowledged attribute %s of user %d after SIGKILL: %q, %v", a.attr, a.userID, attrs[a.attr], err)
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/identitylib/identity"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// env is what every command works with: the global flags and the streams.
+type env struct {
+	dbPath string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one command of the command line.
+type command struct {
+	name string // "key create"
+	args string // the synopsis of its arguments
+	// run parses args with fs, which is named after the command and prints
+	// its usage, and does the work.
+	run func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
+}
+
+// commands returns the command table. It is a function, not a variable,
+// because the commands' usage texts are built from it.
+func commands() []command {
+	return []command{
+		{"workspace create", "SLUG", workspaceCreate},
+		{"workspace list", "", workspaceList},
+		{"key create", "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", keyCreate},
+		{"key list", "-workspace SLUG", keyList},
+		{"key revoke", "-workspace SLUG ID", keyRevoke},
+		{"user import", "-workspace SLUG [-file F] [-batch N]", userImport},
+		{"serve", "[-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]", serve},
+	}
+}
+
+// synopsis is one usage line of the command.
+func (c command) synopsis() string {
+	return strings.TrimSpace("identityd [-db FILE] " + c.name + " " + c.args)
+}
+
+// usageError is a command line that does not fit the usage. run prints it
+// with the command's synopsis and exits with status 2.
+type usageError struct {
+	msg      string
+	synopses []string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// errUsageShown is a usage error that the flag package has printed already.
+var errUsageShown = errors.New("usage error already printed")
+
+// run runs the command line args (without the program name) and returns the
+// exit status. ctx ends the command: serve shuts down gracefully, the other
+// commands stop at their next store call.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr}
+	global := flag.NewFlagSet("identityd", flag.ContinueOnError)
+	global.SetOutput(stderr)
+	global.StringVar(&e.dbPath, "db", "identity.db", "the bbolt database `FILE`")
+	global.Usage = func() { printUsage(stderr, global) }
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	args = global.Args()
+	if len(args) == 0 || args[0] == "help" {
+		printUsage(stderr, global)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	cmd, rest, err := lookup(args)
+	if err == nil {
+		err = cmd.run(ctx, e, cmd.flagSet(stderr), rest)
+	}
+	return report(stderr, err)
+}
+
+// lookup finds the command that args start with and returns it with the
+// remaining arguments.
+func lookup(args []string) (command, []string, error) {
+	var group []string // the synopses of the commands starting with args[0]
+	for _, c := range commands() {
+		words := strings.Fields(c.name)
+		if words[0] != args[0] {
+			continue
+		}
+		group = append(group, c.synopsis())
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c, args[len(words):], nil
+		}
+	}
+	switch {
+	case len(group) > 0 && len(args) > 1:
+		return command{}, nil, &usageError{msg: fmt.Sprintf("unknown command %q", args[0]+" "+args[1]), synopses: group}
+	case len(group) > 0:
+		return command{}, nil, &usageError{msg: fmt.Sprintf("%q needs a subcommand", args[0]), synopses: group}
+	}
+	return command{}, nil, &usageError{msg: fmt.Sprintf("unknown command %q", args[0])}
+}
+
+// flagSet returns an empty flag set for the command whose usage is its
+// synopsis and its flags.
+func (c command) flagSet(stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("identityd "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n", c.synopsis())
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// report prints err, if any, and returns the exit status for it.
+func report(stderr io.Writer, err error) int {
+	var usage *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errUsageShown):
+		return exitUsage
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "identityd: %s\n", usage.msg)
+		for i, syn := range usage.synopses {
+			prefix := "Usage: "
+			if i > 0 {
+				prefix = "       "
+			}
+			fmt.Fprintf(stderr, "%s%s\n", prefix, syn)
+		}
+		fmt.Fprintln(stderr, "Run 'identityd -h' for help.")
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "identityd: %s\n", message(err))
+		return exitError
+	}
+}
+
+// printUsage prints the help text.
+func printUsage(w io.Writer, global *flag.FlagSet) {
+	fmt.Fprintln(w, "identityd serves the identity management REST API and administers its database.")
+	fmt.Fprintln(w, "\nUsage:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %s\n", c.synopsis())
+	}
+	fmt.Fprintln(w, "\nGlobal flags:")
+	global.PrintDefaults()
+	fmt.Fprintln(w, "\nScopes:")
+	for _, s := range identity.Scopes() {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	fmt.Fprintln(w, "\nRun 'identityd COMMAND -h' for the flags of a command.")
+}
+
+// parse parses the command's flags. The flag package has printed any
+// problem, so the error needs no further report.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsageShown
+	}
+	return nil
+}
+
+// usagef returns a usage error of the command whose flags are fs.
+func usagef(fs *flag.FlagSet, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	name := strings.TrimPrefix(fs.Name(), "identityd ")
+	for _, c := range commands() {
+		if c.name == name {
+			return &usageError{msg: name + ": " + msg, synopses: []string{c.synopsis()}}
+		}
+	}
+	return &usageError{msg: msg}
+}
+
+// positional returns the command's positional arguments, which must be
+// exactly as many as names.
+func positional(fs *flag.FlagSet, names ...string) ([]string, error) {
+	args := fs.Args()
+	switch {
+	case len(args) < len(names):
+		return nil, usagef(fs, "missing %s", names[len(args)])
+	case len(args) > len(names):
+		return nil, usagef(fs, "unexpected argument %q", args[len(names)])
+	}
+	return args, nil
+}
+
+// required checks that the string flag name was given a non-empty value.
+func required(fs *flag.FlagSet, name, value string) error {
+	if value == "" {
+		return usagef(fs, "-%s is required", name)
+	}
+	return nil
+}
+
+// open opens the database. Commands that only make sense on an existing
+// database pass mustExist, so that a mistyped -db fails instead of
+// creating an empty file.
+func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, error) {
+	if mustExist {
+		if _, err := os.Stat(e.dbPath); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("database %s does not exist (create it with: identityd -db %s workspace create SLUG)", e.dbPath, e.dbPath)
+		}
+	}
+	svc, err := identity.Open(e.dbPath, opts)
+	if errors.Is(err, bbolt.ErrTimeout) {
+		// bbolt holds an exclusive lock on the file; the store gives up
+		// after a short wait rather than hang behind a running server.
+		return nil, fmt.Errorf("database %s is in use by another process (is identityd serve running?)", e.dbPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", e.dbPath, err)
+	}
+	return svc, nil
+}
+
+// workspace returns the workspace slug, with an error that names it.
+func workspace(ctx context.Context, svc *identity.Service, slug string) (*identity.Workspace, error) {
+	ws, err := svc.Workspace(ctx, slug)
+	if errors.Is(err, identity.ErrNotFound) {
+		return nil, fmt.Errorf("workspace %q does not exist", slug)
+	}
+	return ws, err
+}
+
+// message renders err for the terminal. An *identity.Error shows its
+// message and every field problem, without the library's prefix, and an
+// internal error shows its cause: the reader is the operator.
+func message(err error) string {
+	// Only an error that is itself an *identity.Error is rendered so: one
+	// wrapped by a command keeps the context the command added.
+	e, ok := err.(*identity.Error)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	case !ok:
+		return err.Error()
+	case e.Code == identity.CodeInternal && e.Err != nil:
+		return e.Message + ": " + e.Err.Error()
+	}
+	msg := e.Message
+	for i, f := range e.Fields {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		msg += sep + f.Field + " " + f.Message
+	}
+	return msg
+}
+
+// closeService closes svc and adds a failure to *err.
+func closeService(svc *identity.Service, err *error) {
+	if cerr := svc.Close(); cerr != nil {
+		*err = errors.Join(*err, fmt.Errorf("close database: %w", cerr))
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/httpapi"
+)
+
+// Server limits. Request bodies are at most 1 MiB (the API's own limit),
+// so a generous read timeout still bounds a slow client; the write timeout
+// leaves room for argon2id hashing on a busy machine.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+	// shutdownTimeout is how long in-flight requests may run after a
+	// signal: short enough to exit well within the 10 s that service
+	// managers commonly wait before SIGKILL.
+	shutdownTimeout = 5 * time.Second
+)
+
+// serve runs the REST API until ctx ends:
+// identityd serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false].
+func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
+	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
+	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
+	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := positional(fs); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	svc, err := e.open(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate})
+	if err != nil {
+		return err
+	}
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", *addr)
+	if err != nil {
+		closeService(svc, &err)
+		return err
+	}
+	srv := newServer(newHandler(svc, requestLogger(logger, *accessLog)), logger)
+	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbPath, "allow_private_webhooks", *allowPrivate)
+	err = serveUntilDone(ctx, srv, ln, logger)
+	// Closed only now, after every request has finished or been cut off.
+	closeService(svc, &err)
+	logger.Info("stopped")
+	return err
+}
+
+// newServer returns an http.Server with timeouts, so that slow or idle
+// clients cannot hold connections and goroutines forever.
+func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// newHandler serves GET /healthz itself and everything else with the REST
+// adapter. It dispatches on the exact path rather than through a ServeMux,
+// which would clean and redirect paths before the adapter sees them.
+func newHandler(svc *identity.Service, logger *slog.Logger) http.Handler {
+	api := httpapi.New(svc, &httpapi.Options{Logger: logger})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" {
+			healthz(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// healthz answers a liveness check: the process is up and serving.
+func healthz(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// serveUntilDone serves ln until ctx ends, then shuts down gracefully:
+// the listener closes at once, in-flight requests get shutdownTimeout to
+// finish, and whatever still runs then has its connection closed.
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, logger *slog.Logger) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err // Serve failed before any shutdown
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("requests still running at the shutdown deadline; closing their connections", "err", err)
+		_ = srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// requestLogger returns the adapter's logger: logger itself, or without
+// the per-request lines when accessLog is off.
+func requestLogger(logger *slog.Logger, accessLog bool) *slog.Logger {
+	if accessLog {
+		return logger
+	}
+	return slog.New(minLevel{logger.Handler(), slog.LevelWarn})
+}
+
+// minLevel drops the records of h below level: the adapter logs each
+// request at Info and each server error at Error, so Warn keeps only the
+// failures.
+type minLevel struct {
+	h     slog.Handler
+	level slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.level && m.h.Enabled(ctx, l)
+}
+
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+
+func (m minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{m.h.WithAttrs(attrs), m.level}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.level} }

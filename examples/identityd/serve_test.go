@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveInProcess runs serve through run until the test ends or stop is
+// called, and returns the base URL, the log and stop, which cancels the
+// context and returns the exit status.
+func serveInProcess(t *testing.T, db string, flags ...string) (base string, log *lockedBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	log = new(lockedBuffer)
+	done := make(chan int, 1)
+	args := append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)
+	go func() { done <- run(ctx, args, new(lockedBuffer), log) }()
+	addr := waitFor(t, log, listening, 10*time.Second)[1]
+	stop = func() int {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatalf("serve did not stop within 10s; log:\n%s", log)
+			return -1
+		}
+	}
+	return "http://" + addr, log, stop
+}
+
+func TestServe(t *testing.T) {
+	db, key := newDB(t)
+	base, log, stop := serveInProcess(t, db)
+
+	if status, body := call(t, http.MethodGet, base+"/healthz", "", nil); status != http.StatusOK || string(body) != "ok\n" {
+		t.Errorf("GET /healthz: %d %q", status, body)
+	}
+	if status, _ := call(t, http.MethodPost, base+"/healthz", "", nil); status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /healthz: %d", status)
+	}
+	if status, _ := call(t, http.MethodGet, base+"/t/acme/api/v1/users", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("GET users without a key: %d, want 401", status)
+	}
+
+	id := createUser(t, base, key, "ada")
+	status, body := call(t, http.MethodGet, userURL(base, id), key, nil)
+	var u struct{ Username string }
+	if status != http.StatusOK || json.Unmarshal(body, &u) != nil || u.Username != "ada" {
+		t.Errorf("GET user: %d %s", status, body)
+	}
+	if status, body := call(t, http.MethodPut, userURL(base, id)+"/attributes/dept", key, map[string]string{"value": "math"}); status != http.StatusNoContent {
+		t.Errorf("PUT attribute: %d %s", status, body)
+	}
+
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve exited %d; log:\n%s", code, log)
+	}
+	for _, want := range []string{"msg=\"http request\"", "msg=\"shutting down\"", "msg=stopped"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log.String(), key) {
+		t.Errorf("the log shows the api key:\n%s", log)
+	}
+	openDB(t, db) // the database was closed: it opens at once
+}
+
+func TestServeWithoutAccessLog(t *testing.T) {
+	db, key := newDB(t)
+	base, log, stop := serveInProcess(t, db, "-access-log=false")
+	createUser(t, base, key, "ada")
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve exited %d; log:\n%s", code, log)
+	}
+	if strings.Contains(log.String(), "http request") {
+		t.Errorf("-access-log=false logged requests:\n%s", log)
+	}
+}
+
+func TestServeListenError(t *testing.T) {
+	db, _ := newDB(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := runCmd(t, "-db", db, "serve", "-addr", ln.Addr().String())
+	if r.code != exitError || !strings.Contains(r.stderr, "address already in use") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	openDB(t, db) // closed again after the failure
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/identitylib/identity"
+)
+
+// maxImportLine bounds one JSON line of user import: generous for a user
+// with many attributes, small enough that a file without newlines cannot
+// exhaust memory.
+const maxImportLine = 16 << 20
+
+// importRecord is one line of user import.
+type importRecord struct {
+	Username      string            `json:"username"`
+	Email         string            `json:"email"`
+	FullName      string            `json:"fullName"`
+	PasswordHash  string            `json:"passwordHash"`
+	EmailVerified bool              `json:"emailVerified"`
+	Disabled      bool              `json:"disabled"`
+	MFAEnabled    bool              `json:"mfaEnabled"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	Attributes    map[string]string `json:"attributes"`
+	Roles         []int64           `json:"roles"`
+}
+
+// userImport imports users from JSON Lines in batches, each all or
+// nothing: identityd user import -workspace SLUG [-file F] [-batch N].
+func userImport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
+	slug := fs.String("workspace", "", "the `SLUG` of the workspace to import into")
+	file := fs.String("file", "-", "the JSON Lines `FILE` to read; - is standard input")
+	batch := fs.Int("batch", identity.MaxImportBatch, "import `N` users per transaction (1-10000)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if _, err := positional(fs); err != nil {
+		return err
+	}
+	if err := required(fs, "workspace", *slug); err != nil {
+		return err
+	}
+	if *batch < 1 || *batch > identity.MaxImportBatch {
+		return usagef(fs, "-batch must be between 1 and %d", identity.MaxImportBatch)
+	}
+	in, err := openInput(e, *file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	svc, err := e.open(true, nil)
+	if err != nil {
+		return err
+	}
+	defer closeService(svc, &err)
+	ws, err := workspace(ctx, svc, *slug)
+	if err != nil {
+		return err
+	}
+	im := &importer{ws: ws, size: *batch}
+	if err := im.read(ctx, in); err != nil {
+		return fmt.Errorf("%w\nimported %d users into workspace %s before the error", err, im.imported, *slug)
+	}
+	fmt.Fprintf(e.stdout, "imported %d users into workspace %s\n", im.imported, *slug)
+	return nil
+}
+
+// openInput opens the import file, or standard input for "-".
+func openInput(e *env, name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(e.stdin), nil
+	}
+	return os.Open(name)
+}
+
+// importer collects users into batches and imports each full batch.
+type importer struct {
+	ws       *identity.Workspace
+	size     int
+	batch    []identity.ImportedUser
+	lines    []int // the input line of each user in batch
+	imported int
+}
+
+// read imports every user of r, then the last partial batch.
+func (im *importer) read(ctx context.Context, r io.Reader) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxImportLine)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		u, err := parseImportLine(text)
+		if err != nil {
+			return fmt.Errorf("line %d: %v", line, err)
+		}
+		im.batch, im.lines = append(im.batch, u), append(im.lines, line)
+		if len(im.batch) == im.size {
+			if err := im.flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	return im.flush(ctx)
+}
+
+// parseImportLine decodes one JSON object. Unknown fields are errors: a
+// misspelt "full_name" would otherwise be dropped, and the user refused for
+// a missing full name, with nothing pointing at the cause. (Field names
+// match ignoring case, as encoding/json does.)
+func parseImportLine(text []byte) (identity.ImportedUser, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	var rec importRecord
+	if err := dec.Decode(&rec); err != nil {
+		return identity.ImportedUser{}, fmt.Errorf("invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return identity.ImportedUser{}, errors.New("invalid JSON: more than one value on the line")
+	}
+	return identity.ImportedUser{
+		Username: rec.Username, Email: rec.Email, FullName: rec.FullName,
+		PasswordHash: rec.PasswordHash, EmailVerified: rec.EmailVerified,
+		Disabled: rec.Disabled, MFAEnabled: rec.MFAEnabled, CreatedAt: rec.CreatedAt,
+		Attributes: rec.Attributes, Roles: rec.Roles,
+	}, nil
+}
+
+// flush imports the collected batch in one transaction.
+func (im *importer) flush(ctx context.Context) error {
+	if len(im.batch) == 0 {
+		return nil
+	}
+	if _, err := im.ws.ImportUsers(ctx, im.batch); err != nil {
+		return im.batchError(err)
+	}
+	im.imported += len(im.batch)
+	im.batch, im.lines = im.batch[:0], im.lines[:0]
+	return nil
+}
+
+// maxShownProblems bounds the problems listed for a failed batch.
+const maxShownProblems = 10
+
+// batchField matches the batch positions the library names problems by:
+// "users[7].email", "users[7].attributes.dept".
+var batchField = regexp.MustCompile(`users\[(\d+)\](?:\.(\S+))?`)
+
+// batchError describes a failed batch in terms of input lines.
+func (im *importer) batchError(err error) error {
+	first, last := im.lines[0], im.lines[len(im.lines)-1]
+	e, ok := err.(*identity.Error)
+	if !ok || len(e.Fields) == 0 {
+		return fmt.Errorf("the batch of lines %d-%d was not imported: %s", first, last, message(err))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the batch of lines %d-%d was not imported: %s", first, last, e.Message)
+	for i, f := range e.Fields {
+		if i == maxShownProblems {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Fields)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s %s", im.toLines(f.Field, "line %d: %s"), im.toLines(f.Message, "the %[2]s on line %[1]d"))
+	}
+	return errors.New(b.String())
+}
+
+// toLines rewrites each "users[i].field" in s with format, given the input
+// line of user i and the field.
+func (im *importer) toLines(s, format string) string {
+	return batchField.ReplaceAllStringFunc(s, func(m string) string {
+		sub := batchField.FindStringSubmatch(m)
+		i, err := strconv.Atoi(sub[1])
+		if err != nil || i >= len(im.lines) {
+			return m
+		}
+		return strings.TrimSpace(fmt.Sprintf(format, im.lines[i], sub[2]))
+	})
+}

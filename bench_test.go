@@ -292,3 +292,19 @@ func BenchmarkCreateUser(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkListUsersSearchBroad pages through a prefix that matches many
+// users ("user00": all of 10,000, or 99,999 of 1,000,000). Search cost is
+// proportional to the number of matches, since total counts them all.
+func BenchmarkListUsersSearchBroad(b *testing.B) {
+	runPerSize(b, func(b *testing.B, db *benchDB) {
+		ctx := context.Background()
+		want := min(db.n, 99999)
+		for b.Loop() {
+			list, err := db.ws.ListUsers(ctx, "user00", &identity.Page{Limit: 20})
+			if err != nil || list.Total != want {
+				b.Fatal(list.Total, err)
+			}
+		}
+	})
+}

@@ -117,6 +117,22 @@ func openBenchDB(b *testing.B, n int) *benchDB {
 // string at the default parameters, as a migration would bring in.
 const benchHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$4mELq7hNUzGZvyZXLgouEc8/BWwYXjaTIDhSdkbPjyo"
 
+// freshBenchWorkspace returns workspace "bench" of a new, empty bbolt file
+// that is closed when b ends.
+func freshBenchWorkspace(b *testing.B) *identity.Workspace {
+	b.Helper()
+	svc, err := identity.Open(filepath.Join(b.TempDir(), "bench.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	ws, err := svc.CreateWorkspace(context.Background(), "bench", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws
+}
+
 // runPerSize runs fn as a sub-benchmark for every database size.
 func runPerSize(b *testing.B, fn func(b *testing.B, db *benchDB)) {
 	for _, n := range benchSizes(b) {
@@ -201,15 +217,7 @@ func BenchmarkSetAttribute(b *testing.B) {
 	for _, writers := range []int{1, 8} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			ctx := context.Background()
-			svc, err := identity.Open(filepath.Join(b.TempDir(), "w.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer svc.Close()
-			ws, err := svc.CreateWorkspace(ctx, "bench", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			ws := freshBenchWorkspace(b)
 			const users = 1000
 			batch := make([]identity.ImportedUser, users)
 			for i := range batch {
@@ -245,15 +253,7 @@ func BenchmarkSetAttribute(b *testing.B) {
 // with precomputed hashes into a fresh database.
 func BenchmarkImportUsers(b *testing.B) {
 	ctx := context.Background()
-	svc, err := identity.Open(filepath.Join(b.TempDir(), "import.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
-	ws, err := svc.CreateWorkspace(ctx, "bench", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := freshBenchWorkspace(b)
 	hash := benchHash
 	next := 0
 	for b.Loop() {
@@ -274,15 +274,7 @@ func BenchmarkImportUsers(b *testing.B) {
 // dominated by argon2id at the default (OWASP) parameters, by design.
 func BenchmarkCreateUser(b *testing.B) {
 	ctx := context.Background()
-	svc, err := identity.Open(filepath.Join(b.TempDir(), "create.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
-	ws, err := svc.CreateWorkspace(ctx, "bench", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ws := freshBenchWorkspace(b)
 	i := 0
 	for b.Loop() {
 		i++

@@ -36,21 +36,14 @@ func keyCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (er
 	if err != nil {
 		return err
 	}
-	svc, err := e.open(true, nil)
-	if err != nil {
-		return err
-	}
-	defer closeService(svc, &err)
-	ws, err := workspace(ctx, svc, *slug)
-	if err != nil {
-		return err
-	}
-	_, key, err := ws.CreateAPIKey(ctx, *name, scopes)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, key)
-	return nil
+	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
+		_, key, err := ws.CreateAPIKey(ctx, *name, scopes)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, key)
+		return nil
+	})
 }
 
 // parseScopes parses a comma-separated list of scopes, reporting every
@@ -88,29 +81,22 @@ func keyList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err 
 	if err := required(fs, "workspace", *slug); err != nil {
 		return err
 	}
-	svc, err := e.open(true, nil)
-	if err != nil {
-		return err
-	}
-	defer closeService(svc, &err)
-	ws, err := workspace(ctx, svc, *slug)
-	if err != nil {
-		return err
-	}
-	keys, err := ws.APIKeys(ctx)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED")
-	for _, k := range keys {
-		scopes := make([]string, len(k.Scopes))
-		for i, s := range k.Scopes {
-			scopes[i] = string(s)
+	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
+		keys, err := ws.APIKeys(ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.ID, orDash(k.Name), strings.Join(scopes, ","), k.CreatedAt.Format(time.RFC3339))
-	}
-	return tw.Flush()
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED")
+		for _, k := range keys {
+			scopes := make([]string, len(k.Scopes))
+			for i, s := range k.Scopes {
+				scopes[i] = string(s)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.ID, orDash(k.Name), strings.Join(scopes, ","), k.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
 }
 
 // keyRevoke deletes a key, which stops working at once:
@@ -127,23 +113,17 @@ func keyRevoke(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (er
 	if err := required(fs, "workspace", *slug); err != nil {
 		return err
 	}
-	svc, err := e.open(true, nil)
-	if err != nil {
-		return err
-	}
-	defer closeService(svc, &err)
-	ws, err := workspace(ctx, svc, *slug)
-	if err != nil {
-		return err
-	}
-	if err := ws.RevokeAPIKey(ctx, pos[0]); err != nil {
+	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
+		err := ws.RevokeAPIKey(ctx, pos[0])
 		if errors.Is(err, identity.ErrNotFound) {
 			return fmt.Errorf("workspace %s has no api key %q (see identityd key list -workspace %s)", *slug, pos[0], *slug)
 		}
-		return err
-	}
-	fmt.Fprintf(e.stdout, "revoked api key %s\n", pos[0])
-	return nil
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "revoked api key %s\n", pos[0])
+		return nil
+	})
 }
 
 // orDash returns s, or "-" for an empty s so that table columns stay

@@ -242,6 +242,21 @@ func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, e
 	return svc, nil
 }
 
+// inWorkspace opens the existing database, runs fn on the workspace slug
+// and closes the database again, reporting a failure to close.
+func (e *env) inWorkspace(ctx context.Context, slug string, fn func(*identity.Workspace) error) (err error) {
+	svc, err := e.open(true, nil)
+	if err != nil {
+		return err
+	}
+	defer closeService(svc, &err)
+	ws, err := workspace(ctx, svc, slug)
+	if err != nil {
+		return err
+	}
+	return fn(ws)
+}
+
 // workspace returns the workspace slug, with an error that names it.
 func workspace(ctx context.Context, svc *identity.Service, slug string) (*identity.Workspace, error) {
 	ws, err := svc.Workspace(ctx, slug)

@@ -60,21 +60,14 @@ func userImport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (e
 		return err
 	}
 	defer in.Close()
-	svc, err := e.open(true, nil)
-	if err != nil {
-		return err
-	}
-	defer closeService(svc, &err)
-	ws, err := workspace(ctx, svc, *slug)
-	if err != nil {
-		return err
-	}
-	im := &importer{ws: ws, size: *batch}
-	if err := im.read(ctx, in); err != nil {
-		return fmt.Errorf("%w\nimported %d users into workspace %s before the error", err, im.imported, *slug)
-	}
-	fmt.Fprintf(e.stdout, "imported %d users into workspace %s\n", im.imported, *slug)
-	return nil
+	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
+		im := &importer{ws: ws, size: *batch}
+		if err := im.read(ctx, in); err != nil {
+			return fmt.Errorf("%w\nimported %d users into workspace %s before the error", err, im.imported, *slug)
+		}
+		fmt.Fprintf(e.stdout, "imported %d users into workspace %s\n", im.imported, *slug)
+		return nil
+	})
 }
 
 // openInput opens the import file, or standard input for "-".

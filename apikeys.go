@@ -2,14 +2,8 @@ package identity
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -57,14 +51,8 @@ type APIKey struct {
 // HasScope reports whether the key carries s.
 func (k APIKey) HasScope(s Scope) bool { return slices.Contains(k.Scopes, s) }
 
-// API keys read "idk_" + 16 hex digits of id + "_" + 43 characters of
-// unpadded base64url holding 32 random bytes (256 bits of entropy).
-const (
-	apiKeyPrefix    = "idk_"
-	apiKeyIDLen     = 16
-	apiKeySecretLen = 43
-	apiKeyLen       = len(apiKeyPrefix) + apiKeyIDLen + 1 + apiKeySecretLen
-)
+// apiKeyPrefix starts every API key; see newToken for the rest.
+const apiKeyPrefix = "idk_"
 
 func apiKeyFromRecord(r store.APIKey) APIKey {
 	scopes := make([]Scope, len(r.Scopes))
@@ -81,22 +69,17 @@ func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scop
 	if err := checkAPIKeyInput(name, scopes); err != nil {
 		return APIKey{}, "", err
 	}
-	idBytes, secretBytes := make([]byte, apiKeyIDLen/2), make([]byte, 32)
-	if _, err := rand.Read(idBytes); err != nil {
+	id, secret, key, err := newToken(apiKeyPrefix)
+	if err != nil {
 		return APIKey{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
 	}
-	if _, err := rand.Read(secretBytes); err != nil {
-		return APIKey{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
-	}
-	id := hex.EncodeToString(idBytes)
-	secret := base64.RawURLEncoding.EncodeToString(secretBytes)
 	rec := store.APIKey{
-		ID: id, Workspace: w.slug, Name: name, SecretHash: hashAPIKeySecret(secret), CreatedAt: w.svc.timestamp(),
+		ID: id, Workspace: w.slug, Name: name, SecretHash: hashSecret(secret), CreatedAt: w.svc.timestamp(),
 	}
 	for _, s := range scopes {
 		rec.Scopes = append(rec.Scopes, string(s))
 	}
-	err := w.update(ctx, func(tx store.Tx) error {
+	err = w.update(ctx, func(tx store.Tx) error {
 		if _, err := tx.APIKey(id); err == nil {
 			return fmt.Errorf("api key id collision") // 64 random bits: never in practice
 		}
@@ -105,7 +88,7 @@ func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scop
 	if err != nil {
 		return APIKey{}, "", fromStore(err, "workspace")
 	}
-	return apiKeyFromRecord(rec), apiKeyPrefix + id + "_" + secret, nil
+	return apiKeyFromRecord(rec), key, nil
 }
 
 func checkAPIKeyInput(name string, scopes []Scope) error {
@@ -126,11 +109,6 @@ func checkAPIKeyInput(name string, scopes []Scope) error {
 		}
 	}
 	return p.err("invalid api key")
-}
-
-func hashAPIKeySecret(secret string) []byte {
-	sum := sha256.Sum256([]byte(secret))
-	return sum[:]
 }
 
 // APIKeys returns the workspace's keys, without secrets, ascending by id
@@ -184,7 +162,7 @@ func (s *Service) VerifyAPIKey(ctx context.Context, key string) (APIKey, error) 
 
 func verifyAPIKey(tx store.Tx, key string) (store.APIKey, error) {
 	invalid := errorf(CodeUnauthenticated, "invalid api key")
-	id, secret, ok := parseAPIKey(key)
+	id, secret, ok := parseToken(apiKeyPrefix, key)
 	if !ok {
 		return store.APIKey{}, invalid
 	}
@@ -195,25 +173,10 @@ func verifyAPIKey(tx store.Tx, key string) (store.APIKey, error) {
 	if err != nil {
 		return store.APIKey{}, err
 	}
-	if subtle.ConstantTimeCompare(hashAPIKeySecret(secret), rec.SecretHash) != 1 {
+	if !secretMatches(secret, rec.SecretHash) {
 		return store.APIKey{}, invalid
 	}
 	return rec, nil
-}
-
-func parseAPIKey(key string) (id, secret string, ok bool) {
-	if len(key) != apiKeyLen || !strings.HasPrefix(key, apiKeyPrefix) || key[len(apiKeyPrefix)+apiKeyIDLen] != '_' {
-		return "", "", false
-	}
-	id = key[len(apiKeyPrefix) : len(apiKeyPrefix)+apiKeyIDLen]
-	secret = key[len(apiKeyPrefix)+apiKeyIDLen+1:]
-	if _, err := hex.DecodeString(id); err != nil || strings.ToLower(id) != id {
-		return "", "", false
-	}
-	if b, err := base64.RawURLEncoding.DecodeString(secret); err != nil || len(b) != 32 {
-		return "", "", false
-	}
-	return id, secret, true
 }
 
 // Authorize checks that key may perform an operation needing scope in the

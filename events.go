@@ -1,29 +1,93 @@
 package identity
 
+import "slices"
+
 // EventType names a kind of event that webhook endpoints subscribe to.
+//
+// Every delivery's body is {"type": T, "timestamp": RFC 3339 UTC, "data":
+// D}; the data D of each type is documented on its constant. An event is
+// recorded in the same transaction as the change that caused it, so a
+// change that commits always has its event and one that rolls back never
+// does.
 type EventType string
 
 // The event catalogue.
 const (
-	// EventUserCreated: a user was created.
+	// EventUserCreated: CreateUser created a user. Data: the User, as the
+	// REST API returns it. ImportUsers, a migration, does not emit it.
 	EventUserCreated EventType = "user.created"
-	// EventLoginFailed: an authentication attempt failed.
+	// EventUserUpdated: UpdateUser changed a user's email or full name.
+	// Data: the User after the change.
+	EventUserUpdated EventType = "user.updated"
+	// EventUserDisabled: DisableUser disabled an enabled user (its active
+	// sessions are revoked in the same transaction, each with its own
+	// session.revoked). Data: the User after the change.
+	EventUserDisabled EventType = "user.disabled"
+	// EventUserEnabled: EnableUser enabled a disabled user. Data: the User
+	// after the change.
+	EventUserEnabled EventType = "user.enabled"
+	// EventUserPasswordChanged: SetPassword replaced a user's password.
+	// Data: {"userId": int}. Never the password or its hash.
+	EventUserPasswordChanged EventType = "user.password.changed"
+	// EventUserRoleAssigned: AssignRole assigned a role that was not
+	// directly assigned. Data: {"userId": int, "roleId": int}.
+	EventUserRoleAssigned EventType = "user.role.assigned"
+	// EventUserRoleRemoved: RemoveRole removed a directly assigned role.
+	// Data: {"userId": int, "roleId": int}.
+	EventUserRoleRemoved EventType = "user.role.removed"
+	// EventLoginFailed: Authenticate or Login refused a login. Data:
+	// {"login": the identifier tried, "reason": "unknown_user" |
+	// "wrong_password" | "no_password" | "disabled", "userId": int, present
+	// when the user exists}. Never the password.
 	EventLoginFailed EventType = "login.failed"
-	// EventSessionRevoked: a session was revoked.
+	// EventSessionRevoked: a session was revoked, by RevokeSession (reason
+	// "revoked") or because its user was disabled (reason
+	// "user_disabled"). Data: {"sessionId": string, "userId": int,
+	// "reason": string}.
 	EventSessionRevoked EventType = "session.revoked"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
 func EventTypes() []EventType {
-	return []EventType{EventUserCreated, EventLoginFailed, EventSessionRevoked}
+	return []EventType{
+		EventUserCreated, EventUserUpdated, EventUserDisabled, EventUserEnabled,
+		EventUserPasswordChanged, EventUserRoleAssigned, EventUserRoleRemoved,
+		EventLoginFailed, EventSessionRevoked,
+	}
 }
 
 // Known reports whether e is in the catalogue.
-func (e EventType) Known() bool {
-	for _, k := range EventTypes() {
-		if e == k {
-			return true
-		}
-	}
-	return false
+func (e EventType) Known() bool { return slices.Contains(EventTypes(), e) }
+
+// roleEvent is the data of user.role.assigned and user.role.removed.
+type roleEvent struct {
+	UserID int64 `json:"userId"`
+	RoleID int64 `json:"roleId"`
+}
+
+// userIDEvent is the data of user.password.changed.
+type userIDEvent struct {
+	UserID int64 `json:"userId"`
+}
+
+// Reasons a login fails, as login.failed reports them.
+const (
+	loginUnknownUser   = "unknown_user"
+	loginWrongPassword = "wrong_password"
+	loginNoPassword    = "no_password"
+	loginDisabled      = "disabled"
+)
+
+// loginFailedEvent is the data of login.failed.
+type loginFailedEvent struct {
+	Login  string `json:"login"`
+	Reason string `json:"reason"`
+	UserID int64  `json:"userId,omitempty"`
+}
+
+// sessionRevokedEvent is the data of session.revoked.
+type sessionRevokedEvent struct {
+	SessionID string `json:"sessionId"`
+	UserID    int64  `json:"userId"`
+	Reason    string `json:"reason"`
 }

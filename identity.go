@@ -22,6 +22,9 @@ type Options struct {
 	// name localhost, loopback, private, link-local and other non-public
 	// addresses. For local testing only. Default: false (guard on).
 	AllowPrivateWebhooks bool
+	// SessionLifetime is how long a session started by Login or
+	// StartSession lasts. Default: DefaultSessionLifetime (24 h).
+	SessionLifetime time.Duration
 }
 
 // Service manages many workspaces over one Store. It is safe for
@@ -31,6 +34,7 @@ type Service struct {
 	now                  func() time.Time
 	argon2               Argon2Params
 	allowPrivateWebhooks bool
+	sessionLifetime      time.Duration
 
 	// dummyHash is verified against when a login names no user, so that an
 	// unknown username costs as much time as a wrong password.
@@ -51,6 +55,10 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.sessionLifetime = opts.SessionLifetime
+	if s.sessionLifetime <= 0 {
+		s.sessionLifetime = DefaultSessionLifetime
 	}
 	if opts.PasswordHashing != nil {
 		if err := opts.PasswordHashing.validate(); err != nil {
@@ -107,8 +115,15 @@ func (w *Workspace) view(ctx context.Context, fn func(store.Tx) error) error {
 	return w.svc.store.View(ctx, fn)
 }
 
+// update runs fn in a read-write transaction. After a commit it wakes the
+// Service's delivery dispatchers, since fn may have queued deliveries
+// (waking costs a non-blocking send; a dispatcher also polls).
 func (w *Workspace) update(ctx context.Context, fn func(store.Tx) error) error {
-	return w.svc.store.Update(ctx, fn)
+	if err := w.svc.store.Update(ctx, fn); err != nil {
+		return err
+	}
+	w.svc.deliveriesQueued()
+	return nil
 }
 
 // CreateWorkspace creates a workspace. The slug has 1-63 characters of

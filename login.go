@@ -45,16 +45,24 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	if err != nil && !isNotFound(err) {
 		return User{}, fromStore(err, "user")
 	}
+	found := err == nil
 	var hash passwordHash
-	if err == nil && rec.PasswordHash != "" {
+	if found && rec.PasswordHash != "" {
 		hash, _ = parsePasswordHash(rec.PasswordHash)
 	}
 	if hash == nil {
 		w.svc.dummy().matches(password)
-		return User{}, errInvalidCredentials()
+		reason := loginUnknownUser
+		if found {
+			reason = loginNoPassword
+		}
+		return User{}, w.loginFailed(ctx, login, reason, rec.ID)
 	}
-	if !hash.matches(password) || !rec.Enabled {
-		return User{}, errInvalidCredentials()
+	if !hash.matches(password) {
+		return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
+	}
+	if !rec.Enabled {
+		return User{}, w.loginFailed(ctx, login, loginDisabled, rec.ID)
 	}
 	if !hash.current(w.svc.argon2) {
 		// The login has succeeded; a failed upgrade only means the next
@@ -62,6 +70,23 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		_ = w.rehash(ctx, rec, password)
 	}
 	return userFromRecord(rec), nil
+}
+
+// loginFailed records login.failed for the attempt (when an endpoint
+// subscribes to it) and returns the one error every failed login gets. The
+// caller learns nothing of the reason; the event's subscribers do. A failure
+// to record the event is returned instead, since it is a server failure.
+func (w *Workspace) loginFailed(ctx context.Context, login, reason string, userID int64) error {
+	// No user's identifier is longer than an email may be: keep no more of
+	// what was tried, so a refused login cannot fill the queue.
+	if runes := []rune(strings.ToValidUTF8(login, "\uFFFD")); len(runes) > MaxUsernameLength {
+		login = string(runes[:MaxUsernameLength])
+	}
+	err := w.emitAlone(ctx, EventLoginFailed, loginFailedEvent{Login: login, Reason: reason, UserID: userID})
+	if err != nil {
+		return fromStore(err, "workspace")
+	}
+	return errInvalidCredentials()
 }
 
 // dummy returns a hash at the current parameters to verify against when
@@ -121,7 +146,10 @@ func (w *Workspace) SetPassword(ctx context.Context, userID int64, password stri
 			return err
 		}
 		rec.PasswordHash, rec.UpdatedAt = encoded, now
-		return tx.PutUser(w.slug, rec)
+		if err := tx.PutUser(w.slug, rec); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: userID})
 	})
 	return fromStore(err, "user")
 }

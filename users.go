@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -91,7 +92,10 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 			ID: id, Username: nu.Username, Email: nu.Email, FullName: nu.FullName,
 			Enabled: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now,
 		}
-		return tx.PutUser(w.slug, created)
+		if err := tx.PutUser(w.slug, created); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserCreated, userFromRecord(created))
 	})
 	if err != nil {
 		return User{}, fromStore(err, "user")
@@ -220,7 +224,10 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 			rec.EmailVerified = false
 		}
 		rec.Email, rec.FullName, rec.UpdatedAt = upd.Email, upd.FullName, now
-		return tx.PutUser(w.slug, rec)
+		if err := tx.PutUser(w.slug, rec); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserUpdated, userFromRecord(rec))
 	})
 	if err != nil {
 		return User{}, fromStore(err, "user")
@@ -228,8 +235,9 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 	return userFromRecord(rec), nil
 }
 
-// DisableUser disables the user: it keeps its data, roles and history but
-// can no longer authenticate. Disabling a disabled user succeeds.
+// DisableUser disables the user: it keeps its data, roles and session
+// history but can no longer authenticate, and its active sessions are
+// revoked in the same transaction. Disabling a disabled user succeeds.
 func (w *Workspace) DisableUser(ctx context.Context, id int64) error {
 	return w.setEnabled(ctx, id, false)
 }
@@ -248,7 +256,16 @@ func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) erro
 			return err
 		}
 		rec.Enabled, rec.UpdatedAt = enabled, now
-		return tx.PutUser(w.slug, rec)
+		if err := tx.PutUser(w.slug, rec); err != nil {
+			return err
+		}
+		if enabled {
+			return w.emit(tx, EventUserEnabled, userFromRecord(rec))
+		}
+		if err := w.revokeUserSessions(tx, id, "user_disabled", now); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserDisabled, userFromRecord(rec))
 	})
 	return fromStore(err, "user")
 }
@@ -264,7 +281,14 @@ func (w *Workspace) AssignRole(ctx context.Context, userID, roleID int64) error 
 		if roleID <= 0 {
 			return notFound("role %d not found", roleID)
 		}
-		return tx.AddUserRole(w.slug, userID, roleID)
+		roles, err := tx.UserRoles(w.slug, userID)
+		if err != nil || slices.Contains(roles, roleID) {
+			return err // assigning an assigned role changes nothing
+		}
+		if err := tx.AddUserRole(w.slug, userID, roleID); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserRoleAssigned, roleEvent{UserID: userID, RoleID: roleID})
 	})
 	return fromStore(err, "role")
 }
@@ -280,7 +304,10 @@ func (w *Workspace) RemoveRole(ctx context.Context, userID, roleID int64) error 
 		if isNotFound(err) {
 			return notFound("role %d is not directly assigned to user %d", roleID, userID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserRoleRemoved, roleEvent{UserID: userID, RoleID: roleID})
 	})
 	return fromStore(err, "role")
 }

@@ -222,9 +222,10 @@ func (w *Workspace) GetWebhook(ctx context.Context, id int64) (WebhookEndpoint, 
 	return webhookFromRecord(rec), nil
 }
 
-// DeleteWebhook removes the endpoint permanently together with every
-// delivery still queued for it, in one transaction. A missing endpoint is
-// a not-found error.
+// DeleteWebhook removes the endpoint permanently together with all its
+// deliveries, in one transaction. Attempts to it that this process has in
+// flight are cancelled before DeleteWebhook returns, and none is started
+// after. A missing endpoint is a not-found error.
 func (w *Workspace) DeleteWebhook(ctx context.Context, id int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
 		if id <= 0 {
@@ -232,5 +233,9 @@ func (w *Workspace) DeleteWebhook(ctx context.Context, id int64) error {
 		}
 		return tx.DeleteWebhook(w.slug, id)
 	})
-	return fromStore(err, fmt.Sprintf("webhook endpoint %d", id))
+	if err != nil {
+		return fromStore(err, fmt.Sprintf("webhook endpoint %d", id))
+	}
+	w.svc.endpointDeleted(w.slug, id)
+	return nil
 }

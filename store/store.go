@@ -129,16 +129,37 @@ type Tx interface {
 	// Webhooks returns one page of endpoints in ascending id order (skip
 	// offset, at most limit) and the number of endpoints in all.
 	Webhooks(slug string, offset, limit int) (hooks []Webhook, total int, err error)
-	// DeleteWebhook removes the endpoint and every delivery queued for it,
-	// or returns ErrNotFound.
+	// DeleteWebhook removes the endpoint and every delivery of it (with
+	// their due-index entries), or returns ErrNotFound.
 	DeleteWebhook(slug string, id int64) error
 
-	// PutDelivery creates or replaces the queued delivery with d.ID. The
-	// endpoint d.EndpointID must exist (ErrNotFound otherwise).
+	// PutDelivery creates or replaces the delivery with d.ID. The endpoint
+	// d.EndpointID must exist (ErrNotFound otherwise). The store keeps a
+	// due index in step: a pending delivery is due at d.DueAt().
 	PutDelivery(slug string, d Delivery) error
-	// Deliveries returns the deliveries queued for the endpoint in
-	// ascending id order.
+	// Delivery returns the delivery with the id.
+	Delivery(slug string, id int64) (Delivery, error)
+	// Deliveries returns every delivery of the endpoint (pending, succeeded
+	// and failed) in ascending id order; none for an unknown endpoint.
 	Deliveries(slug string, endpointID int64) ([]Delivery, error)
+	// DueDeliveries returns up to limit pending deliveries of every
+	// workspace whose DueAt is at or before now, in ascending DueAt order
+	// (ties in any stable order).
+	DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error)
+	// NextDueAt returns the earliest DueAt of any pending delivery of any
+	// workspace, and false when there is none.
+	NextDueAt() (time.Time, bool, error)
+	// PendingDeliveries counts the pending deliveries of every workspace.
+	PendingDeliveries() (int, error)
+
+	// PutSession creates or replaces the session with s.ID and keeps the
+	// per-user index in step.
+	PutSession(slug string, s Session) error
+	// Session returns the session with the id.
+	Session(slug, id string) (Session, error)
+	// UserSessions returns every session of the user (active, expired and
+	// revoked) in ascending CreatedAt order, ties by id.
+	UserSessions(slug string, userID int64) ([]Session, error)
 
 	// PutAPIKey creates or replaces the key record with k.ID. The
 	// workspace k.Workspace must exist.
@@ -223,9 +244,22 @@ type Webhook struct {
 	Enabled     bool
 	CreatedAt   time.Time
 	Secret      string
+	// FailingSince is when the endpoint's deliveries started failing
+	// without a success since; zero while they succeed.
+	FailingSince time.Time
 }
 
-// Delivery is one event queued for one webhook endpoint.
+// DeliveryStatus is the state of a delivery.
+type DeliveryStatus string
+
+// The delivery states. Only pending deliveries are ever due.
+const (
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryFailed    DeliveryStatus = "failed"
+)
+
+// Delivery is one event for one webhook endpoint, with its attempts.
 type Delivery struct {
 	ID         int64
 	EndpointID int64
@@ -234,10 +268,52 @@ type Delivery struct {
 	EventID   string
 	EventType string
 	// Payload is the request body as it will be sent.
-	Payload       []byte
-	CreatedAt     time.Time
-	Attempts      int
+	Payload   []byte
+	CreatedAt time.Time
+	Status    DeliveryStatus
+	// Attempts counts the attempts made so far.
+	Attempts int
+	// NextAttemptAt is when the next attempt is due (pending only).
 	NextAttemptAt time.Time
+	// LeaseUntil, while in the future, means a dispatcher has claimed the
+	// delivery for an attempt; if it never reports back, the delivery
+	// becomes due again when the lease ends.
+	LeaseUntil time.Time
+	// LeaseOwner identifies the dispatcher holding the lease.
+	LeaseOwner string
+	// LastAttemptAt, LastStatus (HTTP status, 0 when none was received)
+	// and LastError describe the most recent attempt.
+	LastAttemptAt time.Time
+	LastStatus    int
+	LastError     string
+}
+
+// DueAt is when a pending delivery is next due: its NextAttemptAt, or the
+// end of its lease when that is later.
+func (d Delivery) DueAt() time.Time {
+	if d.LeaseUntil.After(d.NextAttemptAt) {
+		return d.LeaseUntil
+	}
+	return d.NextAttemptAt
+}
+
+// QueuedDelivery is a delivery with the slug of its workspace.
+type QueuedDelivery struct {
+	Workspace string
+	Delivery
+}
+
+// Session is a login session of a user. The session token is never
+// stored, only a hash of its secret part.
+type Session struct {
+	ID         string
+	UserID     int64
+	SecretHash []byte
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	LastSeenAt time.Time
+	// RevokedAt is zero while the session has not been revoked.
+	RevokedAt time.Time
 }
 
 // APIKey is the stored form of an API key: never the key itself, only a

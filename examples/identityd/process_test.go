@@ -84,8 +84,16 @@ type process struct {
 // it still runs.
 func startServe(t *testing.T, db string) *process {
 	t.Helper()
+	return startServeWith(t, db, nil)
+}
+
+// startServeWith is startServe with extra environment variables and serve
+// flags.
+func startServeWith(t *testing.T, db string, env []string, flags ...string) *process {
+	t.Helper()
 	p := &process{log: new(lockedBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command(binary(t), "-db", db, "serve", "-addr", "127.0.0.1:0")
+	p.cmd = exec.Command(binary(t), append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)...)
+	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

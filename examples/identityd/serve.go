@@ -26,6 +26,10 @@ const (
 	// signal: short enough to exit well within the 10 s that service
 	// managers commonly wait before SIGKILL.
 	shutdownTimeout = 5 * time.Second
+	// deliveryGrace is how long webhook attempts in flight may run after
+	// the API has shut down; with shutdownTimeout it keeps the exit within
+	// 10 s of a signal.
+	deliveryGrace = 3 * time.Second
 )
 
 // serve runs the REST API until ctx ends:
@@ -45,18 +49,44 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if err != nil {
 		return err
 	}
+	defer closeService(svc, &err) // last: after every request and attempt has finished
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", *addr)
 	if err != nil {
-		closeService(svc, &err)
 		return err
 	}
+	// Webhook deliveries run beside the API: the queue is in the database,
+	// so deliveries committed before a restart are sent after it.
+	dctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{Logger: logger})
+	if err != nil {
+		abandon()
+		ln.Close()
+		return err
+	}
+	defer stopDelivery(dispatcher, abandon, deliveryGrace)
 	srv := newServer(newHandler(svc, requestLogger(logger, *accessLog)), logger)
 	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbPath, "allow_private_webhooks", *allowPrivate)
 	err = serveUntilDone(ctx, srv, ln, logger)
-	// Closed only now, after every request has finished or been cut off.
-	closeService(svc, &err)
 	logger.Info("stopped")
 	return err
+}
+
+// stopDelivery lets attempts in flight finish for up to grace, then
+// abandons the rest: their deliveries stay leased in the database and are
+// retried when the leases end, so the process still exits promptly.
+func stopDelivery(d *identity.Dispatcher, abandon context.CancelFunc, grace time.Duration) {
+	stopped := make(chan struct{})
+	go func() {
+		d.Stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(grace):
+		abandon()
+		<-stopped
+	}
+	abandon()
 }
 
 // newServer returns an http.Server with timeouts, so that slow or idle

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
@@ -139,4 +140,132 @@ func BenchmarkUpdateParallel(b *testing.B) {
 			b.ReportMetric(float64(b.N)/float64(transactions), "calls/tx")
 		})
 	}
+}
+
+// benchDeliveries is the number of pending deliveries BenchmarkDeliveries
+// queues, of which benchDue are due.
+const benchDeliveries, benchDue = 100_000, 100
+
+// benchDelivery returns the i-th delivery of the benchmark queue, ids from
+// 1: the first benchDue are due at testTime, the others an hour later and
+// on.
+func benchDelivery(i int) store.Delivery {
+	due := testTime
+	if i > benchDue {
+		due = testTime.Add(time.Hour + time.Duration(i)*time.Second)
+	}
+	return store.Delivery{
+		ID: int64(i), EndpointID: 1, EventID: fmt.Sprintf("msg_%022d", i), EventType: "user.created",
+		Payload:   []byte(fmt.Sprintf(`{"type":"user.created","timestamp":"2024-05-06T07:08:09Z","data":{"id":%d}}`, i)),
+		CreatedAt: testTime, Status: store.DeliveryPending, NextAttemptAt: due,
+	}
+}
+
+// populateDeliveries opens a store with one endpoint and the benchmark
+// queue, written in transactions of 50,000.
+func populateDeliveries(b *testing.B) *boltstore.Store {
+	b.Helper()
+	s := newStore(b)
+	mustUpdate(b, s, func(tx store.Tx) error {
+		return tx.PutWebhook(testSlug, store.Webhook{ID: 1, URL: "https://example.com/hook", CreatedAt: testTime})
+	})
+	const perTx = 50_000
+	for first := 1; first <= benchDeliveries; first += perTx {
+		mustUpdate(b, s, func(tx store.Tx) error {
+			for i := first; i < first+perTx && i <= benchDeliveries; i++ {
+				if err := tx.PutDelivery(testSlug, benchDelivery(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return s
+}
+
+// BenchmarkDeliveries measures the due index with benchDeliveries pending
+// deliveries of which benchDue are due: reads cost in proportion to the
+// due ones, not the pending ones.
+func BenchmarkDeliveries(b *testing.B) {
+	s := populateDeliveries(b)
+	ctx := context.Background()
+	now := testTime.Add(time.Minute)
+	read := func(name string, want int, fn func(tx store.Tx) (int, error)) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var n int
+				err := s.View(ctx, func(tx store.Tx) (err error) { n, err = fn(tx); return err })
+				if err != nil || n != want {
+					b.Fatalf("got %d, %v; want %d", n, err, want)
+				}
+			}
+		})
+	}
+	dueCount := func(limit int) func(tx store.Tx) (int, error) {
+		return func(tx store.Tx) (int, error) {
+			ds, err := tx.DueDeliveries(now, limit)
+			return len(ds), err
+		}
+	}
+	read("DueDeliveries/All100Due", benchDue, dueCount(1000))
+	read("DueDeliveries/Limit10", 10, dueCount(10))
+	read("DueDeliveries/NoneDue", 0, func(tx store.Tx) (int, error) {
+		ds, err := tx.DueDeliveries(testTime.Add(-time.Second), 1000)
+		return len(ds), err
+	})
+	read("NextDueAt", 1, func(tx store.Tx) (int, error) {
+		_, ok, err := tx.NextDueAt()
+		if !ok {
+			return 0, err
+		}
+		return 1, err
+	})
+	read("PendingDeliveries", benchDeliveries, func(tx store.Tx) (int, error) { return tx.PendingDeliveries() })
+	benchTransitions(b, s)
+}
+
+// benchTransitions measures PutDelivery moving deliveries of the queue
+// through the transitions a dispatcher makes: claim (lease), retry
+// (reschedule), succeed and back to pending.
+func benchTransitions(b *testing.B, s *boltstore.Store) {
+	transition := func(i int) store.Delivery {
+		d := benchDelivery(benchDue + 1 + i*7919%(benchDeliveries-benchDue))
+		switch i % 4 {
+		case 0: // claimed
+			d.LeaseUntil, d.LeaseOwner = testTime.Add(2*time.Hour), "bench"
+		case 1: // failed attempt, retry later
+			d.Attempts, d.LastStatus, d.LastError = 1, 503, "unavailable"
+			d.LastAttemptAt, d.NextAttemptAt = testTime, testTime.Add(3*time.Hour)
+		case 2: // succeeded
+			d.Status, d.Attempts, d.LastStatus, d.LastAttemptAt = store.DeliverySucceeded, 1, 204, testTime
+		}
+		return d // case 3: back to pending as queued
+	}
+	b.Run("PutDelivery/OnePerUpdate", func(b *testing.B) {
+		// Each is a durable commit: the fsync dominates.
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			d := transition(i)
+			i++
+			mustUpdate(b, s, func(tx store.Tx) error { return tx.PutDelivery(testSlug, d) })
+		}
+	})
+	b.Run("PutDelivery/1000PerUpdate", func(b *testing.B) {
+		// The cost of the transition itself; ns/op is per 1000.
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			mustUpdate(b, s, func(tx store.Tx) error {
+				for j := range 1000 {
+					if err := tx.PutDelivery(testSlug, transition(i+j)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			i += 1000
+		}
+	})
 }

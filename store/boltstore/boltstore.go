@@ -6,10 +6,16 @@
 // Integer ids are stored as 8-byte big-endian keys of uint64(id) with the
 // top bit flipped, so that byte order equals numeric order for every int64
 // (the positive ids the identity package hands out simply gain a set top
-// bit). Folded strings are store.Fold of the field. Top-level buckets:
+// bit). Times are unix microseconds, UTC, and in keys are encoded like ids,
+// so that byte order is time order. Folded strings are store.Fold of the
+// field. Top-level buckets:
 //
 //	workspaces               slug -> JSON workspace record
 //	apikeys                  key id -> JSON key record (workspace inside)
+//	delivery_due             due time + delivery id + slug -> endpoint id,
+//	                         one entry per pending delivery of any workspace
+//	meta                     "pending_deliveries" -> uint64 number of
+//	                         entries in delivery_due
 //	ws                       one nested bucket per workspace slug:
 //	  users                  id -> user record (binary, see below)
 //	  user_username          folded username -> id
@@ -21,10 +27,27 @@
 //	  mappers                attribute key -> claim mapper record (binary)
 //	  webhooks               id -> JSON endpoint
 //	  deliveries             endpoint id + delivery id -> JSON delivery
-//	  delivery_endpoint      delivery id -> endpoint id
+//	  delivery_endpoint      delivery id -> endpoint id, + due time when
+//	                         the delivery is pending
+//	  sessions               session id -> JSON session
+//	  user_sessions          user id + created time + session id -> empty
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt
 //	                         sequence is the last id handed out
+//
+// delivery_due is the due index of store.Tx.DueDeliveries: a dispatcher
+// finds due work across every workspace by walking it from its start, at
+// a cost that depends on the work found, not on the deliveries queued. A
+// delivery's due time is store.Delivery.DueAt. The key's fixed-size fields
+// come before the slug, so it parses back whatever the slug. The due time
+// kept in delivery_endpoint lets PutDelivery and DeleteWebhook remove a
+// delivery's old delivery_due entry without decoding its record, and the
+// count in meta makes PendingDeliveries one read. Every write keeps the
+// three in step in its own transaction.
+//
+// A file written before a bucket existed opens cleanly: Open creates the
+// missing buckets. Its deliveries have no status, so none is pending and
+// the empty due index agrees with them.
 //
 // bbolt cannot store an empty key, yet the empty string is a username or
 // email like any other for the unique indexes. store.Fold always returns
@@ -36,6 +59,13 @@
 // listed by the million, and every token reads all of a workspace's
 // mappers; every other record is JSON of a private record type, so the file
 // format never follows a change of the store package's structs by accident.
+// A JSON time that is usually zero (a webhook's FailingSince, a delivery's
+// LeaseUntil and LastAttemptAt, a session's RevokedAt) is omitted when zero,
+// so that a record written before the field existed reads back zero.
+//
+// Session ids are opaque strings chosen by the caller and are the keys of
+// sessions; since bbolt cannot store an empty key, PutSession refuses the
+// empty id with an error.
 //
 // Listing users without a prefix must reach deep offsets without walking
 // every user: user_chunks counts the users of each chunk of 1024 consecutive

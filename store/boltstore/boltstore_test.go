@@ -71,6 +71,10 @@ type snapshot struct {
 	Mappers    []store.ClaimMapper
 	Webhook    store.Webhook
 	Deliveries []store.Delivery
+	Due        []store.QueuedDelivery
+	NextDue    time.Time
+	Pending    int
+	Sessions   []store.Session
 	APIKeys    []store.APIKey
 	NextUserID int64
 }
@@ -83,9 +87,13 @@ func TestReopenKeepsData(t *testing.T) {
 		CreatedAt: testTime, UpdatedAt: testTime.Add(time.Hour),
 	}
 	hook := store.Webhook{ID: 1, URL: "https://example.com/hook", Events: []string{"user.created"},
-		Enabled: true, CreatedAt: testTime, Secret: "s3cret"}
+		Enabled: true, CreatedAt: testTime, Secret: "s3cret", FailingSince: testTime.Add(time.Second)}
 	delivery := store.Delivery{ID: 1, EndpointID: 1, EventID: "ev1", EventType: "user.created",
-		Payload: []byte(`{"id":1}`), CreatedAt: testTime, Attempts: 2, NextAttemptAt: testTime.Add(time.Minute)}
+		Payload: []byte(`{"id":1}`), CreatedAt: testTime, Status: store.DeliveryPending, Attempts: 2,
+		NextAttemptAt: testTime.Add(time.Minute), LeaseUntil: testTime.Add(2 * time.Minute), LeaseOwner: "d1",
+		LastAttemptAt: testTime.Add(time.Second), LastStatus: 502, LastError: "bad gateway"}
+	session := store.Session{ID: "sess", UserID: 1, SecretHash: []byte{4, 5}, CreatedAt: testTime,
+		ExpiresAt: testTime.Add(time.Hour), LastSeenAt: testTime.Add(time.Minute), RevokedAt: testTime.Add(2 * time.Minute)}
 	key := store.APIKey{ID: "k1", Workspace: testSlug, Name: "ci", Scopes: []string{"users:read"},
 		SecretHash: []byte{1, 2, 3}, CreatedAt: testTime}
 	mapper := store.ClaimMapper{AttributeKey: "dept", ClaimName: "department", IncludeInID: true}
@@ -95,6 +103,8 @@ func TestReopenKeepsData(t *testing.T) {
 		Roles: []int64{3, 7}, Attrs: map[string]string{"dept": "r&d"},
 		Mappers: []store.ClaimMapper{mapper}, Webhook: hook,
 		Deliveries: []store.Delivery{delivery}, APIKeys: []store.APIKey{key},
+		Due:     []store.QueuedDelivery{{Workspace: testSlug, Delivery: delivery}},
+		NextDue: delivery.LeaseUntil, Pending: 1, Sessions: []store.Session{session},
 		NextUserID: 2,
 	}
 
@@ -111,6 +121,7 @@ func TestReopenKeepsData(t *testing.T) {
 			tx.PutClaimMapper(testSlug, mapper),
 			tx.PutWebhook(testSlug, hook),
 			tx.PutDelivery(testSlug, delivery),
+			tx.PutSession(testSlug, session),
 			tx.PutAPIKey(key),
 		)
 	})
@@ -125,7 +136,7 @@ func TestReopenKeepsData(t *testing.T) {
 	s = openStore(t, path, nil)
 	var got snapshot
 	mustView(t, s, func(tx store.Tx) error {
-		var errs [10]error
+		var errs [14]error
 		got.Workspaces, errs[0] = tx.Workspaces()
 		got.User, errs[1] = tx.User(testSlug, 1)
 		got.UserID, errs[2] = tx.UserIDByEmail(testSlug, "ALICE@example.com")
@@ -136,6 +147,10 @@ func TestReopenKeepsData(t *testing.T) {
 		got.Webhook, errs[7] = tx.Webhook(testSlug, 1)
 		got.Deliveries, errs[8] = tx.Deliveries(testSlug, 1)
 		got.APIKeys, errs[9] = tx.APIKeys(testSlug)
+		got.Due, errs[10] = tx.DueDeliveries(testTime.Add(time.Hour), 10)
+		got.NextDue, _, errs[11] = tx.NextDueAt()
+		got.Pending, errs[12] = tx.PendingDeliveries()
+		got.Sessions, errs[13] = tx.UserSessions(testSlug, 1)
 		return errors.Join(errs[:]...)
 	})
 	mustUpdate(t, s, func(tx store.Tx) (err error) {
@@ -276,6 +291,7 @@ func TestWritesInViewReturnErrReadOnly(t *testing.T) {
 		{"PutDelivery", func(tx store.Tx) error {
 			return tx.PutDelivery(testSlug, store.Delivery{ID: 1, EndpointID: 1})
 		}},
+		{"PutSession", func(tx store.Tx) error { return tx.PutSession(testSlug, store.Session{ID: "s", UserID: 1}) }},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(store.APIKey{ID: "k2", Workspace: testSlug}) }},
 		{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("key") }},
 	}

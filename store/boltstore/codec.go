@@ -141,6 +141,26 @@ func toMicros(t time.Time) int64 { return t.UnixMicro() }
 // survives the round trip.
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
+// optMicros returns t as unix microseconds, or nil for the zero time. It
+// stores a time that is usually zero and that records written before the
+// field existed lack: a missing field must read back as the zero time,
+// not as 1970.
+func optMicros(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	us := toMicros(t)
+	return &us
+}
+
+// fromOptMicros is the inverse of optMicros.
+func fromOptMicros(us *int64) time.Time {
+	if us == nil {
+		return time.Time{}
+	}
+	return fromMicros(*us)
+}
+
 // JSON records. The id, slug or key of a record is its bbolt key and is not
 // repeated inside.
 
@@ -158,17 +178,38 @@ type webhookRecord struct {
 	Enabled     bool     `json:"enabled,omitempty"`
 	CreatedAt   int64    `json:"created_us"`
 	Secret      string   `json:"secret,omitempty"`
+	// FailingSince is absent while the endpoint succeeds.
+	FailingSince *int64 `json:"failing_since_us,omitempty"`
 }
 
 // deliveryRecord is the stored form of store.Delivery; the key holds both
-// the endpoint id and the delivery id.
+// the endpoint id and the delivery id. A record written before Status
+// existed has none, and is therefore not pending.
 type deliveryRecord struct {
 	EventID       string `json:"event_id"`
 	EventType     string `json:"event_type"`
 	Payload       []byte `json:"payload,omitempty"`
 	CreatedAt     int64  `json:"created_us"`
+	Status        string `json:"status,omitempty"`
 	Attempts      int    `json:"attempts,omitempty"`
 	NextAttemptAt int64  `json:"next_attempt_us"`
+	LeaseUntil    *int64 `json:"lease_until_us,omitempty"`
+	LeaseOwner    string `json:"lease_owner,omitempty"`
+	LastAttemptAt *int64 `json:"last_attempt_us,omitempty"`
+	LastStatus    int    `json:"last_status,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
+}
+
+// sessionRecord is the stored form of store.Session; the session id is
+// the key.
+type sessionRecord struct {
+	UserID     int64  `json:"user_id"`
+	SecretHash []byte `json:"secret_hash,omitempty"`
+	CreatedAt  int64  `json:"created_us"`
+	ExpiresAt  int64  `json:"expires_us"`
+	LastSeenAt int64  `json:"last_seen_us"`
+	// RevokedAt is absent while the session is not revoked.
+	RevokedAt *int64 `json:"revoked_us,omitempty"`
 }
 
 // apiKeyRecord is the stored form of store.APIKey.
@@ -233,12 +274,13 @@ func decodeMapper(attributeKey, v []byte) (store.ClaimMapper, error) {
 
 func encodeWebhook(w store.Webhook) ([]byte, error) {
 	return json.Marshal(webhookRecord{
-		URL:         w.URL,
-		Description: w.Description,
-		Events:      w.Events,
-		Enabled:     w.Enabled,
-		CreatedAt:   toMicros(w.CreatedAt),
-		Secret:      w.Secret,
+		URL:          w.URL,
+		Description:  w.Description,
+		Events:       w.Events,
+		Enabled:      w.Enabled,
+		CreatedAt:    toMicros(w.CreatedAt),
+		Secret:       w.Secret,
+		FailingSince: optMicros(w.FailingSince),
 	})
 }
 
@@ -248,13 +290,14 @@ func decodeWebhook(k, v []byte) (store.Webhook, error) {
 		return store.Webhook{}, fmt.Errorf("boltstore: webhook %d: %w", decodeID(k), err)
 	}
 	return store.Webhook{
-		ID:          decodeID(k),
-		URL:         r.URL,
-		Description: r.Description,
-		Events:      r.Events,
-		Enabled:     r.Enabled,
-		CreatedAt:   fromMicros(r.CreatedAt),
-		Secret:      r.Secret,
+		ID:           decodeID(k),
+		URL:          r.URL,
+		Description:  r.Description,
+		Events:       r.Events,
+		Enabled:      r.Enabled,
+		CreatedAt:    fromMicros(r.CreatedAt),
+		Secret:       r.Secret,
+		FailingSince: fromOptMicros(r.FailingSince),
 	}, nil
 }
 
@@ -264,8 +307,14 @@ func encodeDelivery(d store.Delivery) ([]byte, error) {
 		EventType:     d.EventType,
 		Payload:       d.Payload,
 		CreatedAt:     toMicros(d.CreatedAt),
+		Status:        string(d.Status),
 		Attempts:      d.Attempts,
 		NextAttemptAt: toMicros(d.NextAttemptAt),
+		LeaseUntil:    optMicros(d.LeaseUntil),
+		LeaseOwner:    d.LeaseOwner,
+		LastAttemptAt: optMicros(d.LastAttemptAt),
+		LastStatus:    d.LastStatus,
+		LastError:     d.LastError,
 	})
 }
 
@@ -283,8 +332,14 @@ func decodeDelivery(k, v []byte) (store.Delivery, error) {
 		EventType:     r.EventType,
 		Payload:       r.Payload,
 		CreatedAt:     fromMicros(r.CreatedAt),
+		Status:        store.DeliveryStatus(r.Status),
 		Attempts:      r.Attempts,
 		NextAttemptAt: fromMicros(r.NextAttemptAt),
+		LeaseUntil:    fromOptMicros(r.LeaseUntil),
+		LeaseOwner:    r.LeaseOwner,
+		LastAttemptAt: fromOptMicros(r.LastAttemptAt),
+		LastStatus:    r.LastStatus,
+		LastError:     r.LastError,
 	}, nil
 }
 
@@ -310,5 +365,32 @@ func decodeAPIKey(id, v []byte) (store.APIKey, error) {
 		Scopes:     r.Scopes,
 		SecretHash: r.SecretHash,
 		CreatedAt:  fromMicros(r.CreatedAt),
+	}, nil
+}
+
+func encodeSession(s store.Session) ([]byte, error) {
+	return json.Marshal(sessionRecord{
+		UserID:     s.UserID,
+		SecretHash: s.SecretHash,
+		CreatedAt:  toMicros(s.CreatedAt),
+		ExpiresAt:  toMicros(s.ExpiresAt),
+		LastSeenAt: toMicros(s.LastSeenAt),
+		RevokedAt:  optMicros(s.RevokedAt),
+	})
+}
+
+func decodeSession(id, v []byte) (store.Session, error) {
+	var r sessionRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.Session{}, fmt.Errorf("boltstore: session %q: %w", id, err)
+	}
+	return store.Session{
+		ID:         string(id),
+		UserID:     r.UserID,
+		SecretHash: r.SecretHash,
+		CreatedAt:  fromMicros(r.CreatedAt),
+		ExpiresAt:  fromMicros(r.ExpiresAt),
+		LastSeenAt: fromMicros(r.LastSeenAt),
+		RevokedAt:  fromOptMicros(r.RevokedAt),
 	}, nil
 }

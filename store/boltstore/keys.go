@@ -3,19 +3,22 @@ package boltstore
 import (
 	"bytes"
 	"encoding/binary"
+	"time"
 
 	"go.etcd.io/bbolt"
 )
 
 // Top-level bucket names.
 var (
-	bucketWorkspaces = []byte("workspaces")
-	bucketAPIKeys    = []byte("apikeys")
-	bucketSpaces     = []byte("ws")
+	bucketWorkspaces  = []byte("workspaces")
+	bucketAPIKeys     = []byte("apikeys")
+	bucketSpaces      = []byte("ws")
+	bucketDeliveryDue = []byte("delivery_due")
+	bucketGlobalMeta  = []byte("meta")
 )
 
 // topBuckets are created by Open.
-var topBuckets = [][]byte{bucketWorkspaces, bucketAPIKeys, bucketSpaces}
+var topBuckets = [][]byte{bucketWorkspaces, bucketAPIKeys, bucketSpaces, bucketDeliveryDue, bucketGlobalMeta}
 
 // nested identifies a bucket nested in each workspace's bucket; a tx keeps
 // the ones it has opened in an array indexed by it.
@@ -36,6 +39,8 @@ const (
 	bucketDeliveryEndpoint
 	bucketMeta
 	bucketSeq
+	bucketSessions
+	bucketUserSessions
 	numNested // the number of nested buckets
 )
 
@@ -54,10 +59,16 @@ var nestedNames = [numNested][]byte{
 	bucketDeliveryEndpoint: []byte("delivery_endpoint"),
 	bucketMeta:             []byte("meta"),
 	bucketSeq:              []byte("seq"),
+	bucketSessions:         []byte("sessions"),
+	bucketUserSessions:     []byte("user_sessions"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.
 var keyUserCount = []byte("user_count")
+
+// keyPendingDeliveries is the key, in the top-level meta bucket, of the
+// number of pending deliveries of every workspace.
+var keyPendingDeliveries = []byte("pending_deliveries")
 
 // emptyStringKey stands for the empty string in the unique indexes: bbolt
 // rejects empty keys, and 0xFF never occurs in the valid UTF-8 that
@@ -123,6 +134,33 @@ func appendID(dst []byte, id int64) []byte {
 
 // decodeID returns the id whose key k starts with.
 func decodeID(k []byte) int64 { return int64(binary.BigEndian.Uint64(k) ^ signBit) }
+
+// appendTime appends the key of t, its unix microseconds encoded like an
+// id, so that byte order is time order (before 1970 too).
+func appendTime(dst []byte, t time.Time) []byte { return appendID(dst, toMicros(t)) }
+
+// decodeTime returns the time whose key k starts with.
+func decodeTime(k []byte) time.Time { return fromMicros(decodeID(k)) }
+
+// dueKeyLen is the length of a delivery_due key without its slug.
+const dueKeyLen = 2 * idKeyLen
+
+// dueKey returns the delivery_due key of a pending delivery: when it is
+// due (unix microseconds, encoded like an id), then its id, then its
+// workspace's slug. The fixed-size fields come first, so any slug parses
+// back.
+func dueKey(dueMicros, id int64, slug string) []byte {
+	k := make([]byte, 0, dueKeyLen+len(slug))
+	return append(appendID(appendID(k, dueMicros), id), slug...)
+}
+
+// userSessionKey returns the user_sessions key of a session: the user id,
+// the creation time, then the session id, so that a user's sessions are
+// one prefix in creation order, ties by id.
+func userSessionKey(userID int64, created time.Time, sessionID string) []byte {
+	k := make([]byte, 0, 2*idKeyLen+len(sessionID))
+	return append(appendTime(appendID(k, userID), created), sessionID...)
+}
 
 // uniqueKey returns the key of a folded value in a unique index.
 func uniqueKey(folded string) []byte {

@@ -359,75 +359,7 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 	if err := hooks.Delete(k); err != nil {
 		return err
 	}
-	return sp.deleteDeliveriesOf(k)
-}
-
-// deleteDeliveriesOf deletes every delivery of the endpoint with the key
-// endpointKey, and their entries in delivery_endpoint.
-func (sp *space) deleteDeliveriesOf(endpointKey []byte) error {
-	deliveries := sp.bucket(bucketDeliveries)
-	keys := prefixKeys(deliveries, endpointKey)
-	if err := deleteKeys(deliveries, keys); err != nil {
-		return err
-	}
-	byID := sp.bucket(bucketDeliveryEndpoint)
-	for _, k := range keys {
-		if err := byID.Delete(k[idKeyLen:]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Deliveries.
-
-// PutDelivery implements store.Tx. A delivery is known by its id alone:
-// delivery_endpoint finds the copy to replace when d moves to another
-// endpoint.
-func (t *tx) PutDelivery(slug string, d store.Delivery) error {
-	sp, err := t.writableSpace(slug)
-	if err != nil {
-		return err
-	}
-	endpointKey := idKey(d.EndpointID)
-	if sp.bucket(bucketWebhooks).Get(endpointKey) == nil {
-		return notFound("webhook %d", d.EndpointID)
-	}
-	v, err := encodeDelivery(d)
-	if err != nil {
-		return err
-	}
-	deliveries, byID := sp.bucket(bucketDeliveries), sp.bucket(bucketDeliveryEndpoint)
-	idk := idKey(d.ID)
-	if prev := byID.Get(idk); prev != nil && decodeID(prev) != d.EndpointID {
-		if err := deliveries.Delete(pairKey(decodeID(prev), d.ID)); err != nil {
-			return err
-		}
-	}
-	if err := deliveries.Put(pairKey(d.EndpointID, d.ID), v); err != nil {
-		return err
-	}
-	return byID.Put(idk, endpointKey)
-}
-
-// Deliveries implements store.Tx. An endpoint that does not exist has no
-// deliveries; that is not an error.
-func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
-	sp, err := t.space(slug)
-	if err != nil {
-		return nil, err
-	}
-	prefix := idKey(endpointID)
-	var out []store.Delivery
-	c := sp.bucket(bucketDeliveries).Cursor()
-	for k, v := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		d, err := decodeDelivery(k, v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+	return t.deleteDeliveriesOf(slug, sp, k)
 }
 
 // API keys.

@@ -13,6 +13,15 @@
 // other listings sort on each call; it is not meant to hold millions of
 // users. Nothing is persisted: the data is gone when the process exits.
 //
+// The due index of every workspace's pending deliveries is one slice kept
+// sorted by due time, then delivery id, then slug (the order boltstore
+// uses), so DueDeliveries and NextDueAt read its start and
+// PendingDeliveries is its length. Inserting and removing entries costs in
+// proportion to the entries after them.
+//
+// Session ids are opaque strings chosen by the caller; like boltstore,
+// PutSession refuses the empty id with an error.
+//
 // The lock is not reentrant: a transaction function must not call View or
 // Update on the same Store, or it deadlocks.
 package memstore
@@ -40,6 +49,9 @@ type Store struct {
 	closed bool
 	ws     map[string]*namespace // by slug
 	keys   map[string]store.APIKey
+	// due holds an entry per pending delivery of any workspace, kept in
+	// ascending dueEntry order.
+	due []dueEntry
 }
 
 var _ store.Store = (*Store)(nil)
@@ -63,6 +75,9 @@ type namespace struct {
 	hookIDs  []int64 // ids of webhooks, kept ascending
 	delivs   map[int64]store.Delivery
 	byTarget map[int64]map[int64]struct{} // endpoint id -> delivery ids
+
+	sessions map[string]store.Session      // by id
+	byUser   map[int64]map[string]struct{} // user id -> session ids
 }
 
 // userEntry is a stored user with its folded index fields.
@@ -93,6 +108,8 @@ func newNamespace(w store.Workspace) *namespace {
 		hooks:      make(map[int64]store.Webhook),
 		delivs:     make(map[int64]store.Delivery),
 		byTarget:   make(map[int64]map[int64]struct{}),
+		sessions:   make(map[string]store.Session),
+		byUser:     make(map[int64]map[string]struct{}),
 	}
 }
 
@@ -160,6 +177,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.ws = nil
 	s.keys = nil
+	s.due = nil
 	return nil
 }
 
@@ -247,6 +265,7 @@ func copyUser(u store.User) store.User {
 
 func copyWebhook(w store.Webhook) store.Webhook {
 	w.CreatedAt = normTime(w.CreatedAt)
+	w.FailingSince = normTime(w.FailingSince)
 	w.Events = slices.Clone(w.Events)
 	return w
 }
@@ -254,8 +273,19 @@ func copyWebhook(w store.Webhook) store.Webhook {
 func copyDelivery(d store.Delivery) store.Delivery {
 	d.CreatedAt = normTime(d.CreatedAt)
 	d.NextAttemptAt = normTime(d.NextAttemptAt)
+	d.LeaseUntil = normTime(d.LeaseUntil)
+	d.LastAttemptAt = normTime(d.LastAttemptAt)
 	d.Payload = slices.Clone(d.Payload)
 	return d
+}
+
+func copySession(s store.Session) store.Session {
+	s.CreatedAt = normTime(s.CreatedAt)
+	s.ExpiresAt = normTime(s.ExpiresAt)
+	s.LastSeenAt = normTime(s.LastSeenAt)
+	s.RevokedAt = normTime(s.RevokedAt)
+	s.SecretHash = slices.Clone(s.SecretHash)
+	return s
 }
 
 func copyAPIKey(k store.APIKey) store.APIKey {
@@ -696,88 +726,21 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 	}
 	delete(n.hooks, id)
 	n.hookIDs, _ = removeSorted(n.hookIDs, id)
-	targets := n.byTarget[id]
-	removed := make([]store.Delivery, 0, len(targets))
-	for did := range targets {
+	removed := make([]store.Delivery, 0, len(n.byTarget[id]))
+	for did := range n.byTarget[id] {
 		removed = append(removed, n.delivs[did])
-		delete(n.delivs, did)
 	}
-	delete(n.byTarget, id)
+	for _, d := range removed {
+		t.s.removeDelivery(n, d)
+	}
 	t.onUndo(func() {
 		n.hooks[id] = old
 		n.hookIDs, _ = insertSorted(n.hookIDs, id)
-		if targets != nil {
-			n.byTarget[id] = targets
-		}
 		for _, d := range removed {
-			n.delivs[d.ID] = d
+			t.s.addDelivery(n, d)
 		}
 	})
 	return nil
-}
-
-// Deliveries.
-
-// PutDelivery implements store.Tx.
-func (t *tx) PutDelivery(slug string, d store.Delivery) error {
-	n, err := t.write(slug)
-	if err != nil {
-		return err
-	}
-	if _, ok := n.hooks[d.EndpointID]; !ok {
-		return store.ErrNotFound
-	}
-	d = copyDelivery(d)
-	old, had := n.delivs[d.ID]
-	if had {
-		n.unlinkDelivery(old)
-	}
-	n.delivs[d.ID] = d
-	n.linkDelivery(d)
-	t.onUndo(func() {
-		n.unlinkDelivery(d)
-		if had {
-			n.delivs[d.ID] = old
-			n.linkDelivery(old)
-		} else {
-			delete(n.delivs, d.ID)
-		}
-	})
-	return nil
-}
-
-// linkDelivery adds d to its endpoint's index.
-func (n *namespace) linkDelivery(d store.Delivery) {
-	set := n.byTarget[d.EndpointID]
-	if set == nil {
-		set = make(map[int64]struct{})
-		n.byTarget[d.EndpointID] = set
-	}
-	set[d.ID] = struct{}{}
-}
-
-// unlinkDelivery removes d from its endpoint's index.
-func (n *namespace) unlinkDelivery(d store.Delivery) {
-	set := n.byTarget[d.EndpointID]
-	delete(set, d.ID)
-	if len(set) == 0 {
-		delete(n.byTarget, d.EndpointID)
-	}
-}
-
-// Deliveries implements store.Tx. It returns an empty list, not an error,
-// for an endpoint that does not exist.
-func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
-	n, err := t.read(slug)
-	if err != nil {
-		return nil, err
-	}
-	ids := slices.Sorted(maps.Keys(n.byTarget[endpointID]))
-	out := make([]store.Delivery, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, copyDelivery(n.delivs[id]))
-	}
-	return out, nil
 }
 
 // API keys.

@@ -106,7 +106,7 @@ func TestRollbackOfInterleavedWrites(t *testing.T) {
 		if err := tx.PutWebhook(ws, store.Webhook{ID: 1}); err != nil {
 			return err
 		}
-		return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 1})
+		return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 1, Status: store.DeliveryPending})
 	})
 	boom := errors.New("boom")
 	err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -123,8 +123,15 @@ func TestRollbackOfInterleavedWrites(t *testing.T) {
 			func() error { return tx.PutWebhook(ws, store.Webhook{ID: 1}) },
 			func() error { return tx.PutWebhook(ws, store.Webhook{ID: 2}) },
 			func() error { return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 2}) },
-			func() error { return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 1}) },
+			func() error {
+				return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 1, Status: store.DeliveryPending})
+			},
+			func() error {
+				return tx.PutDelivery(ws, store.Delivery{ID: 2, EndpointID: 1, Status: store.DeliveryPending})
+			},
 			func() error { return tx.DeleteWebhook(ws, 1) },
+			func() error { return tx.PutSession(ws, store.Session{ID: "s", UserID: 1}) },
+			func() error { return tx.PutSession(ws, store.Session{ID: "s", UserID: 2}) },
 		}
 		for _, step := range steps {
 			if err := step(); err != nil {
@@ -169,6 +176,18 @@ func TestRollbackOfInterleavedWrites(t *testing.T) {
 			ds, err := tx.Deliveries(ws, c.endpoint)
 			if err != nil || len(ds) != c.want {
 				t.Errorf("Deliveries(%d) = %v, %v; want %d", c.endpoint, ds, err, c.want)
+			}
+		}
+		due, err := tx.DueDeliveries(time.Now(), 10)
+		if err != nil || len(due) != 1 || due[0].ID != 1 || due[0].EndpointID != 1 {
+			t.Errorf("DueDeliveries = %v, %v; want delivery 1 of endpoint 1 alone", due, err)
+		}
+		if n, err := tx.PendingDeliveries(); err != nil || n != 1 {
+			t.Errorf("PendingDeliveries = %d, %v; want 1", n, err)
+		}
+		for _, user := range []int64{1, 2} {
+			if ss, err := tx.UserSessions(ws, user); err != nil || len(ss) != 0 {
+				t.Errorf("UserSessions(%d) = %v, %v; want none", user, ss, err)
 			}
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +43,11 @@ func runRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ImportUsers", testRuleImportUsers},
 		{"ConcurrentCreateUser", testRuleConcurrentCreateUser},
 		{"ConcurrentMappers", testRuleConcurrentMappers},
+		{"Events", testRuleEvents},
+		{"EventsRollBack", testRuleEventsRollBack},
+		{"LoginFailedEvents", testRuleLoginFailedEvents},
+		{"Sessions", testRuleSessions},
+		{"DisableRevokesSessions", testRuleDisableRevokesSessions},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,14 +60,33 @@ func runRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 // -race; the default parameters are tested in package identity.
 var testArgon2 = identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}
 
-// testNow is the fake clock's fixed time.
+// testNow is the fake clock's starting time.
 var testNow = time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)
+
+// clock is a fake clock that tests move by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
 
 // env is one Service with one workspace "acme" over a fresh store.
 type env struct {
 	t     *testing.T
 	ctx   context.Context
 	store store.Store
+	clock *clock
 	svc   *identity.Service
 	ws    *identity.Workspace
 }
@@ -71,8 +96,9 @@ func newEnv(t *testing.T, newStore func(t *testing.T) store.Store, opts *identit
 	if opts == nil {
 		opts = &identity.Options{}
 	}
+	clk := &clock{now: testNow}
 	if opts.Now == nil {
-		opts.Now = func() time.Time { return testNow }
+		opts.Now = clk.Now
 	}
 	if opts.PasswordHashing == nil {
 		opts.PasswordHashing = &testArgon2
@@ -87,7 +113,7 @@ func newEnv(t *testing.T, newStore func(t *testing.T) store.Store, opts *identit
 	if err != nil {
 		t.Fatalf("CreateWorkspace: %v", err)
 	}
-	return &env{t: t, ctx: ctx, store: st, svc: svc, ws: ws}
+	return &env{t: t, ctx: ctx, store: st, clock: clk, svc: svc, ws: ws}
 }
 
 // user creates a valid user named username and returns it.

@@ -61,6 +61,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimMappers", testClaimMappers},
 		{"Webhooks", testWebhooks},
 		{"Deliveries", testDeliveries},
+		{"DueIndex", testDueIndex},
+		{"Sessions", testSessions},
 		{"APIKeys", testAPIKeys},
 		{"Transactions", testTransactions},
 		{"Rules", runRules},
@@ -166,7 +168,7 @@ func putUsers(t *testing.T, s store.Store, slug string, users ...store.User) {
 }
 
 // snapshot is everything a store holds for one workspace, as read back
-// through the Tx interface.
+// through the Tx interface, and the due index of every workspace.
 type snapshot struct {
 	Workspaces []store.Workspace
 	Users      []store.User
@@ -179,8 +181,24 @@ type snapshot struct {
 	Webhooks   []store.Webhook
 	HookTotal  int
 	Deliveries map[int64][]store.Delivery
-	APIKeys    []store.APIKey
+	// DeliveryByID holds what Delivery returns for the ids in
+	// snapshotIDs that it finds.
+	DeliveryByID map[int64]store.Delivery
+	Due          dueState
+	// Sessions holds UserSessions of the ids in snapshotIDs, and
+	// SessionByID what Session returns for the ids in snapshotSessions
+	// that it finds.
+	Sessions    map[int64][]store.Session
+	SessionByID map[string]store.Session
+	APIKeys     []store.APIKey
 }
+
+// The delivery and user ids, and session ids, whose records a snapshot
+// reads whether or not a listing names them.
+var (
+	snapshotIDs      = []int64{1, 2, 3}
+	snapshotSessions = []string{"sess-1", "sess-2", "sess-3"}
+)
 
 // takeSnapshot reads the workspace's state. lookups are extra usernames
 // and emails whose index entries are recorded too (ErrNotFound as -1).
@@ -229,12 +247,48 @@ func takeSnapshot(t *testing.T, s store.Store, slug string, lookups ...string) s
 				return fmt.Errorf("Deliveries: %w", err)
 			}
 		}
+		if err := snap.readByID(tx, slug); err != nil {
+			return err
+		}
+		if snap.Due, err = readDueState(tx); err != nil {
+			return err
+		}
 		if snap.APIKeys, err = tx.APIKeys(slug); err != nil {
 			return fmt.Errorf("APIKeys: %w", err)
 		}
 		return nil
 	})
 	return snap
+}
+
+// readByID reads into snap the deliveries, user sessions and sessions
+// whose ids the snapshot always reads.
+func (snap *snapshot) readByID(tx store.Tx, slug string) error {
+	snap.DeliveryByID = map[int64]store.Delivery{}
+	snap.Sessions = map[int64][]store.Session{}
+	snap.SessionByID = map[string]store.Session{}
+	for _, id := range snapshotIDs {
+		d, err := tx.Delivery(slug, id)
+		switch {
+		case err == nil:
+			snap.DeliveryByID[id] = d
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("Delivery: %w", err)
+		}
+		if snap.Sessions[id], err = tx.UserSessions(slug, id); err != nil {
+			return fmt.Errorf("UserSessions: %w", err)
+		}
+	}
+	for _, id := range snapshotSessions {
+		sess, err := tx.Session(slug, id)
+		switch {
+		case err == nil:
+			snap.SessionByID[id] = sess
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("Session: %w", err)
+		}
+	}
+	return nil
 }
 
 // lookup turns an index lookup into an id, or -1 for ErrNotFound, or -2
@@ -278,6 +332,9 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			hookTot  int
 			wsGot    store.Workspace
 			usersGot []store.User
+			delivGot store.Delivery
+			dueGot   dueState
+			sessGot  []store.Session
 		)
 		update(t, s, func(tx store.Tx) error {
 			if err := tx.PutWorkspace(workspace(slugB)); err != nil {
@@ -311,6 +368,21 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			if hooks, hookTot, err = tx.Webhooks(slugB, 0, 10); err != nil {
 				return fmt.Errorf("Webhooks: %w", err)
 			}
+			if err := tx.PutDelivery(slugB, delivery(6, 4)); err != nil {
+				return err
+			}
+			if delivGot, err = tx.Delivery(slugB, 6); err != nil {
+				return fmt.Errorf("Delivery: %w", err)
+			}
+			if dueGot, err = readDueState(tx); err != nil {
+				return err
+			}
+			if err := tx.PutSession(slugB, storedSession("sess-1", 1, 10)); err != nil {
+				return err
+			}
+			if sessGot, err = tx.UserSessions(slugB, 1); err != nil {
+				return fmt.Errorf("UserSessions: %w", err)
+			}
 			return nil
 		})
 		if diff := cmp.Diff(workspace(slugB), wsGot, equateEmpty); diff != "" {
@@ -330,6 +402,19 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		if len(hooks) != 1 || hooks[0].ID != 4 || hookTot != 1 {
 			t.Errorf("Webhooks = %v, %d; want the one endpoint 4, total 1", hooks, hookTot)
+		}
+		if diff := cmp.Diff(delivery(6, 4), delivGot); diff != "" {
+			t.Errorf("Delivery mismatch (-want +got):\n%s", diff)
+		}
+		wantDue := dueState{
+			Due:  []store.QueuedDelivery{inWorkspace(slugB, delivery(6, 4))},
+			Next: delivery(6, 4).DueAt(), HasNext: true, Pending: 1,
+		}
+		if diff := cmp.Diff(wantDue, dueGot); diff != "" {
+			t.Errorf("due index mismatch (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]store.Session{storedSession("sess-1", 1, 10)}, sessGot); diff != "" {
+			t.Errorf("UserSessions mismatch (-want +got):\n%s", diff)
 		}
 	})
 
@@ -371,6 +456,7 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			checkErr(t, "Workspace", err, store.ErrNotFound)
 			_, err = tx.APIKey("key-1")
 			checkErr(t, "APIKey", err, store.ErrNotFound)
+			checkNoDueWork(t, tx)
 			return nil
 		})
 	})
@@ -543,7 +629,8 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 // writeEverything writes one of every record into the existing workspace
 // slug: users 1 and 2, roles, attributes, mappers, webhooks 1 and 2 with
-// deliveries, API keys key-1 and key-2, and a sequence value.
+// deliveries 1 and 2 (pending) and 3 (succeeded), sessions sess-1 and
+// sess-2 of user 1, API keys key-1 and key-2, and a sequence value.
 func writeEverything(tx store.Tx, slug string) error {
 	steps := []func() error{
 		func() error { return tx.PutUser(slug, user(1, "alice", "alice@example.com", "Alice Liddell")) },
@@ -563,6 +650,9 @@ func writeEverything(tx store.Tx, slug string) error {
 		func() error { return tx.PutWebhook(slug, webhook(2)) },
 		func() error { return tx.PutDelivery(slug, delivery(1, 1)) },
 		func() error { return tx.PutDelivery(slug, delivery(2, 2)) },
+		func() error { return tx.PutDelivery(slug, withStatus(delivery(3, 2), store.DeliverySucceeded)) },
+		func() error { return tx.PutSession(slug, storedSession("sess-1", 1, 10)) },
+		func() error { return tx.PutSession(slug, storedSession("sess-2", 1, 20)) },
 		func() error { return tx.PutAPIKey(apiKey("key-1", slug)) },
 		func() error { return tx.PutAPIKey(apiKey("key-2", slug)) },
 		func() error { _, err := tx.NextID(slug, store.SeqWebhooks); return err },
@@ -609,7 +699,10 @@ func changeEverything(tx store.Tx, slug string) error {
 			d.Attempts = 5
 			return tx.PutDelivery(slug, d)
 		},
-		func() error { return tx.PutDelivery(slug, delivery(3, 3)) },
+		func() error { return tx.PutDelivery(slug, withStatus(delivery(2, 2), store.DeliveryFailed)) },
+		func() error { return tx.PutDelivery(slug, delivery(3, 3)) }, // succeeded to pending, moved
+		func() error { return tx.PutSession(slug, revoked(storedSession("sess-1", 2, 5), 50)) },
+		func() error { return tx.PutSession(slug, storedSession("sess-3", 1, 1)) },
 		func() error {
 			k := apiKey("key-1", slug)
 			k.Name = "renamed"
@@ -636,8 +729,17 @@ func changeEverything(tx store.Tx, slug string) error {
 	return nil
 }
 
+// checkNoDueWork checks that the due index of the store is empty.
+func checkNoDueWork(t *testing.T, tx store.Tx) {
+	t.Helper()
+	st, err := readDueState(tx)
+	if err != nil || len(st.Due) != 0 || st.HasNext || st.Pending != 0 {
+		t.Errorf("due index = %+v, %v; want it empty", st, err)
+	}
+}
+
 // checkEmptyWorkspace checks that the workspace holds nothing that
-// writeEverything writes.
+// writeEverything writes, and that no delivery of any workspace is due.
 func checkEmptyWorkspace(t *testing.T, s store.Store, slug string) {
 	t.Helper()
 	view(t, s, func(tx store.Tx) error {
@@ -657,7 +759,17 @@ func checkEmptyWorkspace(t *testing.T, s store.Store, slug string) {
 			if ds, err := tx.Deliveries(slug, id); len(ds) != 0 || (err != nil && !errors.Is(err, store.ErrNotFound)) {
 				t.Errorf("Deliveries(%d) = %v, %v; want none", id, ds, err)
 			}
+			_, err = tx.Delivery(slug, id)
+			checkErr(t, fmt.Sprintf("Delivery(%d)", id), err, store.ErrNotFound)
+			if ss, err := tx.UserSessions(slug, id); err != nil || len(ss) != 0 {
+				t.Errorf("UserSessions(%d) = %v, %v; want none", id, ss, err)
+			}
 		}
+		for _, id := range snapshotSessions {
+			_, err := tx.Session(slug, id)
+			checkErr(t, "Session("+id+")", err, store.ErrNotFound)
+		}
+		checkNoDueWork(t, tx)
 		for _, name := range []string{"alice", "bob"} {
 			_, err := tx.UserIDByUsername(slug, name)
 			checkErr(t, "UserIDByUsername("+name+")", err, store.ErrNotFound)
@@ -723,6 +835,13 @@ func testViewIsReadOnly(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook(slugA, webhook(7)) }},
 		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) }},
 		{"PutDelivery", func(tx store.Tx) error { return tx.PutDelivery(slugA, delivery(7, 1)) }},
+		{"PutDelivery(transition)", func(tx store.Tx) error {
+			return tx.PutDelivery(slugA, withStatus(delivery(1, 1), store.DeliverySucceeded))
+		}},
+		{"PutSession(new)", func(tx store.Tx) error { return tx.PutSession(slugA, storedSession("sess-3", 1, 1)) }},
+		{"PutSession(existing)", func(tx store.Tx) error {
+			return tx.PutSession(slugA, revoked(storedSession("sess-1", 2, 10), 20))
+		}},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(apiKey("key-7", slugA)) }},
 		{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("key-1") }},
 	}

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,9 +10,10 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// webhook returns an endpoint record with every field set.
+// webhook returns an endpoint record with every field set; FailingSince
+// is set for even ids only, so that both states are written.
 func webhook(id int64) store.Webhook {
-	return store.Webhook{
+	w := store.Webhook{
 		ID:          id,
 		URL:         fmt.Sprintf("https://hooks.example.com/%d", id),
 		Description: fmt.Sprintf("endpoint %d", id),
@@ -22,20 +22,10 @@ func webhook(id int64) store.Webhook {
 		CreatedAt:   at(int(id)),
 		Secret:      fmt.Sprintf("whsec_%d", id),
 	}
-}
-
-// delivery returns a delivery record with every field set.
-func delivery(id, endpointID int64) store.Delivery {
-	return store.Delivery{
-		ID:            id,
-		EndpointID:    endpointID,
-		EventID:       fmt.Sprintf("evt_%d", id),
-		EventType:     "user.created",
-		Payload:       []byte(fmt.Sprintf(`{"id":%d}`, id)),
-		CreatedAt:     at(int(id)),
-		Attempts:      int(id % 4),
-		NextAttemptAt: at(int(id) + 60),
+	if id%2 == 0 {
+		w.FailingSince = at(int(id) + 500)
 	}
+	return w
 }
 
 // testWebhooks checks PutWebhook, Webhook, Webhooks and DeleteWebhook.
@@ -253,172 +243,40 @@ func testWebhooks(t *testing.T, newStore func(t *testing.T) store.Store) {
 			t.Errorf("Webhook after the caller changed returned Events (-want +got):\n%s", diff)
 		}
 	})
-}
-
-// testDeliveries checks PutDelivery and Deliveries, and that DeleteWebhook
-// removes the endpoint's deliveries.
-func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
-	// deliveries reads the endpoint's deliveries.
-	deliveries := func(t *testing.T, s store.Store, slug string, endpointID int64) []store.Delivery {
-		t.Helper()
-		var got []store.Delivery
-		view(t, s, func(tx store.Tx) error {
-			var err error
-			got, err = tx.Deliveries(slug, endpointID)
-			return err
-		})
-		return got
-	}
-	check := func(t *testing.T, s store.Store, slug string, endpointID int64, want []store.Delivery) {
-		t.Helper()
-		if diff := cmp.Diff(want, deliveries(t, s, slug, endpointID), equateEmpty); diff != "" {
-			t.Errorf("Deliveries(%q, %d) mismatch (-want +got):\n%s", slug, endpointID, diff)
-		}
-	}
-	// setup creates endpoints 1, 2 and 3 in slugA (5, 2, 9 queued for 1;
-	// 3, 7 for 2; none for 3) and endpoint 1 in slugB with delivery 4.
-	setup := func(t *testing.T) store.Store {
-		t.Helper()
-		s := newStoreWith(t, newStore, slugA, slugB)
-		update(t, s, func(tx store.Tx) error {
-			for _, id := range []int64{1, 2, 3} {
-				if err := tx.PutWebhook(slugA, webhook(id)); err != nil {
-					return err
-				}
-			}
-			if err := tx.PutWebhook(slugB, webhook(1)); err != nil {
+	t.Run("FailingSince", func(t *testing.T) {
+		s := newStoreWith(t, newStore, slugA)
+		w := webhook(1) // succeeding: FailingSince is zero
+		read := func() store.Webhook {
+			t.Helper()
+			var got store.Webhook
+			view(t, s, func(tx store.Tx) error {
+				var err error
+				got, err = tx.Webhook(slugA, 1)
 				return err
-			}
-			for _, d := range []store.Delivery{delivery(5, 1), delivery(3, 2), delivery(2, 1)} {
-				if err := tx.PutDelivery(slugA, d); err != nil {
-					return err
-				}
-			}
-			return tx.PutDelivery(slugB, delivery(4, 1))
-		})
-		update(t, s, func(tx store.Tx) error {
-			for _, d := range []store.Delivery{delivery(9, 1), delivery(7, 2)} {
-				if err := tx.PutDelivery(slugA, d); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		return s
-	}
-
-	t.Run("RoundTripAscending", func(t *testing.T) {
-		s := setup(t)
-		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
-		check(t, s, slugA, 2, []store.Delivery{delivery(3, 2), delivery(7, 2)})
-		check(t, s, slugA, 3, nil)
-		check(t, s, slugB, 1, []store.Delivery{delivery(4, 1)})
-	})
-
-	t.Run("ZeroValues", func(t *testing.T) {
-		s := setup(t)
-		bare := store.Delivery{ID: 11, EndpointID: 3} // nil payload, zero times
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, bare) })
-		check(t, s, slugA, 3, []store.Delivery{bare})
-	})
-
-	t.Run("Replace", func(t *testing.T) {
-		s := setup(t)
-		retried := delivery(5, 1)
-		retried.Attempts = 3
-		retried.NextAttemptAt = at(3600)
-		retried.Payload = []byte(`{"id":5,"retry":true}`)
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, retried) })
-		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), retried, delivery(9, 1)})
-	})
-
-	t.Run("ReplaceMovesBetweenEndpoints", func(t *testing.T) {
-		// A delivery is identified by its id alone.
-		s := setup(t)
-		moved := delivery(5, 2)
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, moved) })
-		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(9, 1)})
-		check(t, s, slugA, 2, []store.Delivery{delivery(3, 2), moved, delivery(7, 2)})
-	})
-
-	t.Run("EndpointMustExist", func(t *testing.T) {
-		s := setup(t)
-		for _, c := range []struct {
-			slug string
-			d    store.Delivery
-		}{
-			{slugA, delivery(20, 4)},  // no endpoint 4
-			{slugB, delivery(21, 2)},  // endpoint 2 only in another workspace
-			{slugA, delivery(5, 99)},  // replacing onto a missing endpoint
-			{slugA, delivery(22, 0)},  // zero endpoint
-			{slugA, delivery(23, -1)}, // negative endpoint
-		} {
-			var err error
-			update(t, s, func(tx store.Tx) error {
-				err = tx.PutDelivery(c.slug, c.d)
-				return nil // commit: the refused PutDelivery must have written nothing
 			})
-			checkErr(t, fmt.Sprintf("PutDelivery(%q, endpoint %d)", c.slug, c.d.EndpointID), err, store.ErrNotFound)
+			return got
 		}
-		// Creating the endpoints afterwards shows nothing was queued for them.
-		update(t, s, func(tx store.Tx) error {
-			if err := tx.PutWebhook(slugA, webhook(4)); err != nil {
-				return err
-			}
-			if err := tx.PutWebhook(slugA, webhook(99)); err != nil {
-				return err
-			}
-			return tx.PutWebhook(slugB, webhook(2))
-		})
-		check(t, s, slugA, 4, nil)
-		check(t, s, slugA, 99, nil)
-		check(t, s, slugB, 2, nil)
-		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
-	})
-
-	t.Run("DeleteWebhookRemovesDeliveries", func(t *testing.T) {
-		s := setup(t)
-		update(t, s, func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) })
-		view(t, s, func(tx store.Tx) error {
-			got, err := tx.Deliveries(slugA, 1)
-			if len(got) != 0 || (err != nil && !errors.Is(err, store.ErrNotFound)) {
-				t.Errorf("Deliveries of a deleted endpoint = %v, %v; want none", got, err)
-			}
-			return nil
-		})
-		check(t, s, slugA, 2, []store.Delivery{delivery(3, 2), delivery(7, 2)})
-		check(t, s, slugB, 1, []store.Delivery{delivery(4, 1)})
-		// A new endpoint with the same id starts with an empty queue.
-		update(t, s, func(tx store.Tx) error { return tx.PutWebhook(slugA, webhook(1)) })
-		check(t, s, slugA, 1, nil)
-		// The deleted deliveries' ids are free: putting one again creates it
-		// on its new endpoint only.
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, delivery(5, 3)) })
-		check(t, s, slugA, 3, []store.Delivery{delivery(5, 3)})
-		check(t, s, slugA, 1, nil)
-	})
-
-	t.Run("Copies", func(t *testing.T) {
-		s := setup(t)
-		d := delivery(30, 3)
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, d) })
-		d.Payload[0] = 'X'
-		got := deliveries(t, s, slugA, 3)
-		if diff := cmp.Diff([]store.Delivery{delivery(30, 3)}, got); diff != "" {
-			t.Fatalf("Deliveries after the caller changed its Payload (-want +got):\n%s", diff)
+		update(t, s, func(tx store.Tx) error { return tx.PutWebhook(slugA, w) })
+		if got := read(); !got.FailingSince.IsZero() {
+			t.Errorf("FailingSince of a succeeding endpoint = %v, want the zero time", got.FailingSince)
 		}
-		got[0].Payload[0] = 'Y'
-		check(t, s, slugA, 3, []store.Delivery{delivery(30, 3)})
-	})
-
-	t.Run("TimesInUTC", func(t *testing.T) {
-		s := setup(t)
-		d := delivery(31, 3)
-		d.NextAttemptAt = at(100).In(time.FixedZone("UTC-7", -7*3600))
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, d) })
-		got := deliveries(t, s, slugA, 3)
-		if len(got) != 1 || !got[0].NextAttemptAt.Equal(at(100)) || got[0].NextAttemptAt.Location() != time.UTC {
-			t.Errorf("Deliveries = %v; want NextAttemptAt %v in UTC", got, at(100))
+		// Failing since a time given in another zone: it comes back in UTC.
+		w.FailingSince = at(90).In(time.FixedZone("UTC+5", 5*3600))
+		update(t, s, func(tx store.Tx) error { return tx.PutWebhook(slugA, w) })
+		if got := read(); !got.FailingSince.Equal(at(90)) || got.FailingSince.Location() != time.UTC {
+			t.Errorf("FailingSince = %v, want %v in UTC", got.FailingSince, at(90))
+		}
+		// Before 1970 too.
+		w.FailingSince = time.Date(1969, 12, 31, 23, 59, 59, 999999000, time.UTC)
+		update(t, s, func(tx store.Tx) error { return tx.PutWebhook(slugA, w) })
+		if diff := cmp.Diff(w, read()); diff != "" {
+			t.Errorf("Webhook failing since 1969 mismatch (-want +got):\n%s", diff)
+		}
+		// A success clears it.
+		w.FailingSince = time.Time{}
+		update(t, s, func(tx store.Tx) error { return tx.PutWebhook(slugA, w) })
+		if diff := cmp.Diff(w, read()); diff != "" {
+			t.Errorf("Webhook after FailingSince was cleared mismatch (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -183,7 +183,10 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"ClaimMappers", func(tx store.Tx) error { _, err := tx.ClaimMappers(m); return err }},
 		{"Webhook", func(tx store.Tx) error { _, err := tx.Webhook(m, 1); return err }},
 		{"Webhooks", func(tx store.Tx) error { _, _, err := tx.Webhooks(m, 0, 10); return err }},
+		{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery(m, 1); return err }},
 		{"Deliveries", func(tx store.Tx) error { _, err := tx.Deliveries(m, 1); return err }},
+		{"Session", func(tx store.Tx) error { _, err := tx.Session(m, "sess-1"); return err }},
+		{"UserSessions", func(tx store.Tx) error { _, err := tx.UserSessions(m, 1); return err }},
 		{"APIKeys", func(tx store.Tx) error { _, err := tx.APIKeys(m); return err }},
 	}
 	writes := []struct {
@@ -203,6 +206,7 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook(m, webhook(1)) }},
 		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(m, 1) }},
 		{"PutDelivery", func(tx store.Tx) error { return tx.PutDelivery(m, delivery(1, 1)) }},
+		{"PutSession", func(tx store.Tx) error { return tx.PutSession(m, storedSession("sess-1", 1, 1)) }},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(apiKey("key-m", m)) }},
 	}
 	before := takeSnapshot(t, s, slugA)

@@ -1,0 +1,97 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// eventBody is the JSON body of every webhook request, as the Standard
+// Webhooks specification shapes it.
+type eventBody struct {
+	Type      EventType `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      any       `json:"data"`
+}
+
+// emit records an event in tx, the transaction of the change that caused
+// it (a transactional outbox): one pending delivery for every enabled
+// endpoint of the workspace subscribed to the event's type, due now. If the
+// change rolls back, so does its event; once it commits, the event is in
+// the store for the dispatcher, whatever happens to the process.
+func (w *Workspace) emit(tx store.Tx, typ EventType, data any) error {
+	subscribed, err := w.subscribers(tx, typ)
+	if err != nil || len(subscribed) == 0 {
+		return err
+	}
+	now := w.svc.timestamp()
+	payload, err := json.Marshal(eventBody{Type: typ, Timestamp: now, Data: data})
+	if err != nil {
+		return err
+	}
+	eventID, err := newEventID()
+	if err != nil {
+		return err
+	}
+	for _, h := range subscribed {
+		id, err := tx.NextID(w.slug, store.SeqDeliveries)
+		if err != nil {
+			return err
+		}
+		err = tx.PutDelivery(w.slug, store.Delivery{
+			ID: id, EndpointID: h.ID, EventID: eventID, EventType: string(typ), Payload: payload,
+			CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// subscribers returns the enabled endpoints subscribed to typ.
+func (w *Workspace) subscribers(tx store.Tx, typ EventType) ([]store.Webhook, error) {
+	hooks, _, err := tx.Webhooks(w.slug, 0, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	var subscribed []store.Webhook
+	for _, h := range hooks {
+		if h.Enabled && slices.Contains(h.Events, string(typ)) {
+			subscribed = append(subscribed, h)
+		}
+	}
+	return subscribed, nil
+}
+
+// emitAlone records an event that no stored change goes with (a failed
+// login) in a transaction of its own, and writes nothing when no endpoint
+// subscribes to it: a refused login stays a read unless someone listens.
+func (w *Workspace) emitAlone(ctx context.Context, typ EventType, data any) error {
+	var listened bool
+	err := w.view(ctx, func(tx store.Tx) error {
+		subscribed, err := w.subscribers(tx, typ)
+		listened = len(subscribed) > 0
+		return err
+	})
+	if err != nil || !listened {
+		return err
+	}
+	return w.update(ctx, func(tx store.Tx) error { return w.emit(tx, typ, data) })
+}
+
+// newEventID returns "msg_" and 22 characters of base64url: 128 random
+// bits, the webhook-id of every delivery of one event.
+func newEventID() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "msg_" + base64.RawURLEncoding.EncodeToString(b), nil
+}

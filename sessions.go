@@ -1,0 +1,211 @@
+package identity
+
+import (
+	"context"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// DefaultSessionLifetime is how long a session lasts when
+// Options.SessionLifetime is zero.
+const DefaultSessionLifetime = 24 * time.Hour
+
+// sessionPrefix starts every session token; see newToken for the rest.
+const sessionPrefix = "ids_"
+
+// lastSeenResolution is how stale LastSeenAt may get: VerifySession writes
+// it at most this often per session, so checking a session is a read.
+const lastSeenResolution = time.Minute
+
+// Session is a login session of a user. Its token, returned once by
+// Login or StartSession, is never stored: only a hash of its secret part.
+type Session struct {
+	ID         string    `json:"id"`
+	UserID     int64     `json:"userId"`
+	CreatedAt  time.Time `json:"createdAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+	LastSeenAt time.Time `json:"lastSeenAt"`
+	// RevokedAt is nil while the session has not been revoked.
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+// Active reports whether the session can still be used at now.
+func (s Session) Active(now time.Time) bool { return s.RevokedAt == nil && now.Before(s.ExpiresAt) }
+
+func sessionFromRecord(r store.Session) Session {
+	s := Session{ID: r.ID, UserID: r.UserID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, LastSeenAt: r.LastSeenAt}
+	if !r.RevokedAt.IsZero() {
+		revoked := r.RevokedAt
+		s.RevokedAt = &revoked
+	}
+	return s
+}
+
+// Login authenticates like Authenticate and, on success, starts a session
+// for the user. It returns the user, the session and the session token.
+func (w *Workspace) Login(ctx context.Context, login, password string) (User, Session, string, error) {
+	u, err := w.Authenticate(ctx, login, password)
+	if err != nil {
+		return User{}, Session{}, "", err
+	}
+	s, token, err := w.StartSession(ctx, u.ID)
+	if err != nil {
+		return User{}, Session{}, "", err
+	}
+	return u, s, token, nil
+}
+
+// StartSession starts a session for an enabled user, for when the program
+// authenticated the user itself (a second factor, a federated login). It
+// returns the session and its token, shown only here.
+func (w *Workspace) StartSession(ctx context.Context, userID int64) (Session, string, error) {
+	id, secret, token, err := newToken(sessionPrefix)
+	if err != nil {
+		return Session{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
+	}
+	now := w.svc.timestamp()
+	rec := store.Session{
+		ID: id, UserID: userID, SecretHash: hashSecret(secret),
+		CreatedAt: now, ExpiresAt: now.Add(w.svc.sessionLifetime), LastSeenAt: now,
+	}
+	err = w.update(ctx, func(tx store.Tx) error {
+		u, err := w.user(tx, userID)
+		if err != nil {
+			return err
+		}
+		if !u.Enabled {
+			return errorf(CodeForbidden, "user %d is disabled", userID)
+		}
+		return tx.PutSession(w.slug, rec)
+	})
+	if err != nil {
+		return Session{}, "", fromStore(err, "user")
+	}
+	return sessionFromRecord(rec), token, nil
+}
+
+// VerifySession checks a session token and returns the session and its
+// user. An unknown, malformed, expired or revoked token, or one whose user
+// is disabled, is a CodeUnauthenticated error. The session's LastSeenAt
+// moves forward at most once a minute.
+func (w *Workspace) VerifySession(ctx context.Context, token string) (Session, User, error) {
+	invalid := errorf(CodeUnauthenticated, "invalid session")
+	id, secret, ok := parseToken(sessionPrefix, token)
+	if !ok {
+		return Session{}, User{}, invalid
+	}
+	now := w.svc.timestamp()
+	var rec store.Session
+	var u store.User
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if rec, err = tx.Session(w.slug, id); err != nil {
+			return err
+		}
+		u, err = w.user(tx, rec.UserID)
+		return err
+	})
+	switch {
+	case isNotFound(err) || ErrorCode(err) == CodeNotFound:
+		return Session{}, User{}, invalid
+	case err != nil:
+		return Session{}, User{}, fromStore(err, "session")
+	case !secretMatches(secret, rec.SecretHash) || !sessionFromRecord(rec).Active(now) || !u.Enabled:
+		return Session{}, User{}, invalid
+	}
+	if now.Sub(rec.LastSeenAt) >= lastSeenResolution {
+		rec = w.touchSession(ctx, rec, now)
+	}
+	return sessionFromRecord(rec), userFromRecord(u), nil
+}
+
+// touchSession records that the session was seen at now. A failure to
+// record it does not fail the check that asked.
+func (w *Workspace) touchSession(ctx context.Context, rec store.Session, now time.Time) store.Session {
+	err := w.update(ctx, func(tx store.Tx) error {
+		cur, err := tx.Session(w.slug, rec.ID)
+		if err != nil || cur.LastSeenAt.After(now) {
+			return err
+		}
+		cur.LastSeenAt = now
+		return tx.PutSession(w.slug, cur)
+	})
+	if err == nil {
+		rec.LastSeenAt = now
+	}
+	return rec
+}
+
+// GetSession returns the session with the id.
+func (w *Workspace) GetSession(ctx context.Context, id string) (Session, error) {
+	var rec store.Session
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		rec, err = tx.Session(w.slug, id)
+		return err
+	})
+	if err != nil {
+		return Session{}, fromStore(err, "session")
+	}
+	return sessionFromRecord(rec), nil
+}
+
+// Sessions returns every session of the user, active, expired and revoked
+// (the history is kept), oldest first; never nil.
+func (w *Workspace) Sessions(ctx context.Context, userID int64) ([]Session, error) {
+	var recs []store.Session
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		recs, err = tx.UserSessions(w.slug, userID)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "user")
+	}
+	out := make([]Session, len(recs))
+	for i, r := range recs {
+		out[i] = sessionFromRecord(r)
+	}
+	return out, nil
+}
+
+// RevokeSession revokes the session at once and emits session.revoked.
+// Revoking a revoked or expired session succeeds and emits nothing.
+func (w *Workspace) RevokeSession(ctx context.Context, id string) error {
+	now := w.svc.timestamp()
+	err := w.update(ctx, func(tx store.Tx) error {
+		rec, err := tx.Session(w.slug, id)
+		if err != nil {
+			return err
+		}
+		return w.revokeSession(tx, rec, "revoked", now)
+	})
+	return fromStore(err, "session")
+}
+
+// revokeSession revokes one session in tx if it is active, with its event.
+func (w *Workspace) revokeSession(tx store.Tx, rec store.Session, reason string, now time.Time) error {
+	if !sessionFromRecord(rec).Active(now) {
+		return nil
+	}
+	rec.RevokedAt = now
+	if err := tx.PutSession(w.slug, rec); err != nil {
+		return err
+	}
+	return w.emit(tx, EventSessionRevoked, sessionRevokedEvent{SessionID: rec.ID, UserID: rec.UserID, Reason: reason})
+}
+
+// revokeUserSessions revokes every active session of the user in tx.
+func (w *Workspace) revokeUserSessions(tx store.Tx, userID int64, reason string, now time.Time) error {
+	sessions, err := tx.UserSessions(w.slug, userID)
+	if err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		if err := w.revokeSession(tx, s, reason, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

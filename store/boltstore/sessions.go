@@ -1,0 +1,95 @@
+package boltstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/identitylib/identity/store"
+)
+
+// errEmptySessionID is returned by PutSession for a session without an id:
+// bbolt cannot store an empty key, and no byte string can stand for the
+// empty id without clashing with an opaque id a caller may choose.
+var errEmptySessionID = errors.New("boltstore: the session id is empty")
+
+// PutSession implements store.Tx. It refuses the empty id.
+func (t *tx) PutSession(slug string, s store.Session) error {
+	sp, err := t.writableSpace(slug)
+	if err != nil {
+		return err
+	}
+	if s.ID == "" {
+		return errEmptySessionID
+	}
+	v, err := encodeSession(s)
+	if err != nil {
+		return err
+	}
+	sessions, k := sp.bucket(bucketSessions), []byte(s.ID)
+	if err := sp.moveUserSession(k, sessions.Get(k), s); err != nil {
+		return err
+	}
+	return sessions.Put(k, v)
+}
+
+// moveUserSession points user_sessions at s instead of at prev, the record
+// stored under the session key k (nil if none).
+func (sp *space) moveUserSession(k, prev []byte, s store.Session) error {
+	index := sp.bucket(bucketUserSessions)
+	next := userSessionKey(s.UserID, s.CreatedAt, s.ID)
+	if prev != nil {
+		old, err := decodeSession(k, prev)
+		if err != nil {
+			return err
+		}
+		if prevKey := userSessionKey(old.UserID, old.CreatedAt, old.ID); !bytes.Equal(prevKey, next) {
+			if err := index.Delete(prevKey); err != nil {
+				return err
+			}
+		}
+	}
+	return index.Put(next, nil)
+}
+
+// Session implements store.Tx.
+func (t *tx) Session(slug, id string) (store.Session, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return store.Session{}, err
+	}
+	if id == "" {
+		return store.Session{}, notFound("session %q", id)
+	}
+	v := sp.bucket(bucketSessions).Get([]byte(id))
+	if v == nil {
+		return store.Session{}, notFound("session %q", id)
+	}
+	return decodeSession([]byte(id), v)
+}
+
+// UserSessions implements store.Tx: a prefix scan of user_sessions, whose
+// keys order a user's sessions by creation time, then id. A user without
+// sessions, or unknown, has none; that is not an error.
+func (t *tx) UserSessions(slug string, userID int64) ([]store.Session, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, err
+	}
+	sessions, prefix := sp.bucket(bucketSessions), idKey(userID)
+	var out []store.Session
+	c := sp.bucket(bucketUserSessions).Cursor()
+	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := k[2*idKeyLen:]
+		v := sessions.Get(id)
+		if v == nil {
+			return nil, fmt.Errorf("boltstore: user_sessions names session %q, which does not exist", id)
+		}
+		s, err := decodeSession(id, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

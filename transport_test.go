@@ -1,0 +1,206 @@
+package identity_test
+
+import (
+	"context"
+	"crypto/x509"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/identitylib/identity"
+)
+
+// TestDialGuard judges resolved addresses as net.Dialer's Control sees
+// them: with the guard on only public addresses pass; with it off,
+// everything but cloud metadata services passes. IPv4-mapped IPv6 is
+// judged as IPv4.
+func TestDialGuard(t *testing.T) {
+	cases := []struct {
+		addr              string
+		guardOn, guardOff bool // allowed?
+	}{
+		{"127.0.0.1:443", false, true},
+		{"[::1]:443", false, true},
+		{"[::ffff:127.0.0.1]:443", false, true},
+		{"10.1.2.3:443", false, true},
+		{"192.168.1.1:443", false, true},
+		{"[fe80::1%eth0]:443", false, true},
+		{"0.0.0.0:443", false, true},
+		{"169.254.169.254:80", false, false},
+		{"[::ffff:169.254.169.254]:80", false, false},
+		{"[fd00:ec2::254]:80", false, false},
+		{"169.254.170.2:80", false, false},
+		{"8.8.8.8:443", true, true},
+		{"[2606:4700:4700::1111]:443", true, true},
+		{"[::ffff:8.8.8.8]:443", true, true},
+		{"not-an-address", false, false},
+	}
+	for _, c := range cases {
+		for _, allowPrivate := range []bool{false, true} {
+			want := c.guardOn
+			if allowPrivate {
+				want = c.guardOff
+			}
+			err := identity.CheckDialAddressForTest(c.addr, allowPrivate)
+			if (err == nil) != want {
+				t.Errorf("%s with allowPrivate=%v: err = %v, want allowed=%v", c.addr, allowPrivate, err, want)
+			}
+		}
+	}
+}
+
+func newCountingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		if h != nil {
+			h(w, r)
+		}
+	}))
+	// Refused handshakes and closed connections are what these tests
+	// cause; the server's complaints about them are noise.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func post(t *testing.T, client *http.Client, url string, timeout time.Duration) (int, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return identity.PostWebhookForTest(ctx, client, url, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_1", time.Now(), []byte(`{}`))
+}
+
+// TestTransportRefusesNameResolvingToLoopback: with the guard on, a host
+// name that resolves to loopback ("localhost", from the hosts file) is
+// refused at dial time and the server sees nothing.
+func TestTransportRefusesNameResolvingToLoopback(t *testing.T) {
+	srv, n := newCountingServer(t, nil)
+	port := srv.Listener.Addr().String()
+	port = port[strings.LastIndex(port, ":"):]
+	pool := srvRoots(srv)
+	status, err := post(t, identity.NewDeliveryClientForTest(false, pool), "https://localhost"+port+"/", time.Minute)
+	if err == nil || status != 0 || !strings.Contains(err.Error(), "not a public address") {
+		t.Errorf("status %d, err %v; want the guard's refusal", status, err)
+	}
+	// The same server is reachable with the guard off: the refusal above
+	// was the guard's.
+	if status, err := post(t, identity.NewDeliveryClientForTest(true, pool), srv.URL, time.Minute); err != nil || status != 200 {
+		t.Errorf("guard off: status %d, err %v", status, err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("server got %d requests, want 1", got)
+	}
+}
+
+// TestTransportIgnoresProxyAndRedirects: the environment's proxy is not
+// used, and a redirect is returned as a failure, not followed.
+func TestTransportIgnoresProxyAndRedirects(t *testing.T) {
+	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	target, hits := newCountingServer(t, nil)
+	srv, _ := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	})
+	client := identity.NewDeliveryClientForTest(true, srvRoots(srv))
+	if tr := client.Transport.(*http.Transport); tr.Proxy != nil {
+		t.Error("the transport has a proxy function")
+	}
+	status, err := post(t, client, srv.URL, time.Minute)
+	if status != http.StatusTemporaryRedirect || err == nil {
+		t.Errorf("status %d, err %v; want 307 and a failure", status, err)
+	}
+	if hits.Load() != 0 {
+		t.Error("the redirect was followed")
+	}
+}
+
+// TestTransportVerifiesCertificates: without the test server's root the
+// system roots apply, and its certificate is refused.
+func TestTransportVerifiesCertificates(t *testing.T) {
+	srv, n := newCountingServer(t, nil)
+	status, err := post(t, identity.NewDeliveryClientForTest(true, nil), srv.URL, time.Minute)
+	if err == nil || status != 0 {
+		t.Errorf("status %d, err %v; want a certificate error", status, err)
+	}
+	if n.Load() != 0 {
+		t.Error("the request reached the server")
+	}
+}
+
+// TestTransportBodies: only 2xx succeeds; a large body is read only in
+// part and does not make a 2xx fail; a body that does not end in time, and
+// an answer that does not come in time, are failures.
+func TestTransportBodies(t *testing.T) {
+	large, _ := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for range 64 { // 4 MiB: the client stops reading after 20 kB
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	slowBody, _ := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	silent, _ := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // then the server notices the client leave
+		<-r.Context().Done()
+	})
+	failing, _ := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "no such hook")
+	})
+	client := identity.NewDeliveryClientForTest(true, srvRoots(large))
+	if status, err := post(t, client, large.URL, time.Minute); err != nil || status != 200 {
+		t.Errorf("large body: status %d, err %v; want success", status, err)
+	}
+	if status, err := post(t, client, slowBody.URL, time.Second); err == nil || status != 202 || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("slow body: status %d, err %v; want 202 and a timeout", status, err)
+	}
+	if status, err := post(t, client, silent.URL, time.Second); err == nil || status != 0 || !strings.Contains(err.Error(), "timed out") {
+		t.Errorf("no answer: status %d, err %v; want a timeout", status, err)
+	}
+	if status, err := post(t, client, failing.URL, time.Minute); err == nil || status != 404 {
+		t.Errorf("404: status %d, err %v; want a failure", status, err)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		value string
+		want  time.Duration
+		ok    bool
+	}{
+		{"120", 2 * time.Minute, true},
+		{" 5 ", 5 * time.Second, true},
+		{"0", 0, true},
+		{"-3", 0, false},
+		{"", 0, false},
+		{"soon", 0, false},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+		{"99999999999999999", 365 * 24 * time.Hour, true},
+	}
+	for _, c := range cases {
+		got, ok := identity.ParseRetryAfterForTest(c.value, now)
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func srvRoots(srv *httptest.Server) *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return pool
+}

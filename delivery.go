@@ -256,7 +256,7 @@ func (s *Service) StartDelivery(ctx context.Context, opts *DeliveryOptions) (*Di
 		inflight: map[endpointKey]int{},
 	}
 	d.ctx, d.cancel = context.WithCancel(ctx)
-	registry.addDispatcher(s, d) // before the loop, which removes it
+	s.deliveries.addDispatcher(d) // before the loop, which removes it
 	d.workers.Add(cfg.workers)
 	for range cfg.workers {
 		go d.work()
@@ -300,7 +300,7 @@ func (d *Dispatcher) notify() {
 func (d *Dispatcher) loop() {
 	defer close(d.loopDone)
 	defer close(d.jobs)
-	defer registry.removeDispatcher(d.svc, d) // nothing to wake any more
+	defer d.svc.deliveries.removeDispatcher(d) // nothing to wake any more
 	for {
 		if !d.sleep(d.round()) {
 			return

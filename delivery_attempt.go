@@ -37,8 +37,8 @@ type attemptResult struct {
 func (d *Dispatcher) attempt(job deliveryJob) (attemptResult, bool) {
 	ctx, cancel := context.WithTimeout(d.ctx, d.cfg.attemptTimeout)
 	defer cancel()
-	live := registry.addAttempt(d.svc, job.key(), cancel)
-	defer registry.removeAttempt(live)
+	live := d.svc.deliveries.addAttempt(job.key(), cancel)
+	defer d.svc.deliveries.removeAttempt(live)
 	if !d.stillLeased(ctx, job) {
 		d.counts.dropped.Add(1)
 		return attemptResult{}, false

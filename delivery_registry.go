@@ -6,44 +6,35 @@ import (
 	"time"
 )
 
-// registry tracks, process-wide, the running dispatchers of each Service
-// and the attempts they have in flight per endpoint, so that a deletion
-// can cancel them and a new delivery can wake them. It is a package
-// variable rather than a Service field so that a Service needs no setup
-// for it; its entries live only while dispatchers and attempts do.
-var registry = &deliveryRegistry{
-	attempts:    map[liveKey]map[*liveAttempt]struct{}{},
-	dispatchers: map[*Service]map[*Dispatcher]struct{}{},
-}
-
+// deliveryRegistry tracks a Service's running dispatchers and the attempts
+// they have in flight per endpoint, so that a deletion can cancel them and
+// a new delivery can wake them. Its entries live only while dispatchers and
+// attempts do. The zero value is ready to use.
 type deliveryRegistry struct {
 	mu          sync.Mutex
-	attempts    map[liveKey]map[*liveAttempt]struct{}
-	dispatchers map[*Service]map[*Dispatcher]struct{}
-}
-
-// liveKey names an endpoint of one Service.
-type liveKey struct {
-	svc *Service
-	endpointKey
+	attempts    map[endpointKey]map[*liveAttempt]struct{}
+	dispatchers map[*Dispatcher]struct{}
 }
 
 // liveAttempt is an attempt in flight: cancel stops it, done is closed
 // when it has returned.
 type liveAttempt struct {
-	key    liveKey
+	key    endpointKey
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func (r *deliveryRegistry) addAttempt(svc *Service, ep endpointKey, cancel context.CancelFunc) *liveAttempt {
-	a := &liveAttempt{key: liveKey{svc, ep}, cancel: cancel, done: make(chan struct{})}
+func (r *deliveryRegistry) addAttempt(ep endpointKey, cancel context.CancelFunc) *liveAttempt {
+	a := &liveAttempt{key: ep, cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	set := r.attempts[a.key]
+	if r.attempts == nil {
+		r.attempts = map[endpointKey]map[*liveAttempt]struct{}{}
+	}
+	set := r.attempts[ep]
 	if set == nil {
 		set = map[*liveAttempt]struct{}{}
-		r.attempts[a.key] = set
+		r.attempts[ep] = set
 	}
 	set[a] = struct{}{}
 	return a
@@ -63,7 +54,7 @@ func (r *deliveryRegistry) removeAttempt(a *liveAttempt) {
 
 // cancelAttempts cancels the endpoint's attempts in flight and returns
 // them.
-func (r *deliveryRegistry) cancelAttempts(key liveKey) []*liveAttempt {
+func (r *deliveryRegistry) cancelAttempts(key endpointKey) []*liveAttempt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var cancelled []*liveAttempt
@@ -74,26 +65,19 @@ func (r *deliveryRegistry) cancelAttempts(key liveKey) []*liveAttempt {
 	return cancelled
 }
 
-func (r *deliveryRegistry) addDispatcher(svc *Service, d *Dispatcher) {
+func (r *deliveryRegistry) addDispatcher(d *Dispatcher) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	set := r.dispatchers[svc]
-	if set == nil {
-		set = map[*Dispatcher]struct{}{}
-		r.dispatchers[svc] = set
+	if r.dispatchers == nil {
+		r.dispatchers = map[*Dispatcher]struct{}{}
 	}
-	set[d] = struct{}{}
+	r.dispatchers[d] = struct{}{}
 }
 
-func (r *deliveryRegistry) removeDispatcher(svc *Service, d *Dispatcher) {
+func (r *deliveryRegistry) removeDispatcher(d *Dispatcher) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if set := r.dispatchers[svc]; set != nil {
-		delete(set, d)
-		if len(set) == 0 {
-			delete(r.dispatchers, svc)
-		}
-	}
+	delete(r.dispatchers, d)
 }
 
 // endpointAbortWait bounds how long endpointDeleted waits for a cancelled
@@ -109,7 +93,7 @@ const endpointAbortWait = 5 * time.Second
 // its delivery still exists only after registering itself here. It is
 // safe to call when no dispatcher runs.
 func (s *Service) endpointDeleted(slug string, endpointID int64) {
-	cancelled := registry.cancelAttempts(liveKey{s, endpointKey{slug, endpointID}})
+	cancelled := s.deliveries.cancelAttempts(endpointKey{slug, endpointID})
 	if len(cancelled) == 0 {
 		return
 	}
@@ -128,9 +112,9 @@ func (s *Service) endpointDeleted(slug string, endpointID int64) {
 // deliveries committed just now are claimed without waiting for the next
 // poll. Calling it is optional: a dispatcher polls anyway.
 func (s *Service) deliveriesQueued() {
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	for d := range registry.dispatchers[s] {
+	s.deliveries.mu.Lock()
+	defer s.deliveries.mu.Unlock()
+	for d := range s.deliveries.dispatchers {
 		d.notify()
 	}
 }

@@ -36,6 +36,10 @@ type Service struct {
 	allowPrivateWebhooks bool
 	sessionLifetime      time.Duration
 
+	// deliveries tracks this Service's dispatchers and their attempts in
+	// flight (see StartDelivery and DeleteWebhook).
+	deliveries deliveryRegistry
+
 	// dummyHash is verified against when a login names no user, so that an
 	// unknown username costs as much time as a wrong password.
 	dummyOnce sync.Once

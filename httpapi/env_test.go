@@ -10,10 +10,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/identitylib/identity/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/identitylib/identity"
@@ -45,7 +46,7 @@ type testEnv struct {
 	prefix string
 	// ctx, when set, is the context of requests.
 	ctx  context.Context
-	logs *syncBuffer
+	logs *testutil.SyncBuffer
 
 	keys     map[identity.Scope]string // "acme" keys with exactly one scope
 	allKey   string                    // "acme" key with every scope
@@ -66,7 +67,7 @@ func newTestEnv(tb testing.TB) *testEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { svc.Close() })
-	e := &testEnv{svc: svc, store: st, logs: &syncBuffer{}, keys: map[identity.Scope]string{}}
+	e := &testEnv{svc: svc, store: st, logs: &testutil.SyncBuffer{}, keys: map[identity.Scope]string{}}
 	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.api = httpapi.New(svc, &httpapi.Options{Logger: logger})
 	e.handler = openAPIValidator(tb)(e.api)
@@ -206,34 +207,8 @@ func (s *faultyStore) View(ctx context.Context, fn func(store.Tx) error) error {
 	return s.Store.View(ctx, fn)
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns what was written.
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Reset forgets what was written.
-func (b *syncBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Reset()
-}
-
-// lines returns the lines written.
-func (b *syncBuffer) lines() []string {
+// logLines returns the lines written to b.
+func logLines(b *testutil.SyncBuffer) []string {
 	s := strings.TrimSuffix(b.String(), "\n")
 	if s == "" {
 		return nil

@@ -432,7 +432,7 @@ func TestPanicRecovered(t *testing.T) {
 	if p.Detail != "internal error" || strings.Contains(rec.Body.String(), "boom") {
 		t.Errorf("the body leaks the panic: %s", rec.Body.String())
 	}
-	lines := e.logs.lines()
+	lines := logLines(e.logs)
 	if len(lines) != 1 {
 		t.Fatalf("%d log lines, want 1:\n%s", len(lines), e.logs.String())
 	}

@@ -99,7 +99,7 @@ func checkResponse(t *testing.T, e *testEnv, method string, status int, contentT
 	if status >= 500 {
 		t.Fatalf("status %d; body %s; log %s", status, body, e.logs.String())
 	}
-	if lines := e.logs.lines(); len(lines) != 1 || strings.Contains(lines[0], "level=ERROR") {
+	if lines := logLines(e.logs); len(lines) != 1 || strings.Contains(lines[0], "level=ERROR") {
 		t.Fatalf("want one log line without an error, got:\n%s", e.logs.String())
 	}
 	switch {

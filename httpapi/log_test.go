@@ -33,7 +33,7 @@ func TestLogging(t *testing.T) {
 		if strings.Contains(r.path, "/webhooks") && rec.Code == 201 {
 			secrets = append(secrets, extractSecret(t, rec.Body.String()))
 		}
-		lines := e.logs.lines()
+		lines := logLines(e.logs)
 		if len(lines) != 1 {
 			t.Fatalf("request %d: %d log lines, want 1:\n%s", i, len(lines), e.logs.String())
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,9 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/identitylib/identity/internal/testutil"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/store/memstore"
@@ -104,28 +104,10 @@ func TestMux(t *testing.T) {
 	}
 }
 
-// syncBuffer is the log that run writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	log := new(syncBuffer)
+	log := new(testutil.SyncBuffer)
 	done := make(chan error, 1)
 	db := filepath.Join(t.TempDir(), "embed.db")
 	go func() { done <- run(ctx, []string{"-db", db, "-addr", "127.0.0.1:0"}, log) }()

@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/identitylib/identity/internal/testutil"
 
 	"github.com/identitylib/identity"
 )
@@ -79,26 +80,8 @@ func openDB(t *testing.T, path string) *identity.Service {
 	return svc
 }
 
-// lockedBuffer is an io.Writer that a server logs to while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // waitFor polls the log until re matches, and returns the match.
-func waitFor(t *testing.T, log *lockedBuffer, re *regexp.Regexp, timeout time.Duration) []string {
+func waitFor(t *testing.T, log *testutil.SyncBuffer, re *regexp.Regexp, timeout time.Duration) []string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/identitylib/identity/internal/testutil"
 )
 
 // The tests in this file build identityd and run it as a process, to see
@@ -73,7 +75,7 @@ func binary(t *testing.T) string {
 // process is identityd serve running as a child process.
 type process struct {
 	cmd  *exec.Cmd
-	log  *lockedBuffer // standard output and error
+	log  *testutil.SyncBuffer // standard output and error
 	addr string
 	base string
 	done chan struct{} // closed when the process has exited
@@ -91,7 +93,7 @@ func startServe(t *testing.T, db string) *process {
 // flags.
 func startServeWith(t *testing.T, db string, env []string, flags ...string) *process {
 	t.Helper()
-	p := &process{log: new(lockedBuffer), done: make(chan struct{})}
+	p := &process{log: new(testutil.SyncBuffer), done: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -141,7 +143,7 @@ func runBinary(t *testing.T, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testutil.SyncBuffer
 	cmd := exec.CommandContext(ctx, binary(t), args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

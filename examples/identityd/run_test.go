@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/identitylib/identity/internal/testutil"
+
 	"github.com/identitylib/identity"
 )
 
@@ -239,7 +241,7 @@ func TestCancelledContext(t *testing.T) {
 	db, _ := newDB(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testutil.SyncBuffer
 	code := run(ctx, []string{"-db", db, "workspace", "create", "beta"}, &stdout, &stderr)
 	if code != exitError || stderr.String() != "identityd: interrupted\n" {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())

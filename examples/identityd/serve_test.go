@@ -8,19 +8,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/identitylib/identity/internal/testutil"
 )
 
 // serveInProcess runs serve through run until the test ends or stop is
 // called, and returns the base URL, the log and stop, which cancels the
 // context and returns the exit status.
-func serveInProcess(t *testing.T, db string, flags ...string) (base string, log *lockedBuffer, stop func() int) {
+func serveInProcess(t *testing.T, db string, flags ...string) (base string, log *testutil.SyncBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	log = new(lockedBuffer)
+	log = new(testutil.SyncBuffer)
 	done := make(chan int, 1)
 	args := append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)
-	go func() { done <- run(ctx, args, new(lockedBuffer), log) }()
+	go func() { done <- run(ctx, args, new(testutil.SyncBuffer), log) }()
 	addr := waitFor(t, log, listening, 10*time.Second)[1]
 	stop = func() int {
 		t.Helper()

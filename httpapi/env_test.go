@@ -39,6 +39,9 @@ type testEnv struct {
 	store *faultyStore
 	// api is the handler httpapi.New returns; benchmarks measure it alone.
 	api http.Handler
+	// report receives the OpenAPI validator's findings; a fuzz target points
+	// it at each input's test.
+	report *reporter
 	// handler is what every test request goes through (see do): api, or api
 	// wrapped by test middleware.
 	handler http.Handler
@@ -70,7 +73,8 @@ func newTestEnv(tb testing.TB) *testEnv {
 	e := &testEnv{svc: svc, store: st, logs: &testutil.SyncBuffer{}, keys: map[identity.Scope]string{}}
 	logger := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.api = httpapi.New(svc, &httpapi.Options{Logger: logger})
-	e.handler = openAPIValidator(tb)(e.api)
+	e.report = &reporter{t: tb}
+	e.handler = openAPIValidator(tb, e.report)(e.api)
 
 	if e.ws, err = svc.CreateWorkspace(ctx, "acme", nil); err != nil {
 		tb.Fatal(err)

@@ -58,6 +58,8 @@ func FuzzHandler(f *testing.F) {
 			t.Skip("net/http would not pass this request to a handler")
 		}
 		e.logs.Reset()
+		e.report.use(t)
+		defer e.report.use(f)
 		var b any
 		if len(body) > 0 {
 			b = body

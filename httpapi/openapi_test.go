@@ -209,15 +209,42 @@ type errorfer interface {
 // openAPIValidator returns test middleware that checks every request and
 // response passing through against openapi.yaml and reports each mismatch
 // with t.Errorf. See newOpenAPIValidator.
-func openAPIValidator(t testing.TB) func(http.Handler) http.Handler {
+func openAPIValidator(t testing.TB, report errorfer) func(http.Handler) http.Handler {
 	t.Helper()
 	doc, raw := loadOpenAPI(t)
-	v, err := newOpenAPIValidator(doc, raw, t)
+	v, err := newOpenAPIValidator(doc, raw, report)
 	if err != nil {
 		t.Fatalf("openapi validator: %v", err)
 	}
 	return v.middleware
 }
+
+// reporter passes the validator's reports to the test now running. A fuzz
+// target builds its environment once, with the *testing.F, but must report
+// each input's failure through that input's *testing.T.
+type reporter struct {
+	mu sync.Mutex
+	t  errorfer
+}
+
+// use makes t the test that receives the reports from now on.
+func (r *reporter) use(t errorfer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.t = t
+}
+
+func (r *reporter) current() errorfer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.t
+}
+
+// Errorf reports to the current test.
+func (r *reporter) Errorf(format string, args ...any) { r.current().Errorf(format, args...) }
+
+// Helper marks the caller as a helper of the current test.
+func (r *reporter) Helper() { r.current().Helper() }
 
 // oasValidator validates traffic against the document. It is safe for
 // concurrent use: after construction it only reads its fields, and it
@@ -975,7 +1002,7 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := openAPIValidator(t)(httpapi.New(svc, &httpapi.Options{Logger: slog.New(slog.DiscardHandler)}))
+	h := openAPIValidator(t, t)(httpapi.New(svc, &httpapi.Options{Logger: slog.New(slog.DiscardHandler)}))
 
 	const base = "/t/acme/api/v1"
 	// do sends one request with the all-scopes key (auth "" sends none) and

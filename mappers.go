@@ -16,6 +16,20 @@ type ClaimMapper struct {
 	IncludeInID     bool   `json:"includeInId"`
 }
 
+func mapperFromRecord(r store.ClaimMapper) ClaimMapper {
+	return ClaimMapper{
+		AttributeKey: r.AttributeKey, ClaimName: r.ClaimName,
+		IncludeInAccess: r.IncludeInAccess, IncludeInID: r.IncludeInID,
+	}
+}
+
+func (m ClaimMapper) record() store.ClaimMapper {
+	return store.ClaimMapper{
+		AttributeKey: m.AttributeKey, ClaimName: m.ClaimName,
+		IncludeInAccess: m.IncludeInAccess, IncludeInID: m.IncludeInID,
+	}
+}
+
 // ClaimMapperSpec is the input of PutClaimMapper. A nil flag takes its
 // default: IncludeInAccess true, IncludeInID false.
 type ClaimMapperSpec struct {
@@ -100,7 +114,7 @@ func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 	}
 	out := make([]ClaimMapper, len(recs))
 	for i, r := range recs {
-		out[i] = ClaimMapper(r)
+		out[i] = mapperFromRecord(r)
 	}
 	return out, nil
 }
@@ -135,7 +149,7 @@ func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spe
 		if err := checkMapperFits(existing, m); err != nil {
 			return err
 		}
-		return tx.PutClaimMapper(w.slug, store.ClaimMapper(m))
+		return tx.PutClaimMapper(w.slug, m.record())
 	})
 	if err != nil {
 		return ClaimMapper{}, fromStore(err, "workspace")

@@ -134,13 +134,15 @@ type Tx interface {
 	DeleteWebhook(slug string, id int64) error
 
 	// PutDelivery creates or replaces the delivery with d.ID. The endpoint
-	// d.EndpointID must exist (ErrNotFound otherwise). The store keeps a
-	// due index in step: a pending delivery is due at d.DueAt().
+	// d.EndpointID must exist (ErrNotFound otherwise) unless it is
+	// NoEndpoint. The store keeps a due index in step: a pending delivery
+	// is due at d.DueAt().
 	PutDelivery(slug string, d Delivery) error
 	// Delivery returns the delivery with the id.
 	Delivery(slug string, id int64) (Delivery, error)
 	// Deliveries returns every delivery of the endpoint (pending, succeeded
 	// and failed) in ascending id order; none for an unknown endpoint.
+	// Deliveries(slug, NoEndpoint) returns the workspace's mail jobs.
 	Deliveries(slug string, endpointID int64) ([]Delivery, error)
 	// DueDeliveries returns up to limit pending deliveries of every
 	// workspace whose DueAt is at or before now, in ascending DueAt order
@@ -170,6 +172,23 @@ type Tx interface {
 	APIKeys(slug string) ([]APIKey, error)
 	// DeleteAPIKey removes the key record, or returns ErrNotFound.
 	DeleteAPIKey(id string) error
+
+	// PutVerificationToken creates or replaces the token with t.ID.
+	PutVerificationToken(slug string, t VerificationToken) error
+	// VerificationToken returns the token with the id.
+	VerificationToken(slug, id string) (VerificationToken, error)
+
+	// PutIdempotency creates or replaces the record for (r.Workspace,
+	// r.Scope, r.Key). The workspace must exist.
+	PutIdempotency(r IdempotencyRecord) error
+	// Idempotency returns the record for the key, expired or not.
+	Idempotency(slug, scope, key string) (IdempotencyRecord, error)
+	// DeleteIdempotency removes the record, or returns ErrNotFound.
+	DeleteIdempotency(slug, scope, key string) error
+	// DeleteExpiredIdempotency removes up to limit records of any
+	// workspace whose ExpiresAt is at or before now, earliest ExpiresAt
+	// first, and returns how many it removed.
+	DeleteExpiredIdempotency(now time.Time, limit int) (int, error)
 }
 
 // Sequence names a per-workspace id sequence.
@@ -225,6 +244,9 @@ type User struct {
 	PasswordHash string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// Version is set by the identity package and changes on every write
+	// of the record; stores keep it as given.
+	Version int64
 }
 
 // ClaimMapper is the stored form of a claim mapper.
@@ -233,6 +255,9 @@ type ClaimMapper struct {
 	ClaimName       string
 	IncludeInAccess bool
 	IncludeInID     bool
+	// Version is set by the identity package and changes on every write
+	// of the record; stores keep it as given.
+	Version int64
 }
 
 // Webhook is the stored form of a webhook endpoint, secret included.
@@ -247,6 +272,9 @@ type Webhook struct {
 	// FailingSince is when the endpoint's deliveries started failing
 	// without a success since; zero while they succeed.
 	FailingSince time.Time
+	// Version is set by the identity package and changes on every write
+	// of the record; stores keep it as given.
+	Version int64
 }
 
 // DeliveryStatus is the state of a delivery.
@@ -259,7 +287,15 @@ const (
 	DeliveryFailed    DeliveryStatus = "failed"
 )
 
-// Delivery is one event for one webhook endpoint, with its attempts.
+// NoEndpoint is the EndpointID of a delivery that is no webhook request
+// but an email the identity package sends (a verification email): a mail
+// job. It belongs to no endpoint; Deliveries(slug, NoEndpoint) lists a
+// workspace's mail jobs. Everything else about the queue (due index,
+// leases, the pending count) is the same for both kinds.
+const NoEndpoint int64 = 0
+
+// Delivery is one event for one webhook endpoint, or one mail job (see
+// NoEndpoint), with its attempts.
 type Delivery struct {
 	ID         int64
 	EndpointID int64
@@ -326,4 +362,41 @@ type APIKey struct {
 	Scopes     []string
 	SecretHash []byte
 	CreatedAt  time.Time
+}
+
+// VerificationToken is a single-use email verification token. Only a hash
+// of its secret part is stored.
+type VerificationToken struct {
+	ID     string
+	UserID int64
+	// Email is the address the token was sent to; it verifies that
+	// address only.
+	Email      string
+	SecretHash []byte
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	// UsedAt is zero until the token has been used.
+	UsedAt time.Time
+}
+
+// IdempotencyRecord is a request made with an idempotency key and, once it
+// has completed, its outcome.
+type IdempotencyRecord struct {
+	Workspace string
+	// Scope separates callers that may pick the same key (the REST adapter
+	// uses the API key id).
+	Scope string
+	Key   string
+	// Fingerprint identifies the request's content (opaque to stores).
+	Fingerprint []byte
+	CreatedAt   time.Time
+	// ExpiresAt is when the record stops counting and may be swept.
+	ExpiresAt time.Time
+	// Done is false while the first request is still running: it holds
+	// the key until LockedUntil.
+	Done        bool
+	LockedUntil time.Time
+	// Result is the outcome, encoded by the identity package (opaque to
+	// stores).
+	Result []byte
 }

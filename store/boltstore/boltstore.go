@@ -16,6 +16,8 @@
 //	                         one entry per pending delivery of any workspace
 //	meta                     "pending_deliveries" -> uint64 number of
 //	                         entries in delivery_due
+//	idempotency_expiry       expiry time + slug + scope + key -> empty,
+//	                         one entry per idempotency record
 //	ws                       one nested bucket per workspace slug:
 //	  users                  id -> user record (binary, see below)
 //	  user_username          folded username -> id
@@ -31,6 +33,8 @@
 //	                         the delivery is pending
 //	  sessions               session id -> JSON session
 //	  user_sessions          user id + created time + session id -> empty
+//	  verification_tokens    token id -> JSON verification token
+//	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt
 //	                         sequence is the last id handed out

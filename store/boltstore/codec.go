@@ -20,6 +20,7 @@ import (
 //	string   PasswordHash
 //	varint   CreatedAt      (unix microseconds, UTC)
 //	varint   UpdatedAt
+//	varint   Version        (absent in records written before it existed: 0)
 //
 // The id is the key and is not repeated. A later field is appended at the
 // end and read only when present; a decoder ignores bytes after the fields
@@ -48,7 +49,8 @@ func encodeUser(u store.User) []byte {
 		b = append(b, s...)
 	}
 	b = binary.AppendVarint(b, toMicros(u.CreatedAt))
-	return binary.AppendVarint(b, toMicros(u.UpdatedAt))
+	b = binary.AppendVarint(b, toMicros(u.UpdatedAt))
+	return binary.AppendVarint(b, u.Version)
 }
 
 // userFlags packs the booleans of u.
@@ -89,6 +91,9 @@ func decodeUser(k, v []byte) (store.User, error) {
 	u.PasswordHash = d.string()
 	u.CreatedAt = fromMicros(d.varint())
 	u.UpdatedAt = fromMicros(d.varint())
+	if d.pos < len(v) {
+		u.Version = d.varint()
+	}
 	if d.bad {
 		return store.User{}, fmt.Errorf("%w (id %d)", errCorruptUser, u.ID)
 	}
@@ -180,6 +185,7 @@ type webhookRecord struct {
 	Secret      string   `json:"secret,omitempty"`
 	// FailingSince is absent while the endpoint succeeds.
 	FailingSince *int64 `json:"failing_since_us,omitempty"`
+	Version      int64  `json:"version,omitempty"`
 }
 
 // deliveryRecord is the stored form of store.Delivery; the key holds both
@@ -233,15 +239,20 @@ func decodeWorkspace(slug, v []byte) (store.Workspace, error) {
 	return store.Workspace{Slug: string(slug), CreatedAt: fromMicros(r.CreatedAt), Settings: r.Settings}, nil
 }
 
-// Claim mapper record format, version 1, binary because Claims reads every
+// Claim mapper record format, version 2, binary because Claims reads every
 // mapper of the workspace for every token:
 //
-//	byte     format version (mapperFormatV1)
+//	byte     format version (mapperFormatV2)
 //	byte     flags (mapperInAccess | mapperInID)
+//	varint   Version
 //	bytes    ClaimName, to the end of the record
 //
-// The attribute key is the bbolt key.
-const mapperFormatV1 = 1
+// The attribute key is the bbolt key. Version 1 records, written before
+// mappers had versions, lack the Version field and read as Version 0.
+const (
+	mapperFormatV1 = 1
+	mapperFormatV2 = 2
+)
 
 // Flags of the claim mapper record.
 const (
@@ -257,19 +268,32 @@ func encodeMapper(m store.ClaimMapper) ([]byte, error) {
 	if m.IncludeInID {
 		flags |= mapperInID
 	}
-	return append([]byte{mapperFormatV1, flags}, m.ClaimName...), nil
+	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(m.ClaimName))
+	b = append(b, mapperFormatV2, flags)
+	b = binary.AppendVarint(b, m.Version)
+	return append(b, m.ClaimName...), nil
 }
 
 func decodeMapper(attributeKey, v []byte) (store.ClaimMapper, error) {
-	if len(v) < 2 || v[0] != mapperFormatV1 {
-		return store.ClaimMapper{}, fmt.Errorf("boltstore: claim mapper %q: unknown or corrupt record", attributeKey)
+	corrupt := fmt.Errorf("boltstore: claim mapper %q: unknown or corrupt record", attributeKey)
+	if len(v) < 2 || (v[0] != mapperFormatV1 && v[0] != mapperFormatV2) {
+		return store.ClaimMapper{}, corrupt
 	}
-	return store.ClaimMapper{
+	m := store.ClaimMapper{
 		AttributeKey:    string(attributeKey),
-		ClaimName:       string(v[2:]),
 		IncludeInAccess: v[1]&mapperInAccess != 0,
 		IncludeInID:     v[1]&mapperInID != 0,
-	}, nil
+	}
+	name := v[2:]
+	if v[0] == mapperFormatV2 {
+		version, n := binary.Varint(name)
+		if n <= 0 {
+			return store.ClaimMapper{}, corrupt
+		}
+		m.Version, name = version, name[n:]
+	}
+	m.ClaimName = string(name)
+	return m, nil
 }
 
 func encodeWebhook(w store.Webhook) ([]byte, error) {
@@ -281,6 +305,7 @@ func encodeWebhook(w store.Webhook) ([]byte, error) {
 		CreatedAt:    toMicros(w.CreatedAt),
 		Secret:       w.Secret,
 		FailingSince: optMicros(w.FailingSince),
+		Version:      w.Version,
 	})
 }
 
@@ -298,6 +323,7 @@ func decodeWebhook(k, v []byte) (store.Webhook, error) {
 		CreatedAt:    fromMicros(r.CreatedAt),
 		Secret:       r.Secret,
 		FailingSince: fromOptMicros(r.FailingSince),
+		Version:      r.Version,
 	}, nil
 }
 

@@ -72,7 +72,7 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if sp.bucket(bucketWebhooks).Get(idKey(d.EndpointID)) == nil {
+	if d.EndpointID != store.NoEndpoint && sp.bucket(bucketWebhooks).Get(idKey(d.EndpointID)) == nil {
 		return notFound("webhook %d", d.EndpointID)
 	}
 	v, err := encodeDelivery(d)

@@ -46,12 +46,26 @@ func TestUserRecordRoundTrip(t *testing.T) {
 }
 
 // TestUserRecordFormat checks the rules that let the format grow: bytes
-// appended after the known fields are ignored, an unknown version byte and
+// appended after the known fields are ignored, a record written before
+// Version was appended reads as Version 0, and an unknown version byte and
 // a truncated record are refused.
 func TestUserRecordFormat(t *testing.T) {
-	u := store.User{ID: 1, Username: "alice", Email: "a@example.com", Enabled: true}
+	u := store.User{ID: 1, Username: "alice", Email: "a@example.com", Enabled: true, Version: 300}
 	v := encodeUser(u)
 	key := idKey(u.ID)
+	// beforeVersion is the length of the record without its last field,
+	// Version (300 takes two varint bytes): the record older code wrote.
+	beforeVersion := len(v) - 2
+
+	old, err := decodeUser(key, v[:beforeVersion])
+	if err != nil {
+		t.Errorf("decodeUser of a record without Version: %v", err)
+	}
+	withoutVersion := u
+	withoutVersion.Version = 0
+	if diff := cmp.Diff(withoutVersion, old); diff != "" {
+		t.Errorf("user without Version mismatch (-want +got):\n%s", diff)
+	}
 
 	got, err := decodeUser(key, append(slices.Clone(v), 0x01, 0x02, 0x03))
 	if err != nil {
@@ -66,6 +80,9 @@ func TestUserRecordFormat(t *testing.T) {
 		t.Error("decodeUser accepted an unknown format version")
 	}
 	for n := range len(v) {
+		if n == beforeVersion {
+			continue
+		}
 		if _, err := decodeUser(key, v[:n]); err == nil {
 			t.Errorf("decodeUser accepted the record cut to %d of %d bytes", n, len(v))
 		}
@@ -210,5 +227,39 @@ func BenchmarkEncodeUser(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		encodeUser(benchmarkUser)
+	}
+}
+
+// TestMapperRecordFormat checks that version 2 records round-trip, that a
+// version 1 record (written before mappers had versions) reads as Version
+// 0, and that unknown or corrupt records are refused.
+func TestMapperRecordFormat(t *testing.T) {
+	m := store.ClaimMapper{AttributeKey: "dept", ClaimName: "department", IncludeInID: true, Version: -1 << 50}
+	v, err := encodeMapper(m)
+	if err != nil {
+		t.Fatalf("encodeMapper: %v", err)
+	}
+	got, err := decodeMapper([]byte(m.AttributeKey), v)
+	if err != nil {
+		t.Fatalf("decodeMapper: %v", err)
+	}
+	if diff := cmp.Diff(m, got); diff != "" {
+		t.Errorf("mapper mismatch (-want +got):\n%s", diff)
+	}
+
+	v1 := append([]byte{mapperFormatV1, mapperInID}, "department"...)
+	got, err = decodeMapper([]byte(m.AttributeKey), v1)
+	if err != nil {
+		t.Fatalf("decodeMapper of a version 1 record: %v", err)
+	}
+	m.Version = 0
+	if diff := cmp.Diff(m, got); diff != "" {
+		t.Errorf("version 1 mapper mismatch (-want +got):\n%s", diff)
+	}
+
+	for _, bad := range [][]byte{nil, {mapperFormatV2}, {mapperFormatV2, 0}, {mapperFormatV2, 0, 0x80}, {9, 0, 0}} {
+		if _, err := decodeMapper([]byte("k"), bad); err == nil {
+			t.Errorf("decodeMapper(%x) accepted a corrupt record", bad)
+		}
 	}
 }

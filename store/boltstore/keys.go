@@ -15,10 +15,11 @@ var (
 	bucketSpaces      = []byte("ws")
 	bucketDeliveryDue = []byte("delivery_due")
 	bucketGlobalMeta  = []byte("meta")
+	bucketIdemExpiry  = []byte("idempotency_expiry")
 )
 
 // topBuckets are created by Open.
-var topBuckets = [][]byte{bucketWorkspaces, bucketAPIKeys, bucketSpaces, bucketDeliveryDue, bucketGlobalMeta}
+var topBuckets = [][]byte{bucketWorkspaces, bucketAPIKeys, bucketSpaces, bucketDeliveryDue, bucketGlobalMeta, bucketIdemExpiry}
 
 // nested identifies a bucket nested in each workspace's bucket; a tx keeps
 // the ones it has opened in an array indexed by it.
@@ -41,6 +42,8 @@ const (
 	bucketSeq
 	bucketSessions
 	bucketUserSessions
+	bucketTokens
+	bucketIdempotency
 	numNested // the number of nested buckets
 )
 
@@ -61,6 +64,8 @@ var nestedNames = [numNested][]byte{
 	bucketSeq:              []byte("seq"),
 	bucketSessions:         []byte("sessions"),
 	bucketUserSessions:     []byte("user_sessions"),
+	bucketTokens:           []byte("verification_tokens"),
+	bucketIdempotency:      []byte("idempotency"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

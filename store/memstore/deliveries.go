@@ -72,7 +72,7 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := n.hooks[d.EndpointID]; !ok {
+	if _, ok := n.hooks[d.EndpointID]; !ok && d.EndpointID != store.NoEndpoint {
 		return store.ErrNotFound
 	}
 	d = copyDelivery(d)

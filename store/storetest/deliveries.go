@@ -210,7 +210,6 @@ func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
 			{slugA, delivery(20, 4)},  // no endpoint 4
 			{slugB, delivery(21, 2)},  // endpoint 2 only in another workspace
 			{slugA, delivery(5, 99)},  // replacing onto a missing endpoint
-			{slugA, delivery(22, 0)},  // zero endpoint
 			{slugA, delivery(23, -1)}, // negative endpoint
 		} {
 			var err error
@@ -237,6 +236,32 @@ func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
 		check(t, s, slugA, 99, nil)
 		check(t, s, slugB, 2, nil)
 		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
+	})
+
+	t.Run("MailJobs", func(t *testing.T) {
+		// A delivery for NoEndpoint needs no endpoint and is queued like
+		// any other.
+		s := setup(t)
+		mail := delivery(40, store.NoEndpoint)
+		mail.NextAttemptAt, mail.LeaseUntil = at(1), time.Time{}
+		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, mail) })
+		check(t, s, slugA, store.NoEndpoint, []store.Delivery{mail})
+		check(t, s, slugB, store.NoEndpoint, nil)
+		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
+		view(t, s, func(tx store.Tx) error {
+			due, err := tx.DueDeliveries(at(1), 100)
+			if err != nil {
+				return err
+			}
+			want := []store.QueuedDelivery{{Workspace: slugA, Delivery: mail}}
+			if diff := cmp.Diff(want, due, equateEmpty); diff != "" {
+				t.Errorf("DueDeliveries(at(1)) mismatch (-want +got):\n%s", diff)
+			}
+			return nil
+		})
+		// Deleting an endpoint leaves mail jobs alone.
+		update(t, s, func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) })
+		check(t, s, slugA, store.NoEndpoint, []store.Delivery{mail})
 	})
 
 	t.Run("DeleteWebhookRemovesDeliveries", func(t *testing.T) {

@@ -64,6 +64,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DueIndex", testDueIndex},
 		{"Sessions", testSessions},
 		{"APIKeys", testAPIKeys},
+		{"VerificationTokens", testVerificationTokens},
+		{"Idempotency", testIdempotency},
 		{"Transactions", testTransactions},
 		{"Rules", runRules},
 	}
@@ -151,6 +153,7 @@ func user(id int64, username, email, fullName string) store.User {
 		PasswordHash:  "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$" + strconv.FormatInt(id, 10),
 		CreatedAt:     at(int(id % 1000)),
 		UpdatedAt:     at(int(id%1000) + 1),
+		Version:       id*1_000_003 + 7, // any value, kept as given
 	}
 }
 

@@ -258,8 +258,8 @@ func testClaimMappers(t *testing.T, newStore func(t *testing.T) store.Store) {
 			t.Errorf("ClaimMappers(%q) mismatch (-want +got):\n%s", slug, diff)
 		}
 	}
-	dept := store.ClaimMapper{AttributeKey: "dept", ClaimName: "department", IncludeInAccess: true}
-	zone := store.ClaimMapper{AttributeKey: "zone", ClaimName: "tz", IncludeInID: true}
+	dept := store.ClaimMapper{AttributeKey: "dept", ClaimName: "department", IncludeInAccess: true, Version: 1 << 40}
+	zone := store.ClaimMapper{AttributeKey: "zone", ClaimName: "tz", IncludeInID: true, Version: -3}
 	alpha := store.ClaimMapper{AttributeKey: "alpha", ClaimName: "a", IncludeInAccess: true, IncludeInID: true}
 	mid := store.ClaimMapper{AttributeKey: "m", ClaimName: "https://example.com/claims/m"}
 
@@ -283,7 +283,7 @@ func testClaimMappers(t *testing.T, newStore func(t *testing.T) store.Store) {
 	})
 
 	t.Run("Replace", func(t *testing.T) {
-		dept2 := store.ClaimMapper{AttributeKey: "dept", ClaimName: "org_unit", IncludeInID: true}
+		dept2 := store.ClaimMapper{AttributeKey: "dept", ClaimName: "org_unit", IncludeInID: true, Version: 2}
 		update(t, s, func(tx store.Tx) error { return tx.PutClaimMapper(slugA, dept2) })
 		check(t, slugA, []store.ClaimMapper{alpha, dept2, mid, zone})
 		dept = dept2

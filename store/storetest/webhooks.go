@@ -21,6 +21,7 @@ func webhook(id int64) store.Webhook {
 		Enabled:     id%2 == 1,
 		CreatedAt:   at(int(id)),
 		Secret:      fmt.Sprintf("whsec_%d", id),
+		Version:     -id, // any value, kept as given
 	}
 	if id%2 == 0 {
 		w.FailingSince = at(int(id) + 500)

@@ -1,0 +1,145 @@
+package memstore
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Verification tokens.
+
+func copyToken(v store.VerificationToken) store.VerificationToken {
+	v.CreatedAt = normTime(v.CreatedAt)
+	v.ExpiresAt = normTime(v.ExpiresAt)
+	v.UsedAt = normTime(v.UsedAt)
+	v.SecretHash = slices.Clone(v.SecretHash)
+	return v
+}
+
+// PutVerificationToken implements store.Tx.
+func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error {
+	n, err := t.write(slug)
+	if err != nil {
+		return err
+	}
+	v = copyToken(v)
+	old, had := n.tokens[v.ID]
+	n.tokens[v.ID] = v
+	t.onUndo(func() {
+		if had {
+			n.tokens[v.ID] = old
+		} else {
+			delete(n.tokens, v.ID)
+		}
+	})
+	return nil
+}
+
+// VerificationToken implements store.Tx.
+func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error) {
+	n, err := t.read(slug)
+	if err != nil {
+		return store.VerificationToken{}, err
+	}
+	v, ok := n.tokens[id]
+	if !ok {
+		return store.VerificationToken{}, store.ErrNotFound
+	}
+	return copyToken(v), nil
+}
+
+// Idempotency records.
+
+// idemKey identifies an idempotency record within its workspace.
+type idemKey struct{ scope, key string }
+
+func copyIdempotency(r store.IdempotencyRecord) store.IdempotencyRecord {
+	r.CreatedAt = normTime(r.CreatedAt)
+	r.ExpiresAt = normTime(r.ExpiresAt)
+	r.LockedUntil = normTime(r.LockedUntil)
+	r.Fingerprint = slices.Clone(r.Fingerprint)
+	r.Result = slices.Clone(r.Result)
+	return r
+}
+
+// PutIdempotency implements store.Tx.
+func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
+	n, err := t.write(r.Workspace)
+	if err != nil {
+		return err
+	}
+	r = copyIdempotency(r)
+	k := idemKey{r.Scope, r.Key}
+	old, had := n.idem[k]
+	n.idem[k] = r
+	t.onUndo(func() {
+		if had {
+			n.idem[k] = old
+		} else {
+			delete(n.idem, k)
+		}
+	})
+	return nil
+}
+
+// Idempotency implements store.Tx.
+func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, error) {
+	n, err := t.read(slug)
+	if err != nil {
+		return store.IdempotencyRecord{}, err
+	}
+	r, ok := n.idem[idemKey{scope, key}]
+	if !ok {
+		return store.IdempotencyRecord{}, store.ErrNotFound
+	}
+	return copyIdempotency(r), nil
+}
+
+// DeleteIdempotency implements store.Tx.
+func (t *tx) DeleteIdempotency(slug, scope, key string) error {
+	n, err := t.write(slug)
+	if err != nil {
+		return err
+	}
+	k := idemKey{scope, key}
+	old, ok := n.idem[k]
+	if !ok {
+		return store.ErrNotFound
+	}
+	delete(n.idem, k)
+	t.onUndo(func() { n.idem[k] = old })
+	return nil
+}
+
+// DeleteExpiredIdempotency implements store.Tx. It scans every record of
+// every workspace, so it is linear in their number.
+func (t *tx) DeleteExpiredIdempotency(now time.Time, limit int) (int, error) {
+	if err := t.checkWrite(); err != nil {
+		return 0, err
+	}
+	if limit <= 0 {
+		return 0, nil
+	}
+	now = normTime(now)
+	var expired []store.IdempotencyRecord
+	for _, n := range t.s.ws {
+		for _, r := range n.idem {
+			if !r.ExpiresAt.After(now) {
+				expired = append(expired, r)
+			}
+		}
+	}
+	slices.SortFunc(expired, func(a, b store.IdempotencyRecord) int {
+		return cmp.Or(a.ExpiresAt.Compare(b.ExpiresAt), cmp.Compare(a.Workspace, b.Workspace),
+			cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Key, b.Key))
+	})
+	expired = expired[:min(limit, len(expired))]
+	for _, r := range expired {
+		if err := t.DeleteIdempotency(r.Workspace, r.Scope, r.Key); err != nil {
+			return 0, err
+		}
+	}
+	return len(expired), nil
+}

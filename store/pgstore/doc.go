@@ -31,7 +31,8 @@
 //	                     (workspace, username_fold) and (workspace,
 //	                     email_fold), a plain one on (workspace,
 //	                     full_name_fold)
-//	user_counts          users per workspace, kept by a trigger
+//	user_chunks          (workspace, chunk) -> users with ids in chunk
+//	                     <<10 ... chunk<<10 + 1023
 //	user_roles           (workspace, user_id, role_id) -> users
 //	user_attributes      (workspace, user_id, key) -> value; -> users
 //	claim_mappers        (workspace, attribute_key)
@@ -45,6 +46,7 @@
 //	api_keys             id; scopes text[]
 //	verification_tokens  (workspace, id)
 //	idempotency          (workspace, scope, key); index on expires_at
+//	update_gate          no rows: the gate every Update locks (see below)
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -132,17 +134,43 @@
 // no predicate locks. (Serializable read-only transactions would also
 // exclude the rare read-only anomaly, a snapshot of a state no serial
 // order passes through, at the price of retries or, DEFERRABLE, of
-// waiting for a safe snapshot; nothing in the identity package decides a
-// write on the strength of a View.)
+// waiting for a safe snapshot; the identity package reads again, in the
+// Update, whatever it writes.)
 //
 // NextID increments a counter row per workspace and sequence inside the
 // transaction, so an id handed out by a transaction that rolls back is
-// handed out again and none is seen twice. The row is a point of
-// contention: two transactions that draw from the same sequence of the
-// same workspace conflict, and the second is retried. This serializes the
-// creation of users (and of webhook deliveries) within one workspace,
-// which the uniqueness rules would largely do anyway; workspaces do not
-// contend with each other.
+// handed out again and none is seen twice. The first draw of a
+// transaction updates the row, which locks it until the commit; later
+// draws of the same transaction count on in memory and the last value is
+// written once, before the commit (a row updated again and again in one
+// transaction leaves a dead version behind each time, which every later
+// update must step over). The row is a point of contention: two
+// transactions that draw from the same sequence of the same workspace
+// conflict, and the second is retried. This serializes the creation of
+// users (and of webhook deliveries) within one workspace, which the
+// uniqueness rules would largely do anyway; workspaces do not contend with
+// each other.
+//
+// user_chunks counts the users of each chunk of 1024 consecutive ids, as
+// boltstore's user_chunks bucket does. PutUser counts the users it
+// inserts in memory, and the counts are added once, before the commit.
+// The total of an unfiltered listing is their sum, and a page at a deep
+// offset starts at the chunk that holds it rather than stepping over
+// every user before it.
+//
+// # Costs
+//
+// Every call is one round trip to the server or, for a listing whose page
+// comes out empty, two; View adds BEGIN and ROLLBACK, Update BEGIN and
+// COMMIT (one fsync of the server's WAL). A user by id, username or email
+// is a unique index lookup; an unfiltered page costs its size plus, at a
+// deep offset, a read of the chunk counts (one row per 1024 users); a
+// prefix search costs in proportion to the users it matches, whose ids it
+// collects, counts and sorts; claim mappers, roles, attributes, sessions
+// and a webhook's deliveries are index range scans. DueDeliveries and
+// NextDueAt read the start of the due index. PendingDeliveries counts the
+// due index's entries, in proportion to the pending deliveries: it serves
+// metrics, not the dispatcher.
 //
 // # The delivery queue
 //

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -710,13 +711,13 @@ func TestUserCounts(t *testing.T) {
 	check := func(want int) {
 		t.Helper()
 		var counted, rows int
-		err := conn.QueryRow(t.Context(), `SELECT coalesce((SELECT n FROM user_counts WHERE workspace = 'acme'), 0),
+		err := conn.QueryRow(t.Context(), `SELECT (SELECT coalesce(sum(n), 0) FROM user_chunks WHERE workspace = 'acme'),
 			(SELECT count(*) FROM users WHERE workspace = 'acme')`).Scan(&counted, &rows)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if counted != want || rows != want {
-			t.Errorf("user_counts says %d, users holds %d; want %d", counted, rows, want)
+			t.Errorf("user_chunks says %d, users holds %d; want %d", counted, rows, want)
 		}
 		if err := s.View(t.Context(), func(tx store.Tx) error {
 			if got := total(tx); got != want {
@@ -761,8 +762,24 @@ func TestUserCounts(t *testing.T) {
 		t.Fatal("Update succeeded, want its error")
 	}
 	check(3)
+	// Users spread over three chunks of ids, and a deep page read within
+	// the transaction that wrote them and after.
+	deep := func(tx store.Tx) ([]int64, int) {
+		t.Helper()
+		users, total, err := tx.Users("acme", store.UserQuery{Offset: 2400, Limit: 3})
+		if err != nil {
+			t.Fatalf("Users: %v", err)
+		}
+		var ids []int64
+		for _, u := range users {
+			ids = append(ids, u.ID)
+		}
+		return ids, total
+	}
+	var inside []int64
+	var insideTotal int
 	update(t, s, func(tx store.Tx) error {
-		for id := int64(4); id <= 500; id++ {
+		for id := int64(4); id <= 2500; id++ {
 			if _, err := tx.NextID("acme", store.SeqUsers); err != nil {
 				return err
 			}
@@ -770,15 +787,81 @@ func TestUserCounts(t *testing.T) {
 				return err
 			}
 		}
+		inside, insideTotal = deep(tx)
 		return nil
 	})
-	check(500)
+	if diff := cmp.Diff([]int64{2401, 2402, 2403}, inside); diff != "" || insideTotal != 2500 {
+		t.Errorf("deep page inside the transaction: total %d, want 2500; ids (-want +got):\n%s", insideTotal, diff)
+	}
+	check(2500)
+	if err := s.View(t.Context(), func(tx store.Tx) error {
+		ids, total := deep(tx)
+		if diff := cmp.Diff([]int64{2401, 2402, 2403}, ids); diff != "" || total != 2500 {
+			t.Errorf("deep page: total %d, want 2500; ids (-want +got):\n%s", total, diff)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var next int64
 	update(t, s, func(tx store.Tx) (err error) {
 		next, err = tx.NextID("acme", store.SeqUsers)
 		return err
 	})
-	if next != 498 {
-		t.Errorf("NextID after 497 draws in one transaction = %d, want 498", next)
+	if next != 2498 {
+		t.Errorf("NextID after 2497 draws in one transaction = %d, want 2498", next)
+	}
+}
+
+// TestDeepOffsets pages through users whose ids straddle chunks, with
+// gaps and negative ids, at offsets that need the chunk counts.
+func TestDeepOffsets(t *testing.T) {
+	s := withWorkspace(t, nil) // holds user 1
+	ids := []int64{-5000, -1025, -1024, -1, 1}
+	for id := int64(2); id <= 1500; id++ {
+		ids = append(ids, id)
+	}
+	ids = append(ids, 2047, 2048, 4096, 1<<40)
+	update(t, s, func(tx store.Tx) error {
+		for _, id := range ids[:len(ids)-200] {
+			if id == 1 {
+				continue
+			}
+			if err := tx.PutUser("acme", store.User{ID: id, Username: fmt.Sprintf("u%d", id), Email: fmt.Sprintf("u%d@example.com", id)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	update(t, s, func(tx store.Tx) error { // a second transaction: counts add up
+		for _, id := range ids[len(ids)-200:] {
+			if err := tx.PutUser("acme", store.User{ID: id, Username: fmt.Sprintf("u%d", id), Email: fmt.Sprintf("u%d@example.com", id)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	n := len(ids)
+	err := s.View(t.Context(), func(tx store.Tx) error {
+		for _, offset := range []int{0, 1, 1023, 1024, 1025, 1027, 1300, n - 5, n - 1, n, n + 7} {
+			for _, limit := range []int{0, 1, 7, 50} {
+				users, total, err := tx.Users("acme", store.UserQuery{Offset: offset, Limit: limit})
+				if err != nil {
+					return err
+				}
+				var got []int64
+				for _, u := range users {
+					got = append(got, u.ID)
+				}
+				want := ids[min(offset, n):min(offset+limit, n)]
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || total != n {
+					t.Errorf("Users(offset %d, limit %d): total %d, want %d; ids (-want +got):\n%s", offset, limit, total, n, diff)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

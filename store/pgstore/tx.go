@@ -49,9 +49,9 @@ type tx struct {
 	// seqs holds the sequences NextID drew from: the first draw updated
 	// (and so locked) the counter row, later draws count on here.
 	seqs map[seqKey]*seqDraw
-	// newUsers counts the users PutUser inserted, per workspace, for
-	// user_counts.
-	newUsers map[string]int64
+	// newUsers counts the users PutUser inserted, per workspace and
+	// chunk, for user_chunks.
+	newUsers map[string]map[int64]int64
 }
 
 // seqKey names one sequence of one workspace.
@@ -169,9 +169,11 @@ func (t *tx) flush() error {
 			b.Queue("UPDATE sequences SET value = $3 WHERE workspace = $1 AND name = $2", k.slug, string(k.seq), d.last)
 		}
 	}
-	for slug, n := range t.newUsers {
-		b.Queue(`INSERT INTO user_counts AS c (workspace, n) VALUES ($1, $2)
-			ON CONFLICT (workspace) DO UPDATE SET n = c.n + excluded.n`, slug, n)
+	for slug, chunks := range t.newUsers {
+		for chunk, n := range chunks {
+			b.Queue(`INSERT INTO user_chunks AS c (workspace, chunk, n) VALUES ($1, $2, $3)
+				ON CONFLICT (workspace, chunk) DO UPDATE SET n = c.n + excluded.n`, slug, chunk, n)
+		}
 	}
 	if b.Len() == 0 {
 		return nil

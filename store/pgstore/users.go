@@ -3,6 +3,8 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -180,9 +182,12 @@ func (t *tx) PutUser(slug string, u store.User) error {
 	t.knowSpace(slug)
 	if !existed {
 		if t.newUsers == nil {
-			t.newUsers = make(map[string]int64)
+			t.newUsers = make(map[string]map[int64]int64)
 		}
-		t.newUsers[slug]++
+		if t.newUsers[slug] == nil {
+			t.newUsers[slug] = make(map[int64]int64)
+		}
+		t.newUsers[slug][u.ID>>chunkBits]++
 	}
 	return nil
 }
@@ -240,18 +245,25 @@ func (t *tx) userIDBy(slug, column, what, value string) (int64, error) {
 	return id, nil
 }
 
+// Users are counted per chunk of 1<<chunkBits consecutive ids, as
+// boltstore counts them.
+const chunkBits = 10
+
 // Users implements store.Tx.
 //
-// Without a prefix it reads the page from the primary key and the total
-// from user_counts (plus the users this transaction inserted). With one,
-// it collects the ids of the matches from a range scan of each folded
-// index (see prefixEnd), counts them and sorts them for the page, so it
-// costs in proportion to the matches, like boltstore. The collection is a
-// MATERIALIZED CTE so that the plan PostgreSQL caches for the statement
-// stays that, whatever the prefix of the first calls.
+// Without a prefix, the total is the sum of user_chunks (plus the users
+// this transaction inserted). A page near the start comes from the
+// primary key; one at a deeper offset starts at the chunk that holds it,
+// found from the chunk counts, and steps at most 1023 users into it. With
+// a prefix, it collects the ids of the matches from a range scan of each
+// folded index (see prefixEnd), counts them and sorts them for the page,
+// so it costs in proportion to the matches, like boltstore. The
+// collection is a MATERIALIZED CTE so that the plan PostgreSQL caches for
+// the statement stays that, whatever the prefix of the first calls.
 //
-// The total comes with the page, in one round trip; only an empty page
-// (past the end, or no match) costs a second query for the total.
+// Except at a deep offset, the total comes with the page, in one round
+// trip; only an empty page (past the end, or no match) costs a second
+// query for the total.
 func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 	if err := t.check(); err != nil {
 		return nil, 0, err
@@ -265,6 +277,9 @@ func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 		// No stored folded field holds what text cannot.
 		return nil, 0, t.emptyResult(slug)
 	}
+	if prefix == "" && offset >= 1<<chunkBits {
+		return t.usersDeep(slug, offset, limit)
+	}
 
 	// match selects the users of workspace $1 that match the prefix: $2
 	// to $3, or $2 and up.
@@ -272,9 +287,9 @@ func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 	args := []any{slug}
 	switch end, bounded := prefixEnd(prefix); {
 	case prefix == "":
-		pageSQL = "SELECT " + userColumns + `, (SELECT n FROM user_counts WHERE workspace = $1)
-			FROM users WHERE workspace = $1 ORDER BY id OFFSET $2 LIMIT $3`
-		countSQL = "SELECT (SELECT n FROM user_counts WHERE workspace = $1)"
+		const sum = "(SELECT sum(n)::bigint FROM user_chunks WHERE workspace = $1)"
+		pageSQL = "SELECT " + userColumns + ", " + sum + " FROM users WHERE workspace = $1 ORDER BY id OFFSET $2 LIMIT $3"
+		countSQL = "SELECT coalesce(" + sum + ", 0)"
 	case bounded:
 		match = `workspace = $1 AND (username_fold >= $2 AND username_fold < $3
 			OR email_fold >= $2 AND email_fold < $3 OR full_name_fold >= $2 AND full_name_fold < $3)`
@@ -291,7 +306,7 @@ func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 			SELECT %s, (SELECT count(*) FROM m)
 			FROM users WHERE workspace = $1 AND id IN (SELECT id FROM p) ORDER BY id`,
 			match, n+1, n+2, userColumns)
-		countSQL = "SELECT count(*) FROM users WHERE " + match
+		countSQL = "SELECT (SELECT count(*) FROM users WHERE " + match + ")"
 	}
 
 	var users []store.User
@@ -306,22 +321,80 @@ func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 		}
 	}
 	if len(users) == 0 {
-		if _, err := t.queryRow(countSQL, args, &total); err != nil {
+		// No page to bring the total: count apart, and find out in the
+		// same round trip whether the workspace exists.
+		var n int64
+		var exists bool
+		if _, err := t.queryRow(countSQL+", EXISTS (SELECT 1 FROM workspaces WHERE slug = $1)", args, &n, &exists); err != nil {
 			return nil, 0, err
 		}
+		if !exists {
+			return nil, 0, notFound("workspace %q", slug)
+		}
+		t.knowSpace(slug)
+		total = &n
 	}
 	n := 0
-	if total != nil {
+	if total != nil { // NULL: no chunk counted yet
 		n = int(*total)
 	}
 	if prefix == "" {
-		// user_counts gains this transaction's users at its commit.
-		n += int(t.newUsers[slug])
-	}
-	if n == 0 {
-		return nil, 0, t.emptyResult(slug)
+		// user_chunks gains this transaction's users at its commit.
+		for _, c := range t.newUsers[slug] {
+			n += int(c)
+		}
 	}
 	return users, n, nil
+}
+
+// usersDeep reads a page of all users at a deep offset: it reads the chunk
+// counts, finds the chunk that holds the offset, and steps into it.
+func (t *tx) usersDeep(slug string, offset, limit int) ([]store.User, int, error) {
+	type chunk struct{ id, n int64 }
+	chunks, err := collect(t, "SELECT chunk, n FROM user_chunks WHERE workspace = $1 ORDER BY chunk", []any{slug},
+		func(r pgx.Rows) (c chunk, err error) { return c, r.Scan(&c.id, &c.n) })
+	if err != nil {
+		return nil, 0, err
+	}
+	if pending := t.newUsers[slug]; len(pending) > 0 {
+		// Add the users this transaction inserted.
+		counts := make(map[int64]int64, len(chunks)+len(pending))
+		for _, c := range chunks {
+			counts[c.id] = c.n
+		}
+		for id, n := range pending {
+			counts[id] += n
+		}
+		chunks = chunks[:0]
+		for _, id := range slices.Sorted(maps.Keys(counts)) {
+			chunks = append(chunks, chunk{id, counts[id]})
+		}
+	}
+	total := 0
+	for _, c := range chunks {
+		total += int(c.n)
+	}
+	if total == 0 {
+		return nil, 0, t.emptyResult(slug)
+	}
+	if limit == 0 || offset >= total {
+		return nil, total, nil
+	}
+	before := 0
+	var start chunk
+	for _, c := range chunks {
+		if before+int(c.n) > offset {
+			start = c
+			break
+		}
+		before += int(c.n)
+	}
+	users, err := collect(t, "SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id >= $2 ORDER BY id OFFSET $3 LIMIT $4",
+		[]any{slug, start.id << chunkBits, offset - before, limit}, func(r pgx.Rows) (store.User, error) { return scanUser(r) })
+	if err != nil {
+		return nil, 0, err
+	}
+	return users, total, nil
 }
 
 // prefixEnd returns the least string greater than every string that

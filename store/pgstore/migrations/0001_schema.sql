@@ -55,13 +55,16 @@ CREATE UNIQUE INDEX users_username_fold ON users (workspace, username_fold);
 CREATE UNIQUE INDEX users_email_fold ON users (workspace, email_fold);
 CREATE INDEX users_full_name_fold ON users (workspace, full_name_fold);
 
--- The number of users of each workspace, so that an unfiltered listing
--- does not count them one by one. The store adds the users a transaction
--- inserted when it commits (see pgstore's package documentation); a row
--- is absent until the first user.
-CREATE TABLE user_counts (
-    workspace text COLLATE "C" PRIMARY KEY REFERENCES workspaces ON DELETE CASCADE,
-    n         bigint NOT NULL
+-- The number of users of each chunk of 1024 consecutive ids (chunk =
+-- id >> 10) of each workspace, so that an unfiltered listing neither counts
+-- the users one by one for its total nor steps over them one by one to a
+-- deep offset. The store adds the users a transaction inserted when it
+-- commits (see pgstore's package documentation).
+CREATE TABLE user_chunks (
+    workspace text COLLATE "C" NOT NULL REFERENCES workspaces ON DELETE CASCADE,
+    chunk     bigint NOT NULL,
+    n         bigint NOT NULL,
+    PRIMARY KEY (workspace, chunk)
 );
 
 CREATE TABLE user_roles (

@@ -659,6 +659,28 @@ func TestRulesAcrossStores(t *testing.T) {
 		}
 	})
 
+	t.Run("Workspaces", func(t *testing.T) {
+		const n = 12
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				_, err := svcs[i%stores].CreateWorkspace(ctx, "beta", nil)
+				switch identity.ErrorCode(err) {
+				case "":
+					wins.Add(1)
+				case identity.CodeConflict:
+				default:
+					t.Errorf("CreateWorkspace: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Errorf("%d creates of one workspace succeeded, want 1", wins.Load())
+		}
+	})
+
 	t.Run("MapperLimit", func(t *testing.T) {
 		const n = 30
 		var wins atomic.Int32

@@ -54,7 +54,9 @@ type UserUpdate struct {
 
 // CreateUser creates an enabled user whose email is not yet verified, with
 // the password hashed by argon2id. A taken username or email (ignoring
-// case) is a CodeConflict error whose Fields say which.
+// case) is a CodeConflict error whose Fields say which. When the workspace
+// has SMTP settings, a verification email is queued in the same
+// transaction and sent by the dispatcher (see ConfirmEmail).
 func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 	settings, err := w.Settings(ctx)
 	if err != nil {
@@ -93,6 +95,9 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 			Enabled: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now,
 		}
 		if err := tx.PutUser(w.slug, created); err != nil {
+			return err
+		}
+		if err := w.queueVerificationEmail(tx, created); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserCreated, userFromRecord(created))
@@ -203,7 +208,9 @@ func (w *Workspace) ListUsers(ctx context.Context, search string, page *Page) (L
 }
 
 // UpdateUser replaces the user's email and full name. A changed email is
-// no longer verified. The username cannot change.
+// no longer verified and, when the workspace has SMTP settings, gets a
+// verification email queued in the same transaction; links sent to the
+// old address no longer verify. The username cannot change.
 func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (User, error) {
 	var p problems
 	checkEmail(&p, "email", upd.Email)
@@ -220,12 +227,18 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 		if err := w.checkUnique(tx, id, "", upd.Email); err != nil {
 			return err
 		}
-		if rec.Email != upd.Email {
+		emailChanged := rec.Email != upd.Email
+		if emailChanged {
 			rec.EmailVerified = false
 		}
 		rec.Email, rec.FullName, rec.UpdatedAt = upd.Email, upd.FullName, now
 		if err := tx.PutUser(w.slug, rec); err != nil {
 			return err
+		}
+		if emailChanged {
+			if err := w.queueVerificationEmail(tx, rec); err != nil {
+				return err
+			}
 		}
 		return w.emit(tx, EventUserUpdated, userFromRecord(rec))
 	})

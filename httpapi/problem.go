@@ -34,6 +34,10 @@ var statusByCode = map[identity.Code]int{
 	identity.CodeUnauthenticated: http.StatusUnauthorized,
 	identity.CodeForbidden:       http.StatusForbidden,
 	identity.CodeInternal:        http.StatusInternalServerError,
+	// Email verification tokens; no route of the API takes one yet.
+	identity.CodeTokenInvalid: http.StatusBadRequest,
+	identity.CodeTokenExpired: http.StatusGone,
+	identity.CodeTokenUsed:    http.StatusConflict,
 }
 
 // statusOf returns the HTTP status of a library error code; a code the

@@ -440,7 +440,8 @@ func (d *Dispatcher) handle(job deliveryJob) {
 // DeliveryStats are a dispatcher's counters since it started, and the
 // depth of the queue.
 type DeliveryStats struct {
-	// Attempts counts the requests sent.
+	// Attempts counts the requests sent, and the emails handed to SMTP
+	// servers.
 	Attempts uint64 `json:"attempts"`
 	// Successes and Failures count the attempts recorded as such.
 	Successes uint64 `json:"successes"`

@@ -180,15 +180,13 @@ func (d *Dispatcher) prepareMail(ctx context.Context, job deliveryJob, now time.
 // deliveries (DeliveryOptions.Retries), and failed after the last retry.
 // No endpoint state is involved.
 func (d *Dispatcher) applyMailResult(tx store.Tx, slug string, cur store.Delivery, res attemptResult, now time.Time) (recordOutcome, error) {
-	out := recordOutcome{}
-	delay, retry := d.nextDelay(cur.Attempts, res, now)
-	switch {
-	case res.err == nil:
+	var out recordOutcome
+	if res.err == nil {
 		cur.Status, cur.NextAttemptAt = store.DeliverySucceeded, time.Time{}
-	case !res.permanent && retry:
+	} else if delay, retry := d.nextDelay(cur.Attempts, res, now); retry && !res.permanent {
 		cur.NextAttemptAt = now.Add(delay).Truncate(time.Microsecond)
 		out.next = cur.NextAttemptAt
-	default:
+	} else {
 		cur.Status, cur.NextAttemptAt = store.DeliveryFailed, time.Time{}
 		out.exhausted = 1
 	}

@@ -251,9 +251,13 @@ func TestConfirmEmailErrors(t *testing.T) {
 	env.start(env.options(nil))
 	ctx := context.Background()
 
+	// tokenOf returns the token of the nth email once its job is
+	// recorded, so that moving the clock cannot expire a lease in flight.
 	tokenOf := func(n int) string {
 		t.Helper()
-		p := parseMail(t, ms.waitMessages(t, n)[n-1].data)
+		msgs := ms.waitMessages(t, n)
+		env.waitEmailJobs("the jobs to settle", settled)
+		p := parseMail(t, msgs[n-1].data)
 		if !strings.Contains(p.plain, "expires in 1 hour") {
 			t.Errorf("text part does not give the lifetime:\n%s", p.plain)
 		}
@@ -318,6 +322,9 @@ func TestConfirmEmailErrors(t *testing.T) {
 	}
 	if !env.getUser(other.ID).EmailVerified {
 		t.Error("other not verified")
+	}
+	if n := len(ms.messages()); n != 5 {
+		t.Errorf("%d emails, want 5", n)
 	}
 	// A token of one workspace means nothing in another.
 	ws2, err := env.svc.CreateWorkspace(ctx, "other-ws", nil)

@@ -33,11 +33,14 @@ const (
 )
 
 // serve runs the REST API until ctx ends:
-// identityd serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false].
+// identityd serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]
+// [-attempt-timeout D].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
 	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
+	attemptTimeout := fs.Duration("attempt-timeout", identity.DefaultAttemptTimeout,
+		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,7 +61,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	// queue is in the database, so deliveries committed before a restart
 	// are sent after it.
 	dctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{Logger: logger})
+	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{AttemptTimeout: *attemptTimeout, Logger: logger})
 	if err != nil {
 		abandon()
 		ln.Close()

@@ -36,6 +36,17 @@ const (
 	CodeForbidden Code = "forbidden"
 	// CodeInternal: the store or the machine failed; not the caller's fault.
 	CodeInternal Code = "internal"
+	// CodePreconditionFailed: a conditional write (see Precondition) found
+	// the record at another version, missing where it had to exist, or
+	// present where it had to be absent. Nothing was changed.
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodeIdempotencyKeyReused: an idempotency key was used again for a
+	// different request (another operation or other content). Nothing was
+	// changed.
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	// CodeIdempotencyKeyInUse: a request with the same idempotency key is
+	// still running. Nothing was changed; retry a little later.
+	CodeIdempotencyKeyInUse Code = "idempotency_key_in_use"
 )
 
 // Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
@@ -48,6 +59,10 @@ var (
 	ErrUnauthenticated = &Error{Code: CodeUnauthenticated}
 	ErrForbidden       = &Error{Code: CodeForbidden}
 	ErrInternal        = &Error{Code: CodeInternal}
+
+	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed}
+	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused}
+	ErrIdempotencyKeyInUse  = &Error{Code: CodeIdempotencyKeyInUse}
 )
 
 // Error is the one error type of the library.

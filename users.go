@@ -67,9 +67,11 @@ type UserUpdate struct {
 
 // CreateUser creates an enabled user whose email is not yet verified, with
 // the password hashed by argon2id. A taken username or email (ignoring
-// case) is a CodeConflict error whose Fields say which. With
+// case) is a CodeConflict error whose Fields say which. When the workspace
+// has SMTP settings, a verification email is queued in the same
+// transaction and sent by the dispatcher (see ConfirmEmail). With
 // nu.Idempotency, a retry returns the first call's outcome (see
-// Idempotency).
+// Idempotency) and queues nothing.
 func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err error) {
 	once, err := w.beginIdempotent(ctx, nu.Idempotency, opCreateUser)
 	if err != nil {
@@ -121,6 +123,9 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err err
 			Enabled: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now, Version: newVersion(0),
 		}
 		if err := tx.PutUser(w.slug, created); err != nil {
+			return err
+		}
+		if err := w.queueVerificationEmail(tx, created); err != nil {
 			return err
 		}
 		if err := once.complete(tx, userFromRecord(created), created.Version); err != nil {
@@ -234,9 +239,11 @@ func (w *Workspace) ListUsers(ctx context.Context, search string, page *Page) (L
 }
 
 // UpdateUser replaces the user's email and full name. A changed email is
-// no longer verified. The username cannot change. Errors are checked in
-// this order: invalid input, a missing user, upd.Precondition, a taken
-// email.
+// no longer verified and, when the workspace has SMTP settings, gets a
+// verification email queued in the same transaction; links sent to the
+// old address no longer verify. The username cannot change. Errors are
+// checked in this order: invalid input, a missing user, upd.Precondition,
+// a taken email.
 func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (User, error) {
 	var p problems
 	checkEmail(&p, "email", upd.Email)
@@ -256,13 +263,19 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 		if err := w.checkUnique(tx, id, "", upd.Email); err != nil {
 			return err
 		}
-		if rec.Email != upd.Email {
+		emailChanged := rec.Email != upd.Email
+		if emailChanged {
 			rec.EmailVerified = false
 		}
 		rec.Email, rec.FullName, rec.UpdatedAt = upd.Email, upd.FullName, now
 		rec.Version = newVersion(rec.Version)
 		if err := tx.PutUser(w.slug, rec); err != nil {
 			return err
+		}
+		if emailChanged {
+			if err := w.queueVerificationEmail(tx, rec); err != nil {
+				return err
+			}
 		}
 		return w.emit(tx, EventUserUpdated, userFromRecord(rec))
 	})

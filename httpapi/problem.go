@@ -38,6 +38,10 @@ var statusByCode = map[identity.Code]int{
 	identity.CodeUnauthenticated: http.StatusUnauthorized,
 	identity.CodeForbidden:       http.StatusForbidden,
 	identity.CodeInternal:        http.StatusInternalServerError,
+	// Email verification tokens; no route of the API takes one yet.
+	identity.CodeTokenInvalid: http.StatusBadRequest,
+	identity.CodeTokenExpired: http.StatusGone,
+	identity.CodeTokenUsed:    http.StatusConflict,
 
 	identity.CodePreconditionFailed:   http.StatusPreconditionFailed,
 	identity.CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,

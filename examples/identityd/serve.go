@@ -58,8 +58,9 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if err != nil {
 		return err
 	}
-	// Webhook deliveries run beside the API: the queue is in the database,
-	// so deliveries committed before a restart are sent after it.
+	// Webhook deliveries and verification emails run beside the API: the
+	// queue is in the database, so deliveries committed before a restart
+	// are sent after it.
 	dctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
 	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{Logger: logger})
 	if err != nil {

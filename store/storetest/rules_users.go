@@ -68,7 +68,8 @@ func testRuleSettings(t *testing.T, e *env) {
 			[]identity.FieldError{fe("passwordPolicy.maxLength", identity.RuleRange)}},
 		{"bad smtp", identity.Settings{PasswordPolicy: identity.DefaultPasswordPolicy(),
 			SMTP: &identity.SMTPSettings{Host: "", Port: 0, From: "Mail <a@b.c>"}},
-			[]identity.FieldError{fe("smtp.host", identity.RuleRequired), fe("smtp.port", identity.RuleRange), fe("smtp.from", identity.RuleFormat)}},
+			[]identity.FieldError{fe("smtp.host", identity.RuleRequired), fe("smtp.port", identity.RuleRange), fe("smtp.from", identity.RuleFormat),
+				fe("smtp.verifyUrl", identity.RuleRequired)}},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +83,8 @@ func testRuleSettings(t *testing.T, e *env) {
 	}
 	want := identity.Settings{
 		PasswordPolicy: identity.PasswordPolicy{MinLength: 4, MaxLength: 64, RequireDigit: true},
-		SMTP:           &identity.SMTPSettings{Host: "smtp.example.com", Port: 587, From: "noreply@example.com"},
+		SMTP: &identity.SMTPSettings{Host: "smtp.example.com", Port: 587, From: "noreply@example.com",
+			VerifyURL: "https://app.example.com/verify?token={token}"},
 	}
 	if err := e.ws.UpdateSettings(e.ctx, want); err != nil {
 		t.Fatal(err)

@@ -163,7 +163,7 @@ func (d *Dispatcher) applySuccess(tx store.Tx, slug string, cur store.Delivery, 
 		return recordOutcome{}, err
 	}
 	if !hook.FailingSince.IsZero() {
-		hook.FailingSince = time.Time{}
+		hook.FailingSince, hook.Version = time.Time{}, newVersion(hook.Version)
 		if err := tx.PutWebhook(slug, hook); err != nil {
 			return recordOutcome{}, err
 		}
@@ -196,13 +196,14 @@ func (d *Dispatcher) applyFailure(tx store.Tx, slug string, cur store.Delivery, 
 		return recordOutcome{}, err
 	}
 	if startsFailing {
+		hook.Version = newVersion(hook.Version)
 		return out, tx.PutWebhook(slug, hook)
 	}
 	return out, nil
 }
 
 func (d *Dispatcher) disableEndpoint(tx store.Tx, slug string, cur store.Delivery, hook store.Webhook) (recordOutcome, error) {
-	hook.Enabled = false
+	hook.Enabled, hook.Version = false, newVersion(hook.Version)
 	if err := tx.PutWebhook(slug, hook); err != nil {
 		return recordOutcome{}, err
 	}

@@ -24,4 +24,11 @@
 // holds under concurrent callers. Errors are *Error values with a Code;
 // test them with errors.Is against the sentinels (ErrNotFound, ErrConflict,
 // ErrInvalid, ...) or read ErrorCode.
+//
+// Users, claim mappers and webhook endpoints carry a Version that changes on
+// every write; a Precondition (IfVersion) makes an update conditional on
+// it, so a writer never overwrites a change it has not seen. An
+// Idempotency key makes CreateUser and CreateWebhook safe to retry: the
+// outcome is stored with the key in the creating transaction and returned
+// to every retry.
 package identity

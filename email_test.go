@@ -219,10 +219,19 @@ func TestEmailConfirmFlipsOnce(t *testing.T) {
 
 	var verified []bool
 	var codes []identity.Code
+	// Confirming is a write of the user: a new version, once.
+	versions := []int64{env.getUser(u.ID).Version}
 	for range 2 {
 		got, err := env.ws.ConfirmEmail(context.Background(), token)
 		verified = append(verified, got.EmailVerified, env.getUser(u.ID).EmailVerified)
 		codes = append(codes, identity.ErrorCode(err))
+		versions = append(versions, env.getUser(u.ID).Version)
+		if err == nil && got.Version != versions[len(versions)-1] {
+			t.Errorf("ConfirmEmail returned version %d, stored %d", got.Version, versions[len(versions)-1])
+		}
+	}
+	if versions[1] == versions[0] || versions[2] != versions[1] {
+		t.Errorf("versions before, after the confirmation and after its repeat: %v; want a change, then none", versions)
 	}
 	if diff := cmp.Diff([]bool{true, true, false, true}, verified); diff != "" {
 		t.Errorf("verified (returned, stored) mismatch (-want +got):\n%s", diff)

@@ -44,6 +44,17 @@ const (
 	CodeTokenExpired Code = "token_expired"
 	// CodeTokenUsed: an email verification token was used already.
 	CodeTokenUsed Code = "token_used"
+	// CodePreconditionFailed: a conditional write (see Precondition) found
+	// the record at another version, missing where it had to exist, or
+	// present where it had to be absent. Nothing was changed.
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodeIdempotencyKeyReused: an idempotency key was used again for a
+	// different request (another operation or other content). Nothing was
+	// changed.
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	// CodeIdempotencyKeyInUse: a request with the same idempotency key is
+	// still running. Nothing was changed; retry a little later.
+	CodeIdempotencyKeyInUse Code = "idempotency_key_in_use"
 )
 
 // Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
@@ -59,6 +70,10 @@ var (
 	ErrTokenInvalid    = &Error{Code: CodeTokenInvalid}
 	ErrTokenExpired    = &Error{Code: CodeTokenExpired}
 	ErrTokenUsed       = &Error{Code: CodeTokenUsed}
+
+	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed}
+	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused}
+	ErrIdempotencyKeyInUse  = &Error{Code: CodeIdempotencyKeyInUse}
 )
 
 // Error is the one error type of the library.

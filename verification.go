@@ -135,7 +135,7 @@ func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error
 		if u.EmailVerified {
 			return nil // verified already by another link to the same address
 		}
-		u.EmailVerified, u.UpdatedAt = true, now
+		u.EmailVerified, u.UpdatedAt, u.Version = true, now, newVersion(u.Version)
 		if err := tx.PutUser(w.slug, u); err != nil {
 			return err
 		}

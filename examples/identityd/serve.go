@@ -30,6 +30,10 @@ const (
 	// the API has shut down; with shutdownTimeout it keeps the exit within
 	// 10 s of a signal.
 	deliveryGrace = 3 * time.Second
+	// sweepInterval is how often serve deletes idempotency records whose
+	// lifetime has ended (they already count as absent; this reclaims the
+	// space).
+	sweepInterval = 10 * time.Minute
 )
 
 // serve runs the REST API until ctx ends:
@@ -68,11 +72,41 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		return err
 	}
 	defer stopDelivery(dispatcher, abandon, deliveryGrace)
+	defer startSweeper(ctx, svc, logger, sweepInterval)()
 	srv := newServer(newHandler(svc, requestLogger(logger, *accessLog)), logger)
 	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbPath, "allow_private_webhooks", *allowPrivate)
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err
+}
+
+// startSweeper sweeps expired idempotency records now and then every
+// interval until ctx ends; the function it returns stops it and waits.
+func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logger, interval time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			switch n, err := svc.SweepIdempotency(ctx); {
+			case err != nil && ctx.Err() == nil:
+				logger.Warn("sweeping idempotency records failed", "err", err)
+			case n > 0:
+				logger.Info("swept expired idempotency records", "count", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // stopDelivery lets attempts in flight finish for up to grace, then

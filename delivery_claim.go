@@ -92,8 +92,10 @@ func (d *Dispatcher) claim(now time.Time, plan *claimPlan) error {
 }
 
 func (d *Dispatcher) claimOne(tx store.Tx, now time.Time, q store.QueuedDelivery, plan *claimPlan) error {
-	cur, err := tx.Delivery(q.Workspace, q.ID)
-	if isNotFound(err) {
+	// ClaimDelivery skips a delivery that another dispatcher's claim holds
+	// (SELECT ... FOR UPDATE SKIP LOCKED in pgstore) instead of waiting.
+	cur, ok, err := tx.ClaimDelivery(q.Workspace, q.ID)
+	if isNotFound(err) || err == nil && !ok {
 		plan.lost++
 		return nil
 	} else if err != nil {

@@ -140,6 +140,14 @@ type Tx interface {
 	PutDelivery(slug string, d Delivery) error
 	// Delivery returns the delivery with the id.
 	Delivery(slug string, id int64) (Delivery, error)
+	// ClaimDelivery reads the delivery with the id, like Delivery, for a
+	// write that follows in this transaction (a dispatcher's lease). It
+	// returns false, and no error, when there is no such delivery or
+	// another transaction holds it for a write of its own: the caller
+	// treats it as taken and moves on instead of waiting. A store whose
+	// Update transactions run one at a time never sees a held delivery.
+	// Inside View it returns ErrReadOnly.
+	ClaimDelivery(slug string, id int64) (Delivery, bool, error)
 	// Deliveries returns every delivery of the endpoint (pending, succeeded
 	// and failed) in ascending id order; none for an unknown endpoint.
 	// Deliveries(slug, NoEndpoint) returns the workspace's mail jobs.

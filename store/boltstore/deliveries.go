@@ -182,6 +182,23 @@ func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
 	return sp.delivery(link.endpoint, id)
 }
 
+// ClaimDelivery implements store.Tx: bbolt runs one read-write transaction
+// at a time, so no delivery is ever held by another, and it reads the
+// delivery as Delivery does.
+func (t *tx) ClaimDelivery(slug string, id int64) (store.Delivery, bool, error) {
+	if err := t.checkWrite(); err != nil {
+		return store.Delivery{}, false, err
+	}
+	d, err := t.Delivery(slug, id)
+	if errors.Is(err, store.ErrNotFound) {
+		if _, err := t.space(slug); err != nil {
+			return store.Delivery{}, false, err
+		}
+		return store.Delivery{}, false, nil
+	}
+	return d, err == nil, err
+}
+
 // delivery reads the delivery with the id, which an index says belongs to
 // the endpoint.
 func (sp *space) delivery(endpoint, id int64) (store.Delivery, error) {

@@ -103,6 +103,21 @@ func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
 	return copyDelivery(d), nil
 }
 
+// ClaimDelivery implements store.Tx: Update holds the store's write lock,
+// so no delivery is ever held by another transaction, and it reads the
+// delivery as Delivery does.
+func (t *tx) ClaimDelivery(slug string, id int64) (store.Delivery, bool, error) {
+	n, err := t.write(slug)
+	if err != nil {
+		return store.Delivery{}, false, err
+	}
+	d, ok := n.delivs[id]
+	if !ok {
+		return store.Delivery{}, false, nil
+	}
+	return copyDelivery(d), true, nil
+}
+
 // Deliveries implements store.Tx. It returns an empty list, not an error,
 // for an endpoint that does not exist.
 func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {

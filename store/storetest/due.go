@@ -168,6 +168,8 @@ func testDueIndex(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("ExtremeTimes", func(t *testing.T) { testDueExtremeTimes(t, newStore) })
 	t.Run("Copies", func(t *testing.T) { testDueCopies(t, newStore) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testDueConcurrentClaims(t, newStore) })
+	t.Run("ClaimDelivery", func(t *testing.T) { testClaimDelivery(t, newStore) })
+	t.Run("ConcurrentClaimDelivery", func(t *testing.T) { testConcurrentClaimDelivery(t, newStore) })
 }
 
 // testDueOrder checks that DueDeliveries returns the pending deliveries of
@@ -531,4 +533,162 @@ func testDueConcurrentClaims(t *testing.T, newStore func(t *testing.T) store.Sto
 	checkPending(t, s, 2*perWorkspace)
 	next := forever
 	checkNextDue(t, s, &next)
+}
+
+// testClaimDelivery checks ClaimDelivery outside contention: it reads the
+// delivery as Delivery does, reports a missing one as not claimable, and
+// is a write.
+func testClaimDelivery(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStoreWith(t, newStore, slugA, slugB)
+	putWebhooks(t, s, slugA, 1)
+	putWebhooks(t, s, slugB, 1)
+	d, done := dueDelivery(1, 1, 10), withStatus(dueDelivery(2, 1, 10), store.DeliverySucceeded)
+	mail := dueDelivery(3, store.NoEndpoint, 5)
+	putDeliveries(t, s, slugA, d, done, mail)
+	other := dueDelivery(7, 1, 10)
+	putDeliveries(t, s, slugB, other)
+
+	for _, c := range []struct {
+		name   string
+		slug   string
+		id     int64
+		want   store.Delivery
+		wantOK bool
+	}{
+		{"pending", slugA, 1, d, true},
+		{"succeeded", slugA, 2, done, true}, // a read: the caller decides
+		{"mail job", slugA, 3, mail, true},
+		{"missing", slugA, 4, store.Delivery{}, false},
+		{"only in another workspace", slugA, 7, store.Delivery{}, false},
+		{"zero id", slugA, 0, store.Delivery{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got store.Delivery
+			var ok bool
+			update(t, s, func(tx store.Tx) (err error) {
+				got, ok, err = tx.ClaimDelivery(c.slug, c.id)
+				return err
+			})
+			if ok != c.wantOK {
+				t.Errorf("ClaimDelivery(%q, %d) ok = %t, want %t", c.slug, c.id, ok, c.wantOK)
+			}
+			if diff := cmp.Diff(c.want, got, equateEmpty); diff != "" {
+				t.Errorf("ClaimDelivery(%q, %d) mismatch (-want +got):\n%s", c.slug, c.id, diff)
+			}
+		})
+	}
+
+	t.Run("ThenLease", func(t *testing.T) {
+		leased := d
+		leased.LeaseUntil, leased.LeaseOwner = at(100), "dispatcher-x"
+		update(t, s, func(tx store.Tx) error {
+			cur, ok, err := tx.ClaimDelivery(slugA, 1)
+			if err != nil || !ok {
+				return fmt.Errorf("ClaimDelivery = %t, %v; want the delivery", ok, err)
+			}
+			cur.LeaseUntil, cur.LeaseOwner = leased.LeaseUntil, leased.LeaseOwner
+			return tx.PutDelivery(slugA, cur)
+		})
+		checkDelivery(t, s, slugA, leased)
+		checkDue(t, s, at(99), 10, []store.QueuedDelivery{inWorkspace(slugA, mail), inWorkspace(slugB, other)})
+	})
+
+	t.Run("Errors", func(t *testing.T) {
+		err := s.Update(t.Context(), func(tx store.Tx) error {
+			_, _, err := tx.ClaimDelivery(slugMissing, 1)
+			return err
+		})
+		checkErr(t, "ClaimDelivery in a missing workspace", err, store.ErrNotFound)
+		err = s.View(t.Context(), func(tx store.Tx) error {
+			_, _, err := tx.ClaimDelivery(slugA, 1)
+			return err
+		})
+		checkErr(t, "ClaimDelivery in View", err, store.ErrReadOnly)
+	})
+}
+
+// testConcurrentClaimDelivery runs concurrent dispatchers that plan from a
+// View of the due deliveries, as the identity package's dispatcher does,
+// and claim in an Update with ClaimDelivery, skipping what another holds
+// or has leased: every delivery is claimed exactly once.
+func testConcurrentClaimDelivery(t *testing.T, newStore func(t *testing.T) store.Store) {
+	const workers, perWorkspace, window = 6, 15, 4
+	s := newStoreWith(t, newStore, slugA, slugB)
+	for _, slug := range []string{slugA, slugB} {
+		putWebhooks(t, s, slug, 1)
+		var ds []store.Delivery
+		for id := int64(1); id <= perWorkspace; id++ {
+			ds = append(ds, dueDelivery(id, 1, int(id)))
+		}
+		putDeliveries(t, s, slug, ds...)
+	}
+	now := at(1000)
+	var mu sync.Mutex
+	claims := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			owner := fmt.Sprintf("worker-%d", w)
+			// A round may find its whole plan taken by others still
+			// claiming it; a store that kept returning leased deliveries
+			// as due would keep a worker busy forever.
+			const rounds = 100 * perWorkspace
+			for range rounds {
+				var plan []store.QueuedDelivery
+				if err := s.View(context.Background(), func(tx store.Tx) (err error) {
+					plan, err = tx.DueDeliveries(now, window)
+					return err
+				}); err != nil {
+					t.Errorf("plan: %v", err)
+					return
+				}
+				if len(plan) == 0 {
+					return
+				}
+				var claimed []store.QueuedDelivery
+				err := s.Update(context.Background(), func(tx store.Tx) error {
+					claimed = nil
+					for _, q := range plan {
+						cur, ok, err := tx.ClaimDelivery(q.Workspace, q.ID)
+						if err != nil {
+							return err
+						}
+						if !ok || cur.Status != store.DeliveryPending || cur.DueAt().After(now) {
+							continue // taken
+						}
+						cur.LeaseUntil, cur.LeaseOwner = forever, owner
+						if err := tx.PutDelivery(q.Workspace, cur); err != nil {
+							return err
+						}
+						claimed = append(claimed, store.QueuedDelivery{Workspace: q.Workspace, Delivery: cur})
+					}
+					return nil
+				})
+				if err != nil {
+					t.Errorf("claim: %v", err)
+					return
+				}
+				mu.Lock()
+				for _, name := range dueNames(claimed) {
+					claims[name]++
+				}
+				mu.Unlock()
+				if len(claimed) == 0 {
+					time.Sleep(time.Millisecond) // let the others commit
+				}
+			}
+			t.Errorf("%s still found due deliveries after %d rounds", owner, rounds)
+		})
+	}
+	wg.Wait()
+	if len(claims) != 2*perWorkspace {
+		t.Errorf("%d deliveries claimed, want %d", len(claims), 2*perWorkspace)
+	}
+	for name, n := range claims {
+		if n != 1 {
+			t.Errorf("delivery %s claimed %d times", name, n)
+		}
+	}
+	checkDue(t, s, now, 100, nil)
+	checkPending(t, s, 2*perWorkspace)
 }

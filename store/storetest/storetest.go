@@ -841,6 +841,7 @@ func testViewIsReadOnly(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PutDelivery(transition)", func(tx store.Tx) error {
 			return tx.PutDelivery(slugA, withStatus(delivery(1, 1), store.DeliverySucceeded))
 		}},
+		{"ClaimDelivery", func(tx store.Tx) error { _, _, err := tx.ClaimDelivery(slugA, 1); return err }},
 		{"PutSession(new)", func(tx store.Tx) error { return tx.PutSession(slugA, storedSession("sess-3", 1, 1)) }},
 		{"PutSession(existing)", func(tx store.Tx) error {
 			return tx.PutSession(slugA, revoked(storedSession("sess-1", 2, 10), 20))

@@ -449,6 +449,54 @@ func testUserQueries(t *testing.T, newStore func(t *testing.T) store.Store) {
 		})
 	})
 
+	t.Run("PrefixEdges", func(t *testing.T) {
+		// Code points at the edges of Unicode and around the surrogates,
+		// where a store that searches a range of an ordered index must
+		// compute the range's end with care.
+		s := newStoreWith(t, newStore, slugA)
+		names := map[int64]string{
+			1: "a\U0010FFFF",
+			2: "a\U0010FFFFz",
+			3: "b",
+			4: "a\uD7FFx",
+			5: "a\uE000",
+			6: "\U0010FFFF\U0010FFFF",
+			7: "aÿ",
+			8: "aĀ",
+		}
+		for id, name := range names {
+			putUsers(t, s, slugA, user(id, fmt.Sprintf("user%d", id), fmt.Sprintf("user%d@example.com", id), name))
+		}
+		view(t, s, func(tx store.Tx) error {
+			for _, c := range []struct {
+				prefix string
+				want   []int64
+			}{
+				{"a", []int64{1, 2, 4, 5, 7, 8}},
+				{"a\U0010FFFF", []int64{1, 2}},
+				{"a\U0010FFFFz", []int64{2}},
+				{"\U0010FFFF", []int64{6}},
+				{"\U0010FFFF\U0010FFFF", []int64{6}},
+				{"\U0010FFFF\U0010FFFF\U0010FFFF", nil},
+				{"a\uD7FF", []int64{4}},
+				{"a\uE000", []int64{5}},
+				{"aÿ", []int64{7}},
+				{"aā", []int64{8}}, // folded
+				{"b", []int64{3}},
+			} {
+				got, total, err := tx.Users(slugA, store.UserQuery{Prefix: c.prefix, Limit: 100})
+				if err != nil {
+					t.Errorf("Users(%q): %v", c.prefix, err)
+					continue
+				}
+				if diff := cmp.Diff(c.want, userIDs(got), equateEmpty); diff != "" || total != len(c.want) {
+					t.Errorf("Users(%+q) total %d, want %d; ids (-want +got):\n%s", c.prefix, total, len(c.want), diff)
+				}
+			}
+			return nil
+		})
+	})
+
 	t.Run("Paging", func(t *testing.T) {
 		s := newStoreWith(t, newStore, slugA)
 		var all []store.User

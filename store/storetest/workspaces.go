@@ -206,6 +206,7 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook(m, webhook(1)) }},
 		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(m, 1) }},
 		{"PutDelivery", func(tx store.Tx) error { return tx.PutDelivery(m, delivery(1, 1)) }},
+		{"ClaimDelivery", func(tx store.Tx) error { _, _, err := tx.ClaimDelivery(m, 1); return err }},
 		{"PutSession", func(tx store.Tx) error { return tx.PutSession(m, storedSession("sess-1", 1, 1)) }},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(apiKey("key-m", m)) }},
 	}

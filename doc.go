@@ -5,10 +5,11 @@
 // workspace's SMTP server (see ConfirmEmail).
 //
 // A Service holds many workspaces over one store.Store. Open gives the
-// one-call default, a bbolt file; New takes any Store (store/memstore for
-// tests, store/boltstore, or another implementation that passes the
-// store/storetest conformance suite). A Workspace handle carries every
-// operation on one workspace:
+// one-call default: a bbolt file, or with a postgres:// URL a PostgreSQL
+// database that several processes share (store/pgstore). New takes any
+// Store (store/memstore for tests, store/boltstore, store/pgstore, or
+// another implementation that passes the store/storetest conformance
+// suite). A Workspace handle carries every operation on one workspace:
 //
 //	svc, err := identity.Open("identity.db", nil)
 //	ws, err := svc.CreateWorkspace(ctx, "acme", nil)

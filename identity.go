@@ -7,6 +7,7 @@ import (
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
+	"github.com/identitylib/identity/store/pgstore"
 )
 
 // Options configure a Service. A nil *Options means every default.
@@ -82,10 +83,23 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	return s, nil
 }
 
-// Open opens (creating it if needed) the bbolt database file at path and
-// returns a Service over it: the one-call default. Close closes the file.
+// Open returns a Service over the database at path: the one-call default.
+// Close closes the database.
+//
+// A path that starts with postgres:// or postgresql:// is a PostgreSQL
+// connection URL: Open connects with package pgstore (default pool
+// options; the URL's parameters, such as pool_max_conns or search_path,
+// apply), creating or upgrading the schema, and several processes may
+// then share the one database. Any other path names a bbolt file, created
+// if needed, which one process at a time may hold.
 func Open(path string, opts *Options) (*Service, error) {
-	st, err := boltstore.Open(path, nil)
+	var st store.Store
+	var err error
+	if pgstore.IsURL(path) {
+		st, err = pgstore.Open(context.Background(), path, nil)
+	} else {
+		st, err = boltstore.Open(path, nil)
+	}
 	if err != nil {
 		return nil, err
 	}

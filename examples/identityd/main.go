@@ -1,6 +1,6 @@
 // Command identityd serves the identity management REST API over a bbolt
-// database file and administers that file: workspaces, API keys and bulk
-// user imports.
+// database file or a PostgreSQL database and administers it: workspaces,
+// API keys and bulk user imports.
 //
 // Usage:
 //
@@ -13,8 +13,14 @@
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]
 //
-// -db defaults to identity.db in the working directory. Global flags come
-// before the command, the command's own flags after it.
+// -db defaults to identity.db in the working directory. It names a bbolt
+// file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
+// database (see package store/pgstore; the tables are created on first
+// use), which any number of identityd processes may share:
+//
+//	identityd -db 'postgres://identity:secret@db.example.com/identity' serve
+//
+// Global flags come before the command, the command's own flags after it.
 //
 // key create prints only the new key, on one line; it is shown once and
 // only a hash of it is stored. key list never shows secrets.
@@ -45,10 +51,12 @@
 // -access-log=false. SIGINT or SIGTERM stops it gracefully: the listener
 // closes, in-flight requests get 5 seconds to finish, then the database is
 // closed and identityd exits 0. A second signal kills it at once. Every acknowledged write is on disk (bbolt fsyncs each
-// commit), so even SIGKILL loses none.
+// commit, PostgreSQL commits durably), so even SIGKILL loses none.
 //
-// Only one process may hold the database file: while serve runs, the other
-// commands fail with "database FILE is in use by another process".
+// Only one process may hold a bbolt file: while serve runs, the other
+// commands fail with "database FILE is in use by another process". A
+// PostgreSQL database has no such limit: run the commands, and as many
+// serve processes as you like, against it at once.
 //
 // Exit status: 0 on success, 1 on an error, 2 on a usage error.
 package main

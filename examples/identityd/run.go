@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"strings"
 
 	"go.etcd.io/bbolt"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store/pgstore"
 )
 
 // Exit statuses.
@@ -78,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	global := flag.NewFlagSet("identityd", flag.ContinueOnError)
 	global.SetOutput(stderr)
-	global.StringVar(&e.dbPath, "db", "identity.db", "the bbolt database `FILE`")
+	global.StringVar(&e.dbPath, "db", "identity.db", "the database: a bbolt `FILE`, or a postgres:// URL")
 	global.Usage = func() { printUsage(stderr, global) }
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -224,9 +226,10 @@ func required(fs *flag.FlagSet, name, value string) error {
 
 // open opens the database. Commands that only make sense on an existing
 // database pass mustExist, so that a mistyped -db fails instead of
-// creating an empty file.
+// creating an empty file. (A PostgreSQL database exists or Open fails;
+// Open creates only the tables.)
 func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, error) {
-	if mustExist {
+	if mustExist && !pgstore.IsURL(e.dbPath) {
 		if _, err := os.Stat(e.dbPath); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("database %s does not exist (create it with: identityd -db %s workspace create SLUG)", e.dbPath, e.dbPath)
 		}
@@ -238,9 +241,26 @@ func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, e
 		return nil, fmt.Errorf("database %s is in use by another process (is identityd serve running?)", e.dbPath)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", e.dbPath, err)
+		return nil, fmt.Errorf("open database %s: %w", e.dbName(), err)
 	}
 	return svc, nil
+}
+
+// dbName is -db as messages and logs show it: a PostgreSQL URL loses its
+// password.
+func (e *env) dbName() string {
+	if !pgstore.IsURL(e.dbPath) {
+		return e.dbPath
+	}
+	u, err := url.Parse(e.dbPath)
+	if err != nil {
+		return "(a PostgreSQL URL that does not parse)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // inWorkspace opens the existing database, runs fn on the workspace slug

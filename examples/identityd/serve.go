@@ -74,7 +74,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	defer stopDelivery(dispatcher, abandon, deliveryGrace)
 	defer startSweeper(ctx, svc, logger, sweepInterval)()
 	srv := newServer(newHandler(svc, requestLogger(logger, *accessLog)), logger)
-	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbPath, "allow_private_webhooks", *allowPrivate)
+	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "allow_private_webhooks", *allowPrivate)
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err

@@ -1,0 +1,167 @@
+// Package pgstore is a store.Store kept in a PostgreSQL database, through
+// pgx and its connection pool: the store for a team that runs several
+// processes (behind a load balancer, say) over one shared database. Any
+// number of Stores in any number of processes may use one database at
+// once; every rule of the identity package holds across them.
+//
+//	s, err := pgstore.Open(ctx, "postgres://identity:secret@db.example.com/identity", nil)
+//	svc, err := identity.New(s, nil)
+//
+// or simply identity.Open("postgres://...", nil).
+//
+// # Schema
+//
+// Open creates and upgrades the schema itself: numbered SQL migrations
+// embedded in the package (migrations/NNNN_name.sql), each applied once in
+// a transaction of its own and recorded in schema_migrations. Open holds
+// a PostgreSQL advisory lock for the schema while it migrates, so that
+// processes starting together do not race, and refuses a schema newer
+// than it knows. The tables go into the first existing schema of the
+// connection's search_path (public by default; set search_path in the
+// URL to choose another, as the tests do to get a schema each).
+//
+// The schema is relational, one table per record type, each row naming
+// its workspace (a text slug), with foreign keys that cascade:
+//
+//	workspaces           slug, created_at, settings (opaque bytea)
+//	sequences            (workspace, name) -> last id handed out
+//	users                (workspace, id); username_fold, email_fold and
+//	                     full_name_fold hold store.Fold of the three
+//	                     fields, computed in Go; unique indexes on
+//	                     (workspace, username_fold) and (workspace,
+//	                     email_fold), a plain one on (workspace,
+//	                     full_name_fold)
+//	user_counts          users per workspace, kept by a trigger
+//	user_roles           (workspace, user_id, role_id) -> users
+//	user_attributes      (workspace, user_id, key) -> value; -> users
+//	claim_mappers        (workspace, attribute_key)
+//	webhooks             (workspace, id); events text[]
+//	deliveries           (workspace, id); endpoint_id -> webhooks (NULL
+//	                     for a mail job, store.NoEndpoint); due_at, and
+//	                     the due index on (due_at, id, workspace) WHERE
+//	                     status = 'pending'
+//	sessions             (workspace, id); index on (workspace, user_id,
+//	                     created_at, id)
+//	api_keys             id; scopes text[]
+//	verification_tokens  (workspace, id)
+//	idempotency          (workspace, scope, key); index on expires_at
+//
+// The folded columns are computed with store.Fold in Go rather than with
+// PostgreSQL's lower(), whose answers depend on the server's locale, so
+// that this store agrees with every other on what "the same username" and
+// "a matching prefix" mean. They, and the slugs, are text COLLATE "C":
+// compared byte by byte, which for UTF-8 is code point order, the order of
+// Go strings. A prefix search is therefore a range scan of each folded
+// index, fold >= p AND fold < prefixEnd(p), where prefixEnd increments the
+// last code point of p: no LIKE pattern, so '%', '_' and '\' in the search
+// text are plain characters ("a_" matches only names that start with
+// "a_"). The three ranges are combined with OR, which PostgreSQL answers
+// with a bitmap of the three index scans, each user once.
+//
+// PostgreSQL text cannot hold NUL bytes or invalid UTF-8, yet the
+// identity package lets some strings hold NUL (attribute keys and values,
+// claim names) and the store contract lets callers pick session ids and
+// idempotency keys freely. Those strings, password hashes (an imported
+// Django salt is any bytes) and delivery error texts are bytea, which keeps
+// any Go string exactly. The other strings are text, for the benefit of
+// whoever reads the tables: slugs, usernames, emails, full names, URLs,
+// event names and the ids the identity package generates. The identity
+// package lets none of them hold what text cannot; a write of such a
+// value straight to the store is refused with an error (as the other
+// stores refuse an empty session id), and a lookup of one finds nothing.
+//
+// Every time is timestamptz NOT NULL, to the microsecond; Go's zero time,
+// which the store package uses for "not set", is stored as itself
+// (0001-01-01 00:00:00 UTC), so that round trips and the order of due
+// times are exact. Times are read back in UTC.
+//
+// Roles and attributes have a foreign key to their user, so adding one to
+// a user that does not exist returns store.ErrNotFound (the identity
+// package checks first anyway). Sessions and verification tokens have
+// none: the store contract lets them name any user id.
+//
+// # Transactions
+//
+// Update runs its function in a SERIALIZABLE transaction. PostgreSQL's
+// serializable snapshot isolation guarantees that the transactions that
+// commit have the effect of running one at a time, and fails one of two
+// transactions whose reads and writes could not be so ordered with a
+// serialization failure (SQLSTATE 40001). That is what keeps the identity
+// package's read-then-write rules (unique usernames and emails, at most 20
+// claim mappers, the delivery leases) true across processes with no
+// locking of its own: two processes that both read "no user named bob"
+// and both insert one cannot both commit. Update then rolls the failed
+// attempt back and runs the function again on a fresh snapshot; a
+// deadlock (40P01) is retried the same way.
+//
+// Retrying alone does not guarantee progress: writers piling onto one row
+// (a sequence counter, a small workspace's claim mappers, or rows that
+// merely share an index page, since PostgreSQL tracks reads by page) can
+// fail one another round after round, and an unlucky one could lose every
+// round. So every Update holds the gate, an advisory lock of the schema
+// taken with the BEGIN and released after the COMMIT: shared for the
+// first Options.OptimisticAttempts attempts, which run side by side and
+// wait a random millisecond or few before trying again; exclusive for the
+// attempts after those, which therefore run alone, across every process
+// that uses the schema, and cannot fail to serialize. New transactions
+// queue behind one waiting to run alone, and it waits for those already
+// running, so a transaction that lost three times commits at its fourth
+// attempt, after a pause of all writes that lasts as long as the longest
+// of them (a bulk import, say). Options.MaxAttempts bounds the attempts in
+// all, for failures that come from outside the store. Views never touch
+// the gate.
+//
+// The unique indexes are a second line of defence: a unique violation
+// that gets past the identity package's checks is reported as
+// store.ErrConflict.
+//
+// Once a statement of a transaction fails, PostgreSQL refuses the rest.
+// The store contract, though, lets a transaction carry on after PutUser
+// reports ErrConflict or a write reports a missing workspace. Such writes
+// therefore never fail in PostgreSQL: PutUser looks for a conflicting user
+// in the same statement that writes, and writes only without one; other
+// writes insert from a SELECT of their workspace (or endpoint, or user)
+// and count the rows they wrote.
+//
+// View runs its function in a REPEATABLE READ READ ONLY transaction: one
+// snapshot for all of its reads, which never fails to serialize and costs
+// no predicate locks. (Serializable read-only transactions would also
+// exclude the rare read-only anomaly, a snapshot of a state no serial
+// order passes through, at the price of retries or, DEFERRABLE, of
+// waiting for a safe snapshot; nothing in the identity package decides a
+// write on the strength of a View.)
+//
+// NextID increments a counter row per workspace and sequence inside the
+// transaction, so an id handed out by a transaction that rolls back is
+// handed out again and none is seen twice. The row is a point of
+// contention: two transactions that draw from the same sequence of the
+// same workspace conflict, and the second is retried. This serializes the
+// creation of users (and of webhook deliveries) within one workspace,
+// which the uniqueness rules would largely do anyway; workspaces do not
+// contend with each other.
+//
+// # The delivery queue
+//
+// The identity package's dispatchers plan in a View (DueDeliveries reads
+// the due index) and claim in an Update, reading each planned delivery
+// again with ClaimDelivery, which is SELECT ... FOR UPDATE SKIP LOCKED: a
+// delivery another dispatcher is claiming right now is skipped at once
+// rather than waited for, and one it claimed and committed since the
+// snapshot fails the claim with a serialization failure and a retry that
+// then sees the lease. So any number of dispatchers in any number of
+// processes work one queue, and no attempt is ever sent twice at once.
+//
+// # Connections and contexts
+//
+// Open takes a postgres:// URL or a keyword/value connection string, and
+// every parameter pgx and pgxpool accept (sslmode, pool_max_conns,
+// connect_timeout, search_path, ...). ctx bounds the wait for a connection
+// and the BEGIN; once the function runs, its statements and the COMMIT
+// run to their end even if ctx is cancelled meanwhile, as store.Store
+// promises, so that Update never returns without knowing whether it
+// committed.
+//
+// Tests run against the server named by the environment variable
+// IDENTITY_TEST_POSTGRES; package pgtest gives each test a schema of its
+// own.
+package pgstore

@@ -1,0 +1,482 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Workspaces.
+
+// PutWorkspace implements store.Tx.
+func (t *tx) PutWorkspace(w store.Workspace) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if err := checkText("workspace slug", w.Slug); err != nil {
+		return err
+	}
+	_, err := t.exec(`INSERT INTO workspaces (slug, created_at, settings) VALUES ($1, $2, $3)
+		ON CONFLICT (slug) DO UPDATE SET created_at = excluded.created_at, settings = excluded.settings`,
+		w.Slug, ts(w.CreatedAt), bin(w.Settings))
+	if err != nil {
+		return err
+	}
+	t.knowSpace(w.Slug)
+	return nil
+}
+
+// Workspace implements store.Tx.
+func (t *tx) Workspace(slug string) (store.Workspace, error) {
+	if err := t.check(); err != nil {
+		return store.Workspace{}, err
+	}
+	w := store.Workspace{Slug: slug}
+	if !storable(slug) {
+		return w, notFound("workspace %q", slug)
+	}
+	found, err := t.queryRow("SELECT created_at, settings FROM workspaces WHERE slug = $1", []any{slug}, &w.CreatedAt, &w.Settings)
+	if err != nil {
+		return store.Workspace{}, err
+	}
+	if !found {
+		return store.Workspace{}, notFound("workspace %q", slug)
+	}
+	t.knowSpace(slug)
+	return w, nil
+}
+
+// Workspaces implements store.Tx.
+func (t *tx) Workspaces() ([]store.Workspace, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return collect(t, "SELECT slug, created_at, settings FROM workspaces ORDER BY slug", nil,
+		func(r pgx.Rows) (w store.Workspace, err error) {
+			err = r.Scan(&w.Slug, &w.CreatedAt, &w.Settings)
+			return w, err
+		})
+}
+
+// NextID implements store.Tx with a counter row per workspace and
+// sequence, updated in the transaction: a rolled-back transaction hands
+// its ids out again, and none is handed out twice. The first draw of a
+// transaction updates the row, which locks it until the commit; later
+// draws count on in memory, and the last value is written before the
+// commit. Transactions that draw from the same counter commit one at a
+// time; see the package documentation.
+func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
+	if err := t.checkWrite(); err != nil {
+		return 0, err
+	}
+	if !storable(slug) {
+		return 0, notFound("workspace %q", slug)
+	}
+	if err := checkText("sequence", string(seq)); err != nil {
+		return 0, err
+	}
+	k := seqKey{slug, seq}
+	if d := t.seqs[k]; d != nil {
+		d.last++
+		d.written = false
+		return d.last, nil
+	}
+	var id int64
+	found, err := t.queryRow(`INSERT INTO sequences AS s (workspace, name, value)
+		SELECT slug, $2, 1 FROM workspaces WHERE slug = $1
+		ON CONFLICT (workspace, name) DO UPDATE SET value = s.value + 1
+		RETURNING value`, []any{slug, string(seq)}, &id)
+	if err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, notFound("workspace %q", slug)
+	}
+	t.knowSpace(slug)
+	if t.seqs == nil {
+		t.seqs = make(map[seqKey]*seqDraw)
+	}
+	t.seqs[k] = &seqDraw{last: id, written: true}
+	return id, nil
+}
+
+// Users.
+
+// userColumns are the columns scanUser reads, in its order.
+const userColumns = `id, username, email, full_name, email_verified, enabled, mfa_enabled,
+	password_hash, created_at, updated_at, version`
+
+// scanUser reads a row of userColumns, followed by the columns that tail
+// point to.
+func scanUser(r pgx.Row, tail ...any) (store.User, error) {
+	var u store.User
+	var hash []byte
+	err := r.Scan(append([]any{&u.ID, &u.Username, &u.Email, &u.FullName, &u.EmailVerified, &u.Enabled, &u.MFAEnabled,
+		&hash, &u.CreatedAt, &u.UpdatedAt, &u.Version}, tail...)...)
+	u.PasswordHash = string(hash)
+	return u, err
+}
+
+// putUserSQL writes a user unless its folded username or email belongs to
+// another user, or the workspace does not exist, in one statement that
+// cannot fail for either reason, and reports which happened, and whether
+// the user existed before. All CTEs of a statement see the same snapshot,
+// so conflict and existing read the table as it was before the write.
+const putUserSQL = `WITH existing AS (
+	SELECT 1 FROM users WHERE workspace = $1 AND id = $2
+), conflict AS (
+	SELECT 1 FROM users
+	WHERE workspace = $1 AND id <> $2 AND (username_fold = $6 OR email_fold = $7)
+	LIMIT 1
+), written AS (
+	INSERT INTO users (workspace, id, username, email, full_name, username_fold, email_fold,
+		full_name_fold, email_verified, enabled, mfa_enabled, password_hash, created_at, updated_at, version)
+	SELECT slug, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::text,
+		$8::text, $9::boolean, $10::boolean, $11::boolean, $12::bytea, $13::timestamptz, $14::timestamptz, $15::bigint
+	FROM workspaces
+	WHERE slug = $1 AND NOT EXISTS (SELECT 1 FROM conflict)
+	ON CONFLICT (workspace, id) DO UPDATE SET
+		username = excluded.username, email = excluded.email, full_name = excluded.full_name,
+		username_fold = excluded.username_fold, email_fold = excluded.email_fold,
+		full_name_fold = excluded.full_name_fold, email_verified = excluded.email_verified,
+		enabled = excluded.enabled, mfa_enabled = excluded.mfa_enabled,
+		password_hash = excluded.password_hash, created_at = excluded.created_at,
+		updated_at = excluded.updated_at, version = excluded.version
+	RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM conflict), EXISTS (SELECT 1 FROM written), EXISTS (SELECT 1 FROM existing)`
+
+// PutUser implements store.Tx. It refuses a username, email or full name
+// that PostgreSQL text cannot hold (see the package documentation).
+func (t *tx) PutUser(slug string, u store.User) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	if err := checkText("username", u.Username, "email", u.Email, "full name", u.FullName); err != nil {
+		return err
+	}
+	var conflict, written, existed bool
+	_, err := t.queryRow(putUserSQL, []any{
+		slug, u.ID, u.Username, u.Email, u.FullName,
+		store.Fold(u.Username), store.Fold(u.Email), store.Fold(u.FullName),
+		u.EmailVerified, u.Enabled, u.MFAEnabled, []byte(u.PasswordHash),
+		ts(u.CreatedAt), ts(u.UpdatedAt), u.Version,
+	}, &conflict, &written, &existed)
+	switch {
+	case err != nil:
+		return err
+	case conflict:
+		return fmt.Errorf("pgstore: user %d: username %q or email %q: %w", u.ID, u.Username, u.Email, store.ErrConflict)
+	case !written:
+		return notFound("workspace %q", slug)
+	}
+	t.knowSpace(slug)
+	if !existed {
+		if t.newUsers == nil {
+			t.newUsers = make(map[string]int64)
+		}
+		t.newUsers[slug]++
+	}
+	return nil
+}
+
+// User implements store.Tx.
+func (t *tx) User(slug string, id int64) (store.User, error) {
+	if err := t.check(); err != nil {
+		return store.User{}, err
+	}
+	if !storable(slug) {
+		return store.User{}, notFound("workspace %q", slug)
+	}
+	u, err := scanUser(t.pg.QueryRow(t.ctx, "SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id))
+	switch {
+	case err == nil:
+		return u, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return store.User{}, t.missing(slug, "user %d", id)
+	default:
+		return store.User{}, t.fail(err)
+	}
+}
+
+// UserIDByUsername implements store.Tx.
+func (t *tx) UserIDByUsername(slug, username string) (int64, error) {
+	return t.userIDBy(slug, "username_fold", "username", username)
+}
+
+// UserIDByEmail implements store.Tx.
+func (t *tx) UserIDByEmail(slug, email string) (int64, error) {
+	return t.userIDBy(slug, "email_fold", "email", email)
+}
+
+// userIDBy looks a user up by the folded column.
+func (t *tx) userIDBy(slug, column, what, value string) (int64, error) {
+	if err := t.check(); err != nil {
+		return 0, err
+	}
+	if !storable(slug) {
+		return 0, notFound("workspace %q", slug)
+	}
+	folded := store.Fold(value)
+	if !storable(folded) {
+		// PutUser stores no such value.
+		return 0, t.missing(slug, "user with %s %q", what, value)
+	}
+	var id int64
+	found, err := t.queryRow("SELECT id FROM users WHERE workspace = $1 AND "+column+" = $2", []any{slug, folded}, &id)
+	if err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, t.missing(slug, "user with %s %q", what, value)
+	}
+	return id, nil
+}
+
+// Users implements store.Tx.
+//
+// Without a prefix it reads the page from the primary key and the total
+// from user_counts (plus the users this transaction inserted). With one,
+// it collects the ids of the matches from a range scan of each folded
+// index (see prefixEnd), counts them and sorts them for the page, so it
+// costs in proportion to the matches, like boltstore. The collection is a
+// MATERIALIZED CTE so that the plan PostgreSQL caches for the statement
+// stays that, whatever the prefix of the first calls.
+//
+// The total comes with the page, in one round trip; only an empty page
+// (past the end, or no match) costs a second query for the total.
+func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
+	if err := t.check(); err != nil {
+		return nil, 0, err
+	}
+	if !storable(slug) {
+		return nil, 0, notFound("workspace %q", slug)
+	}
+	offset, limit := max(q.Offset, 0), max(q.Limit, 0)
+	prefix := store.Fold(q.Prefix)
+	if !storable(prefix) {
+		// No stored folded field holds what text cannot.
+		return nil, 0, t.emptyResult(slug)
+	}
+
+	// match selects the users of workspace $1 that match the prefix: $2
+	// to $3, or $2 and up.
+	var match, pageSQL, countSQL string
+	args := []any{slug}
+	switch end, bounded := prefixEnd(prefix); {
+	case prefix == "":
+		pageSQL = "SELECT " + userColumns + `, (SELECT n FROM user_counts WHERE workspace = $1)
+			FROM users WHERE workspace = $1 ORDER BY id OFFSET $2 LIMIT $3`
+		countSQL = "SELECT (SELECT n FROM user_counts WHERE workspace = $1)"
+	case bounded:
+		match = `workspace = $1 AND (username_fold >= $2 AND username_fold < $3
+			OR email_fold >= $2 AND email_fold < $3 OR full_name_fold >= $2 AND full_name_fold < $3)`
+		args = append(args, prefix, end)
+	default:
+		// The prefix is all U+10FFFF: no upper bound.
+		match = "workspace = $1 AND (username_fold >= $2 OR email_fold >= $2 OR full_name_fold >= $2)"
+		args = append(args, prefix)
+	}
+	if match != "" {
+		n := len(args)
+		pageSQL = fmt.Sprintf(`WITH m AS MATERIALIZED (SELECT id FROM users WHERE %s),
+			p AS (SELECT id FROM m ORDER BY id OFFSET $%d LIMIT $%d)
+			SELECT %s, (SELECT count(*) FROM m)
+			FROM users WHERE workspace = $1 AND id IN (SELECT id FROM p) ORDER BY id`,
+			match, n+1, n+2, userColumns)
+		countSQL = "SELECT count(*) FROM users WHERE " + match
+	}
+
+	var users []store.User
+	var total *int64
+	if limit > 0 {
+		var err error
+		users, err = collect(t, pageSQL, append(args, offset, limit), func(r pgx.Rows) (store.User, error) {
+			return scanUser(r, &total)
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(users) == 0 {
+		if _, err := t.queryRow(countSQL, args, &total); err != nil {
+			return nil, 0, err
+		}
+	}
+	n := 0
+	if total != nil {
+		n = int(*total)
+	}
+	if prefix == "" {
+		// user_counts gains this transaction's users at its commit.
+		n += int(t.newUsers[slug])
+	}
+	if n == 0 {
+		return nil, 0, t.emptyResult(slug)
+	}
+	return users, n, nil
+}
+
+// prefixEnd returns the least string greater than every string that
+// starts with p, which must be valid UTF-8: p with its last code point
+// below U+10FFFF incremented and what follows it dropped. Byte order of
+// UTF-8 is code point order, so s starts with p exactly when p <= s <
+// prefixEnd(p) in the "C" collation. It returns false when p is empty or
+// all U+10FFFF, which leaves no upper bound.
+func prefixEnd(p string) (string, bool) {
+	rs := []rune(p)
+	for len(rs) > 0 {
+		last := rs[len(rs)-1]
+		rs = rs[:len(rs)-1]
+		if last < utf8.MaxRune {
+			next := last + 1
+			if next >= 0xD800 && next <= 0xDFFF { // surrogates are no code points of UTF-8
+				next = 0xE000
+			}
+			return string(append(rs, next)), true
+		}
+	}
+	return "", false
+}
+
+// Roles.
+
+// UserRoles implements store.Tx.
+func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if !storable(slug) {
+		return nil, notFound("workspace %q", slug)
+	}
+	roles, err := collect(t, "SELECT role_id FROM user_roles WHERE workspace = $1 AND user_id = $2 ORDER BY role_id",
+		[]any{slug, userID}, func(r pgx.Rows) (id int64, err error) { return id, r.Scan(&id) })
+	if err != nil {
+		return nil, err
+	}
+	if len(roles) == 0 {
+		return nil, t.emptyResult(slug)
+	}
+	return roles, nil
+}
+
+// AddUserRole implements store.Tx. The user must exist (store.ErrNotFound
+// otherwise): the role row has a foreign key to it.
+func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	var userExists bool
+	_, err := t.queryRow(`WITH u AS (
+		SELECT workspace, id FROM users WHERE workspace = $1 AND id = $2
+	), added AS (
+		INSERT INTO user_roles (workspace, user_id, role_id) SELECT workspace, id, $3::bigint FROM u
+		ON CONFLICT DO NOTHING
+	)
+	SELECT EXISTS (SELECT 1 FROM u)`, []any{slug, userID, roleID}, &userExists)
+	if err != nil {
+		return err
+	}
+	if !userExists {
+		return t.missing(slug, "user %d", userID)
+	}
+	return nil
+}
+
+// RemoveUserRole implements store.Tx.
+func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	tag, err := t.exec("DELETE FROM user_roles WHERE workspace = $1 AND user_id = $2 AND role_id = $3", slug, userID, roleID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("role %d of user %d", roleID, userID)
+	}
+	return nil
+}
+
+// Attributes.
+
+// UserAttributes implements store.Tx.
+func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	if !storable(slug) {
+		return nil, notFound("workspace %q", slug)
+	}
+	type kv struct{ k, v []byte }
+	pairs, err := collect(t, "SELECT key, value FROM user_attributes WHERE workspace = $1 AND user_id = $2",
+		[]any{slug, userID}, func(r pgx.Rows) (p kv, err error) { return p, r.Scan(&p.k, &p.v) })
+	if err != nil {
+		return nil, err
+	}
+	if len(pairs) == 0 {
+		if err := t.emptyResult(slug); err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[string(p.k)] = string(p.v)
+	}
+	return out, nil
+}
+
+// PutUserAttribute implements store.Tx. The user must exist
+// (store.ErrNotFound otherwise): the attribute row has a foreign key to
+// it.
+func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	tag, err := t.exec(`INSERT INTO user_attributes (workspace, user_id, key, value)
+		SELECT workspace, id, $3::bytea, $4::bytea FROM users WHERE workspace = $1 AND id = $2
+		ON CONFLICT (workspace, user_id, key) DO UPDATE SET value = excluded.value`,
+		slug, userID, []byte(key), []byte(value))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return t.missing(slug, "user %d", userID)
+	}
+	return nil
+}
+
+// DeleteUserAttribute implements store.Tx.
+func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
+	if err := t.checkWrite(); err != nil {
+		return err
+	}
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	tag, err := t.exec("DELETE FROM user_attributes WHERE workspace = $1 AND user_id = $2 AND key = $3",
+		slug, userID, []byte(key))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("attribute %q of user %d", key, userID)
+	}
+	return nil
+}

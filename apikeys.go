@@ -145,6 +145,13 @@ func (w *Workspace) RevokeAPIKey(ctx context.Context, id string) error {
 	return fromStore(err, "api key")
 }
 
+// APIKeyID returns the public id embedded in an API key (APIKey.ID), or
+// false if key is not shaped like one. It does not verify the key.
+func APIKeyID(key string) (string, bool) {
+	id, _, ok := parseToken(apiKeyPrefix, key)
+	return id, ok
+}
+
 // VerifyAPIKey checks a presented key and returns its description. A
 // malformed, unknown, revoked or wrong key is a CodeUnauthenticated error.
 // The secret is compared in constant time.
@@ -179,12 +186,12 @@ func verifyAPIKey(tx store.Tx, key string) (store.APIKey, error) {
 	return rec, nil
 }
 
-// Authorize checks that key may perform an operation needing scope in the
-// workspace slug, and returns that workspace. A bad key is
+// Authorize checks that key may perform an operation needing every one of
+// scopes in the workspace slug, and returns that workspace. A bad key is
 // CodeUnauthenticated. A valid key of another workspace is CodeForbidden,
-// the same whether slug exists or not; a key without the scope is
-// CodeForbidden with Error.Scope set.
-func (s *Service) Authorize(ctx context.Context, key, slug string, scope Scope) (*Workspace, error) {
+// the same whether slug exists or not; a key without one of the scopes is
+// CodeForbidden with Error.Scope set to the first it lacks.
+func (s *Service) Authorize(ctx context.Context, key, slug string, scopes ...Scope) (*Workspace, error) {
 	var ws store.Workspace
 	err := s.store.View(ctx, func(tx store.Tx) error {
 		rec, err := verifyAPIKey(tx, key)
@@ -194,8 +201,10 @@ func (s *Service) Authorize(ctx context.Context, key, slug string, scope Scope) 
 		if rec.Workspace != slug {
 			return errorf(CodeForbidden, "the api key is not valid for this workspace")
 		}
-		if !slices.Contains(rec.Scopes, string(scope)) {
-			return &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
+		for _, scope := range scopes {
+			if !slices.Contains(rec.Scopes, string(scope)) {
+				return &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
+			}
 		}
 		ws, err = tx.Workspace(slug)
 		return err

@@ -13,14 +13,21 @@ import (
 	"testing"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store/pgstore/pgtest"
 )
 
-// Benchmarks run over real bbolt files filled through ImportUsers with one
+// Benchmarks run over real databases filled through ImportUsers with one
 // precomputed argon2id hash, so loading a million users does not pay the
 // hashing cost a million times. Each size is built once per process.
+// -bench.store picks the store: a bbolt file, or a fresh schema on the
+// PostgreSQL server of IDENTITY_TEST_POSTGRES (see package pgtest).
 //
 //	go test -run '^$' -bench . -benchtime 2s -bench.users 10000,1000000
-var benchUsers = flag.String("bench.users", "10000,1000000", "comma-separated user counts of the benchmark databases")
+//	go test -run '^$' -bench . -bench.store postgres -bench.users 100000
+var (
+	benchUsers = flag.String("bench.users", "10000,1000000", "comma-separated user counts of the benchmark databases")
+	benchStore = flag.String("bench.store", "bolt", "the store of the benchmark databases: bolt or postgres")
+)
 
 const benchMappers = 5
 
@@ -34,6 +41,8 @@ var (
 	benchMu  sync.Mutex
 	benchDBs = map[int]*benchDB{}
 	benchDir string
+	// benchDrops drop the PostgreSQL schemas of benchDBs.
+	benchDrops []func(context.Context) error
 )
 
 func TestMain(m *testing.M) {
@@ -42,10 +51,48 @@ func TestMain(m *testing.M) {
 	for _, db := range benchDBs {
 		db.svc.Close()
 	}
+	for _, drop := range benchDrops {
+		if err := drop(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "drop benchmark schema:", err)
+		}
+	}
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
 	os.Exit(code)
+}
+
+// openBenchService opens a new, empty database of the -bench.store kind
+// that lives as long as the process: a bbolt file named name in benchDir,
+// or a PostgreSQL schema.
+func openBenchService(b *testing.B, name string) *identity.Service {
+	b.Helper()
+	var target string
+	switch *benchStore {
+	case "bolt":
+		if benchDir == "" {
+			dir, err := os.MkdirTemp("", "identity-bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchDir = dir
+		}
+		target = filepath.Join(benchDir, name)
+	case "postgres":
+		url, drop, err := pgtest.Schema(context.Background(), pgtest.BaseURL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDrops = append(benchDrops, drop)
+		target = url
+	default:
+		b.Fatalf("-bench.store %q: want bolt or postgres", *benchStore)
+	}
+	svc, err := identity.Open(target, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc
 }
 
 func benchSizes(b *testing.B) []int {
@@ -70,19 +117,9 @@ func openBenchDB(b *testing.B, n int) *benchDB {
 	if db, ok := benchDBs[n]; ok {
 		return db
 	}
-	b.Logf("building a database of %d users", n)
-	if benchDir == "" {
-		dir, err := os.MkdirTemp("", "identity-bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		benchDir = dir
-	}
+	b.Logf("building a %s database of %d users", *benchStore, n)
 	ctx := context.Background()
-	svc, err := identity.Open(filepath.Join(benchDir, fmt.Sprintf("users-%d.db", n)), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc := openBenchService(b, fmt.Sprintf("users-%d.db", n))
 	ws, err := svc.CreateWorkspace(ctx, "bench", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -117,11 +154,15 @@ func openBenchDB(b *testing.B, n int) *benchDB {
 // string at the default parameters, as a migration would bring in.
 const benchHash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$4mELq7hNUzGZvyZXLgouEc8/BWwYXjaTIDhSdkbPjyo"
 
-// freshBenchWorkspace returns workspace "bench" of a new, empty bbolt file
-// that is closed when b ends.
+// freshBenchWorkspace returns workspace "bench" of a new, empty database
+// of the -bench.store kind that is closed when b ends.
 func freshBenchWorkspace(b *testing.B) *identity.Workspace {
 	b.Helper()
-	svc, err := identity.Open(filepath.Join(b.TempDir(), "bench.db"), nil)
+	target := filepath.Join(b.TempDir(), "bench.db")
+	if *benchStore == "postgres" {
+		target = pgtest.URL(b)
+	}
+	svc, err := identity.Open(target, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

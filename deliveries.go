@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -43,6 +44,9 @@ type Delivery struct {
 	// failed ("endpoint disabled"); empty after a success.
 	LastError     string    `json:"lastError"`
 	LastAttemptAt time.Time `json:"lastAttemptAt,omitzero"`
+	// UserID is, for an email job (see EmailJobs), the user it is for; 0
+	// for webhook deliveries.
+	UserID int64 `json:"userId,omitempty"`
 	// NextAttemptAt is when a pending delivery is next due; zero once it
 	// succeeded or failed.
 	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
@@ -57,6 +61,12 @@ func deliveryFromRecord(r store.Delivery) Delivery {
 	}
 	if r.Status == store.DeliveryPending {
 		out.NextAttemptAt = r.NextAttemptAt
+	}
+	if r.EndpointID == store.NoEndpoint {
+		var job emailJob
+		if json.Unmarshal(r.Payload, &job) == nil {
+			out.UserID = job.UserID
+		}
 	}
 	return out
 }
@@ -107,7 +117,8 @@ func (w *Workspace) GetDelivery(ctx context.Context, id int64) (Delivery, error)
 // due now, and its schedule starts over (Attempts goes back to 0; the last
 // attempt's status and error stay until the next attempt). A delivery
 // that is pending or succeeded, or whose endpoint is disabled, is a
-// CodeConflict error; an unknown delivery is a not-found error.
+// CodeConflict error; an unknown delivery is a not-found error. Failed
+// email jobs (EmailJobs) can be retried too.
 func (w *Workspace) RetryDelivery(ctx context.Context, id int64) error {
 	now := w.svc.timestamp()
 	err := w.update(ctx, func(tx store.Tx) error {
@@ -131,6 +142,9 @@ func (w *Workspace) RetryDelivery(ctx context.Context, id int64) error {
 func retryable(tx store.Tx, slug string, d store.Delivery) error {
 	if d.Status != store.DeliveryFailed {
 		return errorf(CodeConflict, "delivery %d is %s; only a failed delivery can be retried", d.ID, d.Status)
+	}
+	if d.EndpointID == store.NoEndpoint {
+		return nil // an email job: no endpoint to be disabled
 	}
 	hook, err := tx.Webhook(slug, d.EndpointID)
 	if err != nil {

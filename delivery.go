@@ -50,10 +50,12 @@ type DeliveryOptions struct {
 	Workers int
 	// MaxPerEndpoint is how many attempts to one endpoint may be in flight
 	// at once, so that a slow or hanging endpoint holds at most this many
-	// workers and the others keep being served. Default 2.
+	// workers and the others keep being served. A workspace's verification
+	// emails count as one endpoint. Default 2.
 	MaxPerEndpoint int
 	// AttemptTimeout bounds one attempt, from dialing to the end of the
-	// response. Default 15 s.
+	// response (for an email, to the SMTP server's acceptance of the
+	// message). Default 15 s.
 	AttemptTimeout time.Duration
 	// LeaseDuration is how long a claimed delivery stays reserved for this
 	// dispatcher. If the process dies mid-attempt, the delivery is retried
@@ -73,9 +75,9 @@ type DeliveryOptions struct {
 	// DisableAfter disables an endpoint whose deliveries have failed,
 	// without a success in between, for this long. Default 5 days.
 	DisableAfter time.Duration
-	// RootCAs are the certificate authorities trusted for receivers. nil
-	// means the system roots (SSL_CERT_FILE and SSL_CERT_DIR work as
-	// usual). Certificates are always verified.
+	// RootCAs are the certificate authorities trusted for receivers and
+	// SMTP servers. nil means the system roots (SSL_CERT_FILE and
+	// SSL_CERT_DIR work as usual). Certificates are always verified.
 	RootCAs *x509.CertPool
 	// Logger receives one line per attempt. Default slog.Default().
 	Logger *slog.Logger
@@ -196,6 +198,16 @@ func (j deliveryJob) key() endpointKey { return endpointKey{j.slug, j.delivery.E
 // or still running by a dispatcher of the same Service; a dispatcher in
 // another process finds the deliveries gone before its next attempt, but
 // may finish one it had already begun.
+//
+// The same queue holds the workspaces' verification emails (see
+// ConfirmEmail), with the same leases, Retries and counters; they have no
+// endpoint, so nothing about endpoints (failing, disabling) applies. An
+// attempt makes a fresh single-use token, stores its hash, and sends the
+// email through the workspace's SMTP server as its settings say at that
+// moment, within AttemptTimeout. A job whose workspace has no SMTP
+// settings any more, whose user's email has changed or been verified
+// since it was queued, or whose recipient the server refuses with a 5xx
+// reply, fails at once without retries.
 //
 // To publish the counters with expvar:
 //
@@ -428,7 +440,8 @@ func (d *Dispatcher) handle(job deliveryJob) {
 // DeliveryStats are a dispatcher's counters since it started, and the
 // depth of the queue.
 type DeliveryStats struct {
-	// Attempts counts the requests sent.
+	// Attempts counts the requests sent, and the emails handed to SMTP
+	// servers.
 	Attempts uint64 `json:"attempts"`
 	// Successes and Failures count the attempts recorded as such.
 	Successes uint64 `json:"successes"`

@@ -23,6 +23,8 @@ type attemptResult struct {
 	resp     webhookResponse
 	err      error // nil for a 2xx response
 	duration time.Duration
+	// permanent marks a failure that no retry can cure (email jobs only).
+	permanent bool
 }
 
 // attempt sends one leased delivery unless it is gone. It reports false
@@ -42,6 +44,9 @@ func (d *Dispatcher) attempt(job deliveryJob) (attemptResult, bool) {
 	if !d.stillLeased(ctx, job) {
 		d.counts.dropped.Add(1)
 		return attemptResult{}, false
+	}
+	if job.isEmail() {
+		return d.attemptMail(ctx, job)
 	}
 	res := attemptResult{at: d.svc.timestamp()}
 	started := time.Now()
@@ -124,7 +129,7 @@ func (d *Dispatcher) applyResult(tx store.Tx, job deliveryJob, res attemptResult
 	} else if err != nil {
 		return recordOutcome{}, err
 	}
-	hook, err := tx.Webhook(job.slug, cur.EndpointID)
+	hook, err := endpointFor(tx, job.slug, cur.EndpointID)
 	if isNotFound(err) {
 		return recordOutcome{dropped: true}, nil
 	} else if err != nil {
@@ -136,6 +141,9 @@ func (d *Dispatcher) applyResult(tx store.Tx, job deliveryJob, res attemptResult
 	cur.Attempts++
 	cur.LastAttemptAt, cur.LastStatus, cur.LastError = res.at, res.resp.status, errorText(res.err)
 	cur.LeaseUntil, cur.LeaseOwner = time.Time{}, ""
+	if job.isEmail() {
+		return d.applyMailResult(tx, job.slug, cur, res, now)
+	}
 	if res.err == nil {
 		return d.applySuccess(tx, job.slug, cur, hook)
 	}
@@ -155,7 +163,7 @@ func (d *Dispatcher) applySuccess(tx store.Tx, slug string, cur store.Delivery, 
 		return recordOutcome{}, err
 	}
 	if !hook.FailingSince.IsZero() {
-		hook.FailingSince = time.Time{}
+		hook.FailingSince, hook.Version = time.Time{}, newVersion(hook.Version)
 		if err := tx.PutWebhook(slug, hook); err != nil {
 			return recordOutcome{}, err
 		}
@@ -188,13 +196,14 @@ func (d *Dispatcher) applyFailure(tx store.Tx, slug string, cur store.Delivery, 
 		return recordOutcome{}, err
 	}
 	if startsFailing {
+		hook.Version = newVersion(hook.Version)
 		return out, tx.PutWebhook(slug, hook)
 	}
 	return out, nil
 }
 
 func (d *Dispatcher) disableEndpoint(tx store.Tx, slug string, cur store.Delivery, hook store.Webhook) (recordOutcome, error) {
-	hook.Enabled = false
+	hook.Enabled, hook.Version = false, newVersion(hook.Version)
 	if err := tx.PutWebhook(slug, hook); err != nil {
 		return recordOutcome{}, err
 	}
@@ -283,5 +292,9 @@ func (d *Dispatcher) logAttempt(job deliveryJob, res attemptResult, out recordOu
 	if out.disabled {
 		attrs = append(attrs, slog.Bool("endpoint_disabled", true))
 	}
-	d.cfg.log.LogAttrs(context.Background(), level, "webhook attempt", attrs...)
+	msg := "webhook attempt"
+	if job.isEmail() {
+		msg = "email attempt" // status is the SMTP reply code
+	}
+	d.cfg.log.LogAttrs(context.Background(), level, msg, attrs...)
 }

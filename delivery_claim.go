@@ -43,7 +43,7 @@ func (d *Dispatcher) plan(now time.Time, free int, taken map[endpointKey]int) (c
 			key := endpointKey{q.Workspace, q.EndpointID}
 			on, known := enabled[key]
 			if !known {
-				hook, err := tx.Webhook(q.Workspace, q.EndpointID)
+				hook, err := endpointFor(tx, q.Workspace, q.EndpointID)
 				if err != nil && !isNotFound(err) {
 					return err
 				}
@@ -105,7 +105,7 @@ func (d *Dispatcher) claimOne(tx store.Tx, now time.Time, q store.QueuedDelivery
 		plan.lost++
 		return nil
 	}
-	hook, err := tx.Webhook(q.Workspace, cur.EndpointID)
+	hook, err := endpointFor(tx, q.Workspace, cur.EndpointID)
 	if isNotFound(err) {
 		plan.lost++ // the store deletes an endpoint's deliveries with it
 		return nil

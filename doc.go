@@ -1,7 +1,8 @@
 // Package identity is an embedded library for multi-workspace identity
 // management: users with argon2id-hashed passwords, per-user attributes,
 // claim mappers that project attributes into token claims, webhook endpoint
-// subscriptions and scoped API keys.
+// subscriptions, scoped API keys, and verification email through a
+// workspace's SMTP server (see ConfirmEmail).
 //
 // A Service holds many workspaces over one store.Store. Open gives the
 // one-call default: a bbolt file, or with a postgres:// URL a PostgreSQL
@@ -24,4 +25,11 @@
 // holds under concurrent callers. Errors are *Error values with a Code;
 // test them with errors.Is against the sentinels (ErrNotFound, ErrConflict,
 // ErrInvalid, ...) or read ErrorCode.
+//
+// Users, claim mappers and webhook endpoints carry a Version that changes on
+// every write; a Precondition (IfVersion) makes an update conditional on
+// it, so a writer never overwrites a change it has not seen. An
+// Idempotency key makes CreateUser and CreateWebhook safe to retry: the
+// outcome is stored with the key in the creating transaction and returned
+// to every retry.
 package identity

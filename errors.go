@@ -36,6 +36,25 @@ const (
 	CodeForbidden Code = "forbidden"
 	// CodeInternal: the store or the machine failed; not the caller's fault.
 	CodeInternal Code = "internal"
+	// CodeTokenInvalid: an email verification token is malformed or
+	// unknown, or was sent to an address that is no longer the user's
+	// email.
+	CodeTokenInvalid Code = "token_invalid"
+	// CodeTokenExpired: an email verification token's lifetime is over.
+	CodeTokenExpired Code = "token_expired"
+	// CodeTokenUsed: an email verification token was used already.
+	CodeTokenUsed Code = "token_used"
+	// CodePreconditionFailed: a conditional write (see Precondition) found
+	// the record at another version, missing where it had to exist, or
+	// present where it had to be absent. Nothing was changed.
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodeIdempotencyKeyReused: an idempotency key was used again for a
+	// different request (another operation or other content). Nothing was
+	// changed.
+	CodeIdempotencyKeyReused Code = "idempotency_key_reused"
+	// CodeIdempotencyKeyInUse: a request with the same idempotency key is
+	// still running. Nothing was changed; retry a little later.
+	CodeIdempotencyKeyInUse Code = "idempotency_key_in_use"
 )
 
 // Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
@@ -48,6 +67,13 @@ var (
 	ErrUnauthenticated = &Error{Code: CodeUnauthenticated}
 	ErrForbidden       = &Error{Code: CodeForbidden}
 	ErrInternal        = &Error{Code: CodeInternal}
+	ErrTokenInvalid    = &Error{Code: CodeTokenInvalid}
+	ErrTokenExpired    = &Error{Code: CodeTokenExpired}
+	ErrTokenUsed       = &Error{Code: CodeTokenUsed}
+
+	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed}
+	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused}
+	ErrIdempotencyKeyInUse  = &Error{Code: CodeIdempotencyKeyInUse}
 )
 
 // Error is the one error type of the library.
@@ -90,6 +116,9 @@ const (
 	RuleDuplicate        = "duplicate"
 	RuleTaken            = "taken"
 	RulePrivateAddress   = "private_address"
+	// RuleLoopbackOnly: plain-text SMTP or an http verification link,
+	// allowed only for localhost or a loopback address.
+	RuleLoopbackOnly = "loopback_only"
 	// Password policy rules.
 	RulePasswordMinLength = "password_min_length"
 	RulePasswordMaxLength = "password_max_length"

@@ -16,8 +16,9 @@ const (
 	// EventUserCreated: CreateUser created a user. Data: the User, as the
 	// REST API returns it. ImportUsers, a migration, does not emit it.
 	EventUserCreated EventType = "user.created"
-	// EventUserUpdated: UpdateUser changed a user's email or full name.
-	// Data: the User after the change.
+	// EventUserUpdated: UpdateUser changed a user's email or full name,
+	// or ConfirmEmail verified a user's email. Data: the User after the
+	// change.
 	EventUserUpdated EventType = "user.updated"
 	// EventUserDisabled: DisableUser disabled an enabled user (its active
 	// sessions are revoked in the same transaction, each with its own

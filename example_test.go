@@ -189,3 +189,45 @@ func ExampleService_Authorize() {
 	// users:read granted
 	// forbidden users:write
 }
+
+func ExampleIfVersion() {
+	ctx := context.Background()
+	ws := newExampleWorkspace()
+	read, err := ws.CreateUser(ctx, identity.NewUser{
+		Username: "ada", Email: "ada@example.com", FullName: "Ada Lovelace", Password: "analytical engine",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Two writers read the same version; only the first write happens.
+	for _, name := range []string{"Ada King", "Countess of Lovelace"} {
+		_, err := ws.UpdateUser(ctx, read.ID, identity.UserUpdate{
+			Email: read.Email, FullName: name, Precondition: identity.IfVersion(read.Version),
+		})
+		fmt.Println(name, errors.Is(err, identity.ErrPreconditionFailed))
+	}
+	// Output:
+	// Ada King false
+	// Countess of Lovelace true
+}
+
+func ExampleIdempotency() {
+	ctx := context.Background()
+	ws := newExampleWorkspace()
+	nu := identity.NewUser{
+		Username: "ada", Email: "ada@example.com", FullName: "Ada Lovelace", Password: "analytical engine",
+		// The same key and fingerprint on every retry of this one request.
+		Idempotency: &identity.Idempotency{Scope: "importer", Key: "signup-7f3a", Fingerprint: []byte("request 7f3a")},
+	}
+	first, err := ws.CreateUser(ctx, nu)
+	if err != nil {
+		log.Fatal(err)
+	}
+	retry, err := ws.CreateUser(ctx, nu) // the first response was lost
+	if err != nil {
+		log.Fatal(err)
+	}
+	list, _ := ws.ListUsers(ctx, "", nil)
+	fmt.Println(first.ID, retry.ID, list.Total)
+	// Output: 1 1 1
+}

@@ -26,6 +26,10 @@ type Options struct {
 	// SessionLifetime is how long a session started by Login or
 	// StartSession lasts. Default: DefaultSessionLifetime (24 h).
 	SessionLifetime time.Duration
+	// IdempotencyLifetime is how long the outcome of a request made with
+	// an idempotency key is kept for its retries. Default:
+	// DefaultIdempotencyLifetime (24 h).
+	IdempotencyLifetime time.Duration
 }
 
 // Service manages many workspaces over one Store. It is safe for
@@ -36,6 +40,7 @@ type Service struct {
 	argon2               Argon2Params
 	allowPrivateWebhooks bool
 	sessionLifetime      time.Duration
+	idempotencyLifetime  time.Duration
 
 	// deliveries tracks this Service's dispatchers and their attempts in
 	// flight (see StartDelivery and DeleteWebhook).
@@ -64,6 +69,10 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	s.sessionLifetime = opts.SessionLifetime
 	if s.sessionLifetime <= 0 {
 		s.sessionLifetime = DefaultSessionLifetime
+	}
+	s.idempotencyLifetime = opts.IdempotencyLifetime
+	if s.idempotencyLifetime <= 0 {
+		s.idempotencyLifetime = DefaultIdempotencyLifetime
 	}
 	if opts.PasswordHashing != nil {
 		if err := opts.PasswordHashing.validate(); err != nil {

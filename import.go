@@ -148,7 +148,7 @@ func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, now time.Time) (stor
 	rec := store.User{
 		ID: id, Username: iu.Username, Email: iu.Email, FullName: iu.FullName,
 		EmailVerified: iu.EmailVerified, Enabled: !iu.Disabled, MFAEnabled: iu.MFAEnabled,
-		PasswordHash: iu.PasswordHash, CreatedAt: createdAt, UpdatedAt: now,
+		PasswordHash: iu.PasswordHash, CreatedAt: createdAt, UpdatedAt: now, Version: newVersion(0),
 	}
 	if err := tx.PutUser(w.slug, rec); err != nil {
 		return store.User{}, err

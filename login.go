@@ -118,7 +118,7 @@ func (w *Workspace) rehash(ctx context.Context, rec store.User, password string)
 		if err != nil || cur.PasswordHash != rec.PasswordHash {
 			return err
 		}
-		cur.PasswordHash = encoded
+		cur.PasswordHash, cur.Version = encoded, newVersion(cur.Version)
 		return tx.PutUser(w.slug, cur)
 	})
 }
@@ -145,7 +145,7 @@ func (w *Workspace) SetPassword(ctx context.Context, userID int64, password stri
 		if err != nil {
 			return err
 		}
-		rec.PasswordHash, rec.UpdatedAt = encoded, now
+		rec.PasswordHash, rec.UpdatedAt, rec.Version = encoded, now, newVersion(rec.Version)
 		if err := tx.PutUser(w.slug, rec); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/identitylib/identity/store"
@@ -14,19 +15,22 @@ type ClaimMapper struct {
 	ClaimName       string `json:"claimName"`
 	IncludeInAccess bool   `json:"includeInAccess"`
 	IncludeInID     bool   `json:"includeInId"`
+	// Version changes on every write of the mapper (see Precondition); the
+	// REST adapter serves it as the ETag, not in the JSON.
+	Version int64 `json:"-"`
 }
 
 func mapperFromRecord(r store.ClaimMapper) ClaimMapper {
 	return ClaimMapper{
 		AttributeKey: r.AttributeKey, ClaimName: r.ClaimName,
-		IncludeInAccess: r.IncludeInAccess, IncludeInID: r.IncludeInID,
+		IncludeInAccess: r.IncludeInAccess, IncludeInID: r.IncludeInID, Version: r.Version,
 	}
 }
 
 func (m ClaimMapper) record() store.ClaimMapper {
 	return store.ClaimMapper{
 		AttributeKey: m.AttributeKey, ClaimName: m.ClaimName,
-		IncludeInAccess: m.IncludeInAccess, IncludeInID: m.IncludeInID,
+		IncludeInAccess: m.IncludeInAccess, IncludeInID: m.IncludeInID, Version: m.Version,
 	}
 }
 
@@ -38,6 +42,11 @@ type ClaimMapperSpec struct {
 	ClaimName       string
 	IncludeInAccess *bool
 	IncludeInID     *bool
+	// Precondition, when not nil, makes the put conditional on the
+	// mapper it would replace: IfVersion(m.Version) for a mapper m read
+	// before, Precondition{Exists: true} to update only,
+	// Precondition{Absent: true} to create only.
+	Precondition *Precondition
 }
 
 // TokenKind selects the token whose claims Claims returns.
@@ -120,11 +129,13 @@ func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 }
 
 // PutClaimMapper creates the mapper for attributeKey, or replaces it whole
-// when it exists. Errors, in the order they are checked: an invalid key or
-// a claim name that is empty or too long (CodeInvalid), a reserved claim
-// name (CodeReservedClaim), a claim name another mapper uses (CodeConflict),
-// and a new mapper when the workspace has MaxClaimMappers
-// (CodeLimitReached). Updating an existing mapper is allowed at the limit.
+// when it exists, and returns it with its new Version. Errors, in the
+// order they are checked: an invalid key or a claim name that is empty or
+// too long (CodeInvalid), a reserved claim name (CodeReservedClaim),
+// spec.Precondition (CodePreconditionFailed), a claim name another mapper
+// uses (CodeConflict), and a new mapper when the workspace has
+// MaxClaimMappers (CodeLimitReached). Updating an existing mapper is
+// allowed at the limit.
 func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spec ClaimMapperSpec) (ClaimMapper, error) {
 	m := ClaimMapper{
 		AttributeKey:    attributeKey,
@@ -146,15 +157,50 @@ func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spe
 		if err != nil {
 			return err
 		}
+		old, exists := findMapper(existing, attributeKey)
+		if err := spec.Precondition.check(exists, old.Version, fmt.Sprintf("claim mapper of attribute %q", attributeKey)); err != nil {
+			return err
+		}
 		if err := checkMapperFits(existing, m); err != nil {
 			return err
 		}
+		m.Version = newVersion(old.Version)
 		return tx.PutClaimMapper(w.slug, m.record())
 	})
 	if err != nil {
 		return ClaimMapper{}, fromStore(err, "workspace")
 	}
 	return m, nil
+}
+
+// findMapper returns the mapper of attributeKey among mappers, if any.
+func findMapper(mappers []store.ClaimMapper, attributeKey string) (store.ClaimMapper, bool) {
+	for _, m := range mappers {
+		if m.AttributeKey == attributeKey {
+			return m, true
+		}
+	}
+	return store.ClaimMapper{}, false
+}
+
+// ClaimMapper returns the mapper of attributeKey, or a not-found error.
+func (w *Workspace) ClaimMapper(ctx context.Context, attributeKey string) (ClaimMapper, error) {
+	var rec store.ClaimMapper
+	err := w.view(ctx, func(tx store.Tx) error {
+		mappers, err := tx.ClaimMappers(w.slug)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if rec, ok = findMapper(mappers, attributeKey); !ok {
+			return notFound("no claim mapper for attribute %q", attributeKey)
+		}
+		return nil
+	})
+	if err != nil {
+		return ClaimMapper{}, fromStore(err, "workspace")
+	}
+	return mapperFromRecord(rec), nil
 }
 
 // checkMapperFits enforces claim name uniqueness and the mapper limit

@@ -3,7 +3,10 @@ package identity
 import (
 	"context"
 	"encoding/json"
+	"net/netip"
+	"net/url"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -13,9 +16,10 @@ import (
 // Settings are a workspace's configuration.
 type Settings struct {
 	PasswordPolicy PasswordPolicy `json:"passwordPolicy"`
-	// SMTP, when set, configures outgoing email for the workspace. Nil
-	// means SMTP is not configured. (Sending verification email arrives
-	// with a later release; the settings are kept and validated now.)
+	// SMTP, when set, configures outgoing email for the workspace: new
+	// users and changed email addresses then get a verification email
+	// (see ConfirmEmail). Nil means SMTP is not configured and no email is
+	// sent.
 	SMTP *SMTPSettings `json:"smtp,omitempty"`
 }
 
@@ -37,12 +41,181 @@ type PasswordPolicy struct {
 	AllowUsernameOrEmail bool `json:"allowUsernameOrEmail,omitempty"`
 }
 
-// SMTPSettings configure a workspace's outgoing email server.
+// SMTPSettings configure a workspace's outgoing email server and its
+// verification emails.
+//
+// The password is write-only: Settings returns it empty, with PasswordSet
+// reporting whether one is stored. UpdateSettings with an empty Password
+// keeps the stored password when Host and Username are unchanged; changing
+// either requires the password again, so that a changed host never
+// receives the old password.
 type SMTPSettings struct {
+	// Host is the server's host name or IP address.
 	Host string `json:"host"`
-	Port int    `json:"port"`
+	// Port is 1-65535: usually 587 for STARTTLS, 465 for implicit TLS.
+	Port int `json:"port"`
+	// TLS is how the connection is secured; "" means SMTPStartTLS.
+	// Server certificates are always verified, against the system roots or
+	// DeliveryOptions.RootCAs.
+	TLS SMTPTLSMode `json:"tls,omitempty"`
+	// Username and Password, both or neither, authenticate with SASL
+	// PLAIN once the connection is secured. At most 255 and 1024
+	// characters.
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// PasswordSet reports, in settings read back, that a password is
+	// stored. It is ignored on input.
+	PasswordSet bool `json:"passwordSet,omitempty"`
 	// From is the sender address, a plain email address.
 	From string `json:"from"`
+	// FromName is an optional display name for From, such as "Acme"; at
+	// most 255 characters, no control characters.
+	FromName string `json:"fromName,omitempty"`
+	// VerifyURL is the link template of verification emails: an absolute
+	// https URL (http only for localhost or a loopback IP address), at
+	// most 2048 characters, containing "{token}", which is replaced by the
+	// verification token, as in "https://app.example.com/verify?token={token}".
+	// The page it opens passes the token to Workspace.ConfirmEmail. The
+	// token consists of URL-safe characters only.
+	VerifyURL string `json:"verifyUrl"`
+	// TokenLifetime is how long a verification token stays valid after
+	// its email is sent: 0 means DefaultVerificationTokenLifetime (24 h),
+	// otherwise between MinVerificationTokenLifetime and
+	// MaxVerificationTokenLifetime.
+	TokenLifetime time.Duration `json:"tokenLifetime,omitempty"`
+}
+
+// SMTPTLSMode says how the connection to an SMTP server is secured.
+type SMTPTLSMode string
+
+// The SMTP TLS modes.
+const (
+	// SMTPStartTLS connects in plain text and upgrades with STARTTLS, which
+	// the server must offer: without it nothing is sent. The zero value
+	// SMTPTLSMode("") means this mode.
+	SMTPStartTLS SMTPTLSMode = "starttls"
+	// SMTPImplicitTLS speaks TLS from the first byte (SMTPS, port 465).
+	SMTPImplicitTLS SMTPTLSMode = "tls"
+	// SMTPNoTLS sends in plain text. It is allowed only when Host is
+	// localhost or a loopback IP address (a relay on the same machine),
+	// and the address dialed is checked to be loopback as well.
+	SMTPNoTLS SMTPTLSMode = "none"
+)
+
+// Bounds of SMTPSettings.TokenLifetime.
+const (
+	DefaultVerificationTokenLifetime = 24 * time.Hour
+	MinVerificationTokenLifetime     = 5 * time.Minute
+	MaxVerificationTokenLifetime     = 7 * 24 * time.Hour
+)
+
+// Limits of SMTPSettings fields, in characters.
+const (
+	maxSMTPUsernameLength = 255
+	maxSMTPPasswordLength = 1024
+	maxVerifyURLLength    = 2048
+)
+
+// verifyURLPlaceholder is replaced by the token in SMTPSettings.VerifyURL.
+const verifyURLPlaceholder = "{token}"
+
+// mode returns the TLS mode, the default for "".
+func (m *SMTPSettings) mode() SMTPTLSMode {
+	if m.TLS == "" {
+		return SMTPStartTLS
+	}
+	return m.TLS
+}
+
+// tokenLifetime returns the lifetime of verification tokens, the default
+// for 0.
+func (m *SMTPSettings) tokenLifetime() time.Duration {
+	if m.TokenLifetime == 0 {
+		return DefaultVerificationTokenLifetime
+	}
+	return m.TokenLifetime
+}
+
+// verifyLink returns the link for the token.
+func (m *SMTPSettings) verifyLink(token string) string {
+	return strings.ReplaceAll(m.VerifyURL, verifyURLPlaceholder, token)
+}
+
+// isLoopbackHost reports whether host is localhost or a loopback IP
+// address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	return err == nil && addr.Unmap().IsLoopback()
+}
+
+func (m *SMTPSettings) validate(p *problems) {
+	if checkText(p, "smtp.host", m.Host, 1, 253) {
+		if _, err := netip.ParseAddr(m.Host); err != nil && strings.ContainsAny(m.Host, " /:@[]") {
+			p.add("smtp.host", RuleFormat, "must be a host name or IP address")
+		}
+	}
+	if m.Port < 1 || m.Port > 65535 {
+		p.add("smtp.port", RuleRange, "must be between 1 and 65535")
+	}
+	switch m.mode() {
+	case SMTPStartTLS, SMTPImplicitTLS:
+	case SMTPNoTLS:
+		if !isLoopbackHost(m.Host) {
+			p.add("smtp.tls", RuleLoopbackOnly, "may be %q only for localhost or a loopback address", SMTPNoTLS)
+		}
+	default:
+		p.add("smtp.tls", RuleUnknown, "must be %q, %q or %q", SMTPStartTLS, SMTPImplicitTLS, SMTPNoTLS)
+	}
+	switch {
+	case m.Username == "" && m.Password != "":
+		p.add("smtp.username", RuleRequired, "is required with a password")
+	case m.Username != "" && m.Password == "":
+		p.add("smtp.password", RuleRequired, "is required with a username")
+	case m.Username != "":
+		if checkText(p, "smtp.username", m.Username, 1, maxSMTPUsernameLength) {
+			checkNoControl(p, "smtp.username", m.Username)
+		}
+		if checkText(p, "smtp.password", m.Password, 1, maxSMTPPasswordLength) {
+			checkNoControl(p, "smtp.password", m.Password)
+		}
+	}
+	checkEmail(p, "smtp.from", m.From)
+	if checkText(p, "smtp.fromName", m.FromName, 0, MaxFullNameLength) {
+		checkNoControl(p, "smtp.fromName", m.FromName)
+	}
+	m.validateVerifyURL(p)
+	if lt := m.TokenLifetime; lt != 0 && (lt < MinVerificationTokenLifetime || lt > MaxVerificationTokenLifetime) {
+		p.add("smtp.tokenLifetime", RuleRange, "must be between %s and %s", MinVerificationTokenLifetime, MaxVerificationTokenLifetime)
+	}
+}
+
+func (m *SMTPSettings) validateVerifyURL(p *problems) {
+	const field = "smtp.verifyUrl"
+	if !checkText(p, field, m.VerifyURL, 1, maxVerifyURLLength) {
+		return
+	}
+	if !strings.Contains(m.VerifyURL, verifyURLPlaceholder) {
+		p.add(field, RuleFormat, "must contain %s", verifyURLPlaceholder)
+		return
+	}
+	// Judge the URL as it will be sent, with a token in place.
+	u, err := url.Parse(m.verifyLink(verificationPrefix + "0123456789abcdef_token"))
+	if err != nil || u.Host == "" || u.User != nil || strings.ContainsFunc(m.VerifyURL, unicode.IsSpace) ||
+		strings.IndexFunc(m.VerifyURL, unicode.IsControl) >= 0 {
+		p.add(field, RuleFormat, "must be an absolute URL with a host and no user information")
+		return
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http":
+		p.add(field, RuleLoopbackOnly, "may use http only for localhost or a loopback address")
+	default:
+		p.add(field, RuleFormat, "must be an https URL")
+	}
 }
 
 // DefaultPasswordPolicy is the policy of a new workspace: 8 to 1024
@@ -65,23 +238,50 @@ func (s Settings) validate() error {
 	if pp.MaxLength < max(pp.MinLength, MinPasswordLength) || pp.MaxLength > MaxPasswordPolicyLength {
 		p.add("passwordPolicy.maxLength", RuleRange, "must be between minLength and %d", MaxPasswordPolicyLength)
 	}
-	if m := s.SMTP; m != nil {
-		if checkText(&p, "smtp.host", m.Host, 1, 253) && strings.ContainsAny(m.Host, " /:@") {
-			p.add("smtp.host", RuleFormat, "must be a host name or IP address")
-		}
-		if m.Port < 1 || m.Port > 65535 {
-			p.add("smtp.port", RuleRange, "must be between 1 and 65535")
-		}
-		checkEmail(&p, "smtp.from", m.From)
+	if s.SMTP != nil {
+		s.SMTP.validate(&p)
 	}
 	return p.err("invalid settings")
 }
 
+// encode validates the settings and returns their stored form, which
+// holds the SMTP password. s.SMTP, which belongs to the caller, is not
+// changed.
 func (s Settings) encode() ([]byte, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
+	if s.SMTP != nil {
+		m := *s.SMTP
+		m.PasswordSet = false // derived on reading
+		s.SMTP = &m
+	}
 	return json.Marshal(s)
+}
+
+// redacted returns the settings as reads return them: the SMTP password
+// blank and PasswordSet telling whether one is stored.
+func (s Settings) redacted() Settings {
+	if s.SMTP != nil {
+		m := *s.SMTP
+		m.PasswordSet, m.Password = m.Password != "", ""
+		s.SMTP = &m
+	}
+	return s
+}
+
+// keepPassword returns s with the stored SMTP password of cur filled in
+// when s leaves it empty and names the same host and username.
+func (s Settings) keepPassword(cur Settings) Settings {
+	m, old := s.SMTP, cur.SMTP
+	if m == nil || old == nil || m.Password != "" || m.Username == "" || old.Password == "" ||
+		m.Host != old.Host || m.Username != old.Username {
+		return s
+	}
+	kept := *m
+	kept.Password = old.Password
+	s.SMTP = &kept
+	return s
 }
 
 func decodeSettings(b []byte) (Settings, error) {
@@ -92,14 +292,16 @@ func decodeSettings(b []byte) (Settings, error) {
 	return s, nil
 }
 
-// Settings returns the workspace's settings.
+// Settings returns the workspace's settings. The SMTP password is never
+// returned: SMTPSettings.Password is empty and PasswordSet says whether one
+// is stored.
 func (w *Workspace) Settings(ctx context.Context) (Settings, error) {
 	var s Settings
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		s, err = w.settings(tx)
 		return err
 	})
-	return s, fromStore(err, "workspace")
+	return s.redacted(), fromStore(err, "workspace")
 }
 
 func (w *Workspace) settings(tx store.Tx) (Settings, error) {
@@ -112,14 +314,18 @@ func (w *Workspace) settings(tx store.Tx) (Settings, error) {
 
 // UpdateSettings replaces the workspace's settings. Existing passwords are
 // not re-checked against a new policy; it applies to passwords set from
-// then on.
+// then on. An empty SMTP password keeps the stored one if the SMTP host and
+// username are unchanged (see SMTPSettings). Invalid settings are a
+// CodeInvalid error naming every problem.
 func (w *Workspace) UpdateSettings(ctx context.Context, s Settings) error {
-	encoded, err := s.encode()
-	if err != nil {
-		return err
-	}
-	err = w.update(ctx, func(tx store.Tx) error {
+	err := w.update(ctx, func(tx store.Tx) error {
 		rec, err := tx.Workspace(w.slug)
+		if err != nil {
+			return err
+		}
+		// Unreadable stored settings keep no password, and are replaced.
+		cur, _ := decodeSettings(rec.Settings)
+		encoded, err := s.keepPassword(cur).encode()
 		if err != nil {
 			return err
 		}

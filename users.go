@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -24,17 +25,21 @@ type User struct {
 	MFAEnabled bool      `json:"mfaEnabled"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
+	// Version changes on every write of the user (see Precondition); the
+	// REST adapter serves it as the ETag, not in the JSON.
+	Version int64 `json:"-"`
 }
 
 func userFromRecord(r store.User) User {
 	return User{
 		ID: r.ID, Username: r.Username, Email: r.Email, FullName: r.FullName,
 		EmailVerified: r.EmailVerified, Enabled: r.Enabled, MFAEnabled: r.MFAEnabled,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Version: r.Version,
 	}
 }
 
-// NewUser is the input of CreateUser. Every field is required.
+// NewUser is the input of CreateUser. Every field but Idempotency is
+// required.
 type NewUser struct {
 	// Username: 1-255 characters of [a-zA-Z0-9._-].
 	Username string
@@ -44,18 +49,40 @@ type NewUser struct {
 	FullName string
 	// Password: at least 4 characters and the workspace's PasswordPolicy.
 	Password string
+	// Idempotency, when not nil, makes the creation safe to retry: see
+	// Idempotency.
+	Idempotency *Idempotency
 }
 
-// UserUpdate is the input of UpdateUser: the fields that may change.
+// UserUpdate is the input of UpdateUser: the fields that may change, and
+// an optional condition on the user's current version.
 type UserUpdate struct {
 	Email    string
 	FullName string
+	// Precondition, when not nil, makes the update conditional, as
+	// IfVersion(u.Version) does for a user u read before. A user that does
+	// not exist is still CodeNotFound.
+	Precondition *Precondition
 }
 
 // CreateUser creates an enabled user whose email is not yet verified, with
 // the password hashed by argon2id. A taken username or email (ignoring
-// case) is a CodeConflict error whose Fields say which.
-func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
+// case) is a CodeConflict error whose Fields say which. When the workspace
+// has SMTP settings, a verification email is queued in the same
+// transaction and sent by the dispatcher (see ConfirmEmail). With
+// nu.Idempotency, a retry returns the first call's outcome (see
+// Idempotency) and queues nothing.
+func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err error) {
+	once, err := w.beginIdempotent(ctx, nu.Idempotency, opCreateUser)
+	if err != nil {
+		return User{}, err
+	}
+	if once.replaying() {
+		var u User
+		err = once.replay(&u, &u.Version)
+		return u, err
+	}
+	defer once.finish(ctx, &err)
 	settings, err := w.Settings(ctx)
 	if err != nil {
 		return User{}, err
@@ -72,6 +99,9 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 	now := w.svc.timestamp()
 	var created store.User
 	err = w.update(ctx, func(tx store.Tx) error {
+		if err := once.check(tx); err != nil {
+			return err
+		}
 		// The policy is read again here so that a policy changed since the
 		// check above still governs this password.
 		settings, err := w.settings(tx)
@@ -90,9 +120,15 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 		}
 		created = store.User{
 			ID: id, Username: nu.Username, Email: nu.Email, FullName: nu.FullName,
-			Enabled: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now,
+			Enabled: true, PasswordHash: hash, CreatedAt: now, UpdatedAt: now, Version: newVersion(0),
 		}
 		if err := tx.PutUser(w.slug, created); err != nil {
+			return err
+		}
+		if err := w.queueVerificationEmail(tx, created); err != nil {
+			return err
+		}
+		if err := once.complete(tx, userFromRecord(created), created.Version); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserCreated, userFromRecord(created))
@@ -203,7 +239,11 @@ func (w *Workspace) ListUsers(ctx context.Context, search string, page *Page) (L
 }
 
 // UpdateUser replaces the user's email and full name. A changed email is
-// no longer verified. The username cannot change.
+// no longer verified and, when the workspace has SMTP settings, gets a
+// verification email queued in the same transaction; links sent to the
+// old address no longer verify. The username cannot change. Errors are
+// checked in this order: invalid input, a missing user, upd.Precondition,
+// a taken email.
 func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (User, error) {
 	var p problems
 	checkEmail(&p, "email", upd.Email)
@@ -217,15 +257,25 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 		if rec, err = w.user(tx, id); err != nil {
 			return err
 		}
+		if err := upd.Precondition.check(true, rec.Version, fmt.Sprintf("user %d", id)); err != nil {
+			return err
+		}
 		if err := w.checkUnique(tx, id, "", upd.Email); err != nil {
 			return err
 		}
-		if rec.Email != upd.Email {
+		emailChanged := rec.Email != upd.Email
+		if emailChanged {
 			rec.EmailVerified = false
 		}
 		rec.Email, rec.FullName, rec.UpdatedAt = upd.Email, upd.FullName, now
+		rec.Version = newVersion(rec.Version)
 		if err := tx.PutUser(w.slug, rec); err != nil {
 			return err
+		}
+		if emailChanged {
+			if err := w.queueVerificationEmail(tx, rec); err != nil {
+				return err
+			}
 		}
 		return w.emit(tx, EventUserUpdated, userFromRecord(rec))
 	})
@@ -256,6 +306,7 @@ func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) erro
 			return err
 		}
 		rec.Enabled, rec.UpdatedAt = enabled, now
+		rec.Version = newVersion(rec.Version)
 		if err := tx.PutUser(w.slug, rec); err != nil {
 			return err
 		}

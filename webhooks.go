@@ -22,6 +22,9 @@ type WebhookEndpoint struct {
 	Events      []EventType `json:"events"`
 	Enabled     bool        `json:"enabled"`
 	CreatedAt   time.Time   `json:"createdAt"`
+	// Version changes on every write of the endpoint, the dispatcher's
+	// included (see Precondition). It is not part of the JSON.
+	Version int64 `json:"-"`
 }
 
 // NewWebhook is the input of CreateWebhook.
@@ -35,6 +38,9 @@ type NewWebhook struct {
 	// Events: at least one, each in the catalogue (EventTypes), no
 	// duplicates.
 	Events []string
+	// Idempotency, when not nil, makes the creation safe to retry: see
+	// Idempotency. A replay returns the same secret.
+	Idempotency *Idempotency
 }
 
 // CreatedWebhook is the result of CreateWebhook: the endpoint and its
@@ -53,14 +59,25 @@ func webhookFromRecord(r store.Webhook) WebhookEndpoint {
 	}
 	return WebhookEndpoint{
 		ID: r.ID, URL: r.URL, Description: r.Description, Events: events,
-		Enabled: r.Enabled, CreatedAt: r.CreatedAt,
+		Enabled: r.Enabled, CreatedAt: r.CreatedAt, Version: r.Version,
 	}
 }
 
 // CreateWebhook registers an enabled endpoint and returns it with its
 // secret. Unknown event names are a CodeInvalid error with one FieldError
-// per unknown name.
-func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (CreatedWebhook, error) {
+// per unknown name. With nw.Idempotency, a retry returns the first call's
+// outcome, secret included (see Idempotency).
+func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (_ CreatedWebhook, err error) {
+	once, err := w.beginIdempotent(ctx, nw.Idempotency, opCreateWebhook)
+	if err != nil {
+		return CreatedWebhook{}, err
+	}
+	if once.replaying() {
+		var c CreatedWebhook
+		err = once.replay(&c, &c.Endpoint.Version)
+		return c, err
+	}
+	defer once.finish(ctx, &err)
 	if err := nw.validate(w.svc.allowPrivateWebhooks); err != nil {
 		return CreatedWebhook{}, err
 	}
@@ -70,13 +87,19 @@ func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (CreatedWe
 	}
 	rec := store.Webhook{
 		URL: nw.URL, Description: nw.Description, Events: append([]string(nil), nw.Events...),
-		Enabled: true, CreatedAt: w.svc.timestamp(), Secret: secret,
+		Enabled: true, CreatedAt: w.svc.timestamp(), Secret: secret, Version: newVersion(0),
 	}
 	err = w.update(ctx, func(tx store.Tx) (err error) {
+		if err := once.check(tx); err != nil {
+			return err
+		}
 		if rec.ID, err = tx.NextID(w.slug, store.SeqWebhooks); err != nil {
 			return err
 		}
-		return tx.PutWebhook(w.slug, rec)
+		if err := tx.PutWebhook(w.slug, rec); err != nil {
+			return err
+		}
+		return once.complete(tx, CreatedWebhook{Endpoint: webhookFromRecord(rec), Secret: secret}, rec.Version)
 	})
 	if err != nil {
 		return CreatedWebhook{}, fromStore(err, "workspace")

@@ -12,40 +12,49 @@ import (
 )
 
 // routeCase is one valid request of every route, against a seeded
-// workspace (see testEnv.seed), and the status it succeeds with.
+// workspace (see testEnv.seed), the scopes it needs and the status it
+// succeeds with.
 type routeCase struct {
 	method, path string
 	body         any
-	scope        identity.Scope
+	scopes       []identity.Scope
 	status       int
 }
+
+// one is the scopes of a route that needs only s.
+func one(s identity.Scope) []identity.Scope { return []identity.Scope{s} }
 
 func routeCases() []routeCase {
 	const base = "/t/acme/api/v1"
 	newUser := map[string]any{"username": "bob", "email": "bob@example.com", "fullName": "Bob", "password": "correct horse"}
 	newHook := map[string]any{"url": "https://hooks.example.com/b", "events": []string{"login.failed"}}
 	return []routeCase{
-		{"GET", base + "/users", nil, identity.ScopeUsersRead, 200},
-		{"POST", base + "/users", newUser, identity.ScopeUsersWrite, 201},
-		{"GET", base + "/users/1", nil, identity.ScopeUsersRead, 200},
-		{"PUT", base + "/users/1", map[string]any{"email": "ada@lovelace.org", "fullName": "Ada"}, identity.ScopeUsersWrite, 200},
-		{"DELETE", base + "/users/1", nil, identity.ScopeUsersWrite, 204},
-		{"POST", base + "/users/1/roles/7", nil, identity.ScopeUsersWrite, 204},
-		{"DELETE", base + "/users/1/roles/5", nil, identity.ScopeUsersWrite, 204},
-		{"GET", base + "/users/1/attributes", nil, identity.ScopeUserAttributesRead, 200},
-		{"PUT", base + "/users/1/attributes/tier", map[string]any{"value": "gold"}, identity.ScopeUserAttributesWrite, 204},
-		{"DELETE", base + "/users/1/attributes/dept", nil, identity.ScopeUserAttributesWrite, 204},
-		{"GET", base + "/claim-mappers", nil, identity.ScopeClaimMappersRead, 200},
-		{"PUT", base + "/claim-mappers/tier", map[string]any{"claimName": "tier"}, identity.ScopeClaimMappersWrite, 204},
-		{"DELETE", base + "/claim-mappers/dept", nil, identity.ScopeClaimMappersWrite, 204},
-		{"GET", base + "/webhooks", nil, identity.ScopeWebhooksRead, 200},
-		{"POST", base + "/webhooks", newHook, identity.ScopeWebhooksWrite, 201},
-		{"DELETE", base + "/webhooks/1", nil, identity.ScopeWebhooksWrite, 204},
+		{"GET", base + "/users", nil, one(identity.ScopeUsersRead), 200},
+		{"POST", base + "/users", newUser, one(identity.ScopeUsersWrite), 201},
+		{"GET", base + "/users/1", nil, one(identity.ScopeUsersRead), 200},
+		{"PUT", base + "/users/1", map[string]any{"email": "ada@lovelace.org", "fullName": "Ada"}, one(identity.ScopeUsersWrite), 200},
+		{"DELETE", base + "/users/1", nil, one(identity.ScopeUsersWrite), 204},
+		{"POST", base + "/users/1/roles/7", nil, one(identity.ScopeUsersWrite), 204},
+		{"DELETE", base + "/users/1/roles/5", nil, one(identity.ScopeUsersWrite), 204},
+		{"GET", base + "/users/1/attributes", nil, one(identity.ScopeUserAttributesRead), 200},
+		{"PUT", base + "/users/1/attributes/tier", map[string]any{"value": "gold"}, one(identity.ScopeUserAttributesWrite), 204},
+		{"DELETE", base + "/users/1/attributes/dept", nil, one(identity.ScopeUserAttributesWrite), 204},
+		{"GET", base + "/claim-mappers", nil, one(identity.ScopeClaimMappersRead), 200},
+		{"PUT", base + "/claim-mappers/tier", map[string]any{"claimName": "tier"}, one(identity.ScopeClaimMappersWrite), 204},
+		{"DELETE", base + "/claim-mappers/dept", nil, one(identity.ScopeClaimMappersWrite), 204},
+		{"GET", base + "/webhooks", nil, one(identity.ScopeWebhooksRead), 200},
+		{"POST", base + "/webhooks", newHook, one(identity.ScopeWebhooksWrite), 201},
+		{"DELETE", base + "/webhooks/1", nil, one(identity.ScopeWebhooksWrite), 204},
+		// Extensions.
+		{"POST", base + "/users/1/enable", nil, one(identity.ScopeUsersWrite), 204},
+		{"GET", base + "/users/1/claims?token=access", nil, []identity.Scope{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, 200},
+		{"GET", base + "/claim-mappers/dept", nil, one(identity.ScopeClaimMappersRead), 200},
 	}
 }
 
 // TestScopes sends every route with a key of each scope and with a key of
-// all: it is authorized exactly when the key holds the route's scope.
+// all: it is authorized exactly when the key holds every scope of the
+// route, and refused with a challenge naming them all.
 func TestScopes(t *testing.T) {
 	for _, rc := range routeCases() {
 		for _, scope := range append(identity.Scopes(), "all") {
@@ -57,12 +66,16 @@ func TestScopes(t *testing.T) {
 					key = e.allKey
 				}
 				rec := e.do(t, rc.method, rc.path, key, rc.body)
-				if scope == rc.scope || scope == "all" {
+				if len(rc.scopes) == 1 && scope == rc.scopes[0] || scope == "all" {
 					wantStatus(t, rec, rc.status)
 					return
 				}
 				wantProblem(t, rec, http.StatusForbidden, "forbidden")
-				want := `Bearer error="insufficient_scope", scope="` + string(rc.scope) + `"`
+				var names []string
+				for _, s := range rc.scopes {
+					names = append(names, string(s))
+				}
+				want := `Bearer error="insufficient_scope", scope="` + strings.Join(names, " ") + `"`
 				if got := rec.Header().Get("WWW-Authenticate"); got != want {
 					t.Errorf("WWW-Authenticate %q, want %q", got, want)
 				}

@@ -6,20 +6,25 @@
 //
 // # Routes and scopes
 //
-// Paths are below /t/{slug}/api/v1; each needs one scope of the API key.
+// Paths are below /t/{slug}/api/v1; each needs one scope of the API key
+// (the claims preview two). Routes marked * extend SPEC.md.
 //
 //	GET    /users                              users:read             200 page of users (?search=&offset=&limit=)
-//	POST   /users                              users:write            201 user, Location
-//	GET    /users/{userId}                     users:read             200 user
-//	PUT    /users/{userId}                     users:write            200 user
+//	POST   /users                              users:write            201 user, Location, ETag
+//	GET    /users/{userId}                     users:read             200 user, ETag (304 for If-None-Match)
+//	PUT    /users/{userId}                     users:write            200 user, ETag (If-Match: 412)
 //	DELETE /users/{userId}                     users:write            204 (disables the user)
+//	POST   /users/{userId}/enable            * users:write            204 (enables the user)
+//	GET    /users/{userId}/claims?token=     * users:read and         200 {"claims": {...}} (token access or id)
+//	                                             claim_mappers:read
 //	POST   /users/{userId}/roles/{roleId}      users:write            204
 //	DELETE /users/{userId}/roles/{roleId}      users:write            204
 //	GET    /users/{userId}/attributes          user_attributes:read   200 {"attributes": {...}}
 //	PUT    /users/{userId}/attributes/{key}    user_attributes:write  204 (body {"value": "..."})
 //	DELETE /users/{userId}/attributes/{key}    user_attributes:write  204
 //	GET    /claim-mappers                      claim_mappers:read     200 {"mappers": [...]}
-//	PUT    /claim-mappers/{attributeKey}       claim_mappers:write    204
+//	GET    /claim-mappers/{attributeKey}     * claim_mappers:read     200 mapper, ETag (304 for If-None-Match)
+//	PUT    /claim-mappers/{attributeKey}       claim_mappers:write    204, ETag (If-Match, If-None-Match: 412)
 //	DELETE /claim-mappers/{attributeKey}       claim_mappers:write    204
 //	GET    /webhooks                           webhooks:read          200 page of endpoints (?offset=&limit=)
 //	POST   /webhooks                           webhooks:write         201 {"endpoint": ..., "secret": ...}, Location
@@ -41,7 +46,30 @@
 // 401 with "WWW-Authenticate: Bearer". A key of another workspace is 403,
 // the same whether the slug exists or not. A key without the route's scope
 // is 403 with `WWW-Authenticate: Bearer error="insufficient_scope",
-// scope="<scope>"`.
+// scope="<scope>"`, naming every scope the route needs, space separated.
+//
+// # Conditional requests and idempotency keys
+//
+// Extensions of SPEC.md; without their headers nothing changes. A user's
+// and a claim mapper's version is its strong ETag (16 hex digits in
+// quotes). PUT of either evaluates If-Match (strong comparison; "*": the
+// record must exist) and If-None-Match ("*": it must not; tags: weak
+// comparison) in the transaction of the write, and answers 412
+// precondition_failed, changing nothing, when they do not hold. A user
+// that does not exist is 404 whatever the headers (RFC 9110, 13.2.1). GET
+// of either answers a matching If-None-Match with 304. A header that is
+// neither "*" nor a list of entity tags is 400 malformed_precondition.
+//
+// POST /users and POST /webhooks take an Idempotency-Key (1-255 visible
+// ASCII characters, once). The library stores the outcome with the key,
+// per API key, in the transaction that creates; a retry with the same key
+// and the same body bytes gets the same status, body, Location and ETag
+// (a webhook's secret included) and creates nothing. The same key with
+// another body or on the other route is 422 idempotency_key_reused; a
+// retry while the first request runs is 409 idempotency_key_in_use. The
+// fingerprint of the body is an HMAC keyed with the API key, so the stored
+// record reveals nothing of a password. Failures the request never reached
+// the library with, and server failures, are not stored.
 //
 // # Errors
 //
@@ -50,12 +78,14 @@
 // of {field, rule, message}. Library codes map to statuses in one table:
 //
 //	invalid 422, not_found 404, conflict 409, reserved_claim 400,
-//	limit_reached 409, unauthenticated 401, forbidden 403, internal 500
+//	limit_reached 409, unauthenticated 401, forbidden 403, internal 500,
+//	precondition_failed 412, idempotency_key_reused 422,
+//	idempotency_key_in_use 409
 //
 // The adapter adds its own codes: unsupported_media_type 415 (a body that is
 // not application/json, or has no Content-Type), malformed_json 400 (bad
 // JSON, or data after it), body_too_large 413 (over 1 MiB), malformed_query
-// 400, method_not_allowed 405 (with Allow; it may precede authentication),
+// 400, malformed_precondition 400, method_not_allowed 405 (with Allow; it may precede authentication),
 // not_found 404 (an unknown path, or a path id that is not a positive
 // decimal integer) and unavailable 503 (the request was canceled or timed
 // out). A JSON member of the wrong type, a null member, a body that is not

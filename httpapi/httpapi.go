@@ -87,9 +87,11 @@ func (h *handler) authorized(rt route) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		recorderOf(w).route = pattern
 		ctx := r.Context()
-		ws, err := h.authorize(ctx, r, pathParam(ps, "slug"), rt.scope)
-		if err == nil {
-			err = rt.serve(ctx, w, &call{r: r, ws: ws, params: ps})
+		ws, key, err := h.authorize(ctx, r, pathParam(ps, "slug"), rt.scopes)
+		if err != nil {
+			err = challengeScopes(err, rt.scopes)
+		} else {
+			err = rt.serve(ctx, w, &call{r: r, ws: ws, params: ps, key: key, pattern: pattern})
 		}
 		if err != nil {
 			writeProblem(w, err)

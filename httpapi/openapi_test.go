@@ -68,6 +68,10 @@ var problemCodeStatuses = map[string][]int{
 	"malformed_query":        {http.StatusBadRequest},
 	"body_too_large":         {http.StatusRequestEntityTooLarge},
 	"method_not_allowed":     {http.StatusMethodNotAllowed},
+	"malformed_precondition": {http.StatusBadRequest},
+	"precondition_failed":    {http.StatusPreconditionFailed},
+	"idempotency_key_reused": {http.StatusUnprocessableEntity},
+	"idempotency_key_in_use": {http.StatusConflict},
 }
 
 // loadOpenAPI reads openapi.yaml, loads it with kin-openapi and validates
@@ -89,8 +93,9 @@ func loadOpenAPI(t testing.TB) (*openapi3.T, []byte) {
 	return doc, raw
 }
 
-// specOperations maps every operation of SPEC.md to the scope it needs;
-// "" marks the document route, which needs none.
+// specOperations maps every operation of SPEC.md and of its documented
+// extensions to the scopes it needs (space separated when several); ""
+// marks the document route, which needs none.
 var specOperations = map[string]string{
 	"GET /t/{slug}/api/v1/users":                              "users:read",
 	"POST /t/{slug}/api/v1/users":                             "users:write",
@@ -109,12 +114,16 @@ var specOperations = map[string]string{
 	"POST /t/{slug}/api/v1/webhooks":                          "webhooks:write",
 	"DELETE /t/{slug}/api/v1/webhooks/{endpointId}":           "webhooks:write",
 	"GET " + documentPath:                                     "",
+	// Extensions.
+	"POST /t/{slug}/api/v1/users/{userId}/enable":       "users:write",
+	"GET /t/{slug}/api/v1/users/{userId}/claims":        "users:read claim_mappers:read",
+	"GET /t/{slug}/api/v1/claim-mappers/{attributeKey}": "claim_mappers:read",
 }
 
 // TestOpenAPIDocument checks that openapi.yaml is a valid OpenAPI 3.0.3
-// document holding exactly the operations of SPEC.md and the document
-// route; that every operation but the document route requires a bearer key
-// and names SPEC.md's scope for it (x-required-scope and description); that
+// document holding exactly the operations of SPEC.md, its extensions and
+// the document route; that every operation but the document route requires
+// a bearer key and names its scopes (x-required-scope and description); that
 // each such operation documents 401 (with WWW-Authenticate) and 403; that
 // operations with a body document 400, 413, 415 and 422 and operations with
 // an id in the path 404; and that every error response is a Problem.
@@ -137,7 +146,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			seen[name] = true
 			scope, known := specOperations[name]
 			if !known {
-				t.Errorf("%s: not an operation of SPEC.md", name)
+				t.Errorf("%s: not an operation of SPEC.md or its extensions", name)
 				continue
 			}
 			checkErrorResponses(t, name, op)
@@ -153,8 +162,10 @@ func TestOpenAPIDocument(t *testing.T) {
 			if got, _ := op.Extensions["x-required-scope"].(string); got != scope {
 				t.Errorf("%s: x-required-scope = %q, want %q", name, got, scope)
 			}
-			if !strings.Contains(op.Description, "Required scope: `"+scope+"`") {
-				t.Errorf("%s: the description does not name the scope %s", name, scope)
+			for _, s := range strings.Fields(scope) {
+				if !strings.Contains(op.Description, "Required scope: ") || !strings.Contains(op.Description, "`"+s+"`") {
+					t.Errorf("%s: the description does not name the scope %s", name, s)
+				}
 			}
 			want := []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusInternalServerError}
 			if op.RequestBody != nil {
@@ -716,6 +727,9 @@ const (
 	fakeKey        = "Bearer idk_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 )
 
+// fakeETag is the ETag header of a canned versioned response.
+var fakeETag = map[string]string{"ETag": `"00000000000000ff"`}
+
 // TestOpenAPIValidatorCatchesDrift runs the validator over fake handlers:
 // it must report responses that break the document and let conforming
 // exchanges, deliberately invalid requests answered as documented
@@ -737,21 +751,56 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 	}{
 		{
 			name: "conforming user", method: "GET", path: u + "/users/1",
-			response: fakeResponse{status: 200, ctype: "application/json", body: fakeUser},
+			response: fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: fakeETag},
 		},
 		{
 			name: "user without username", method: "GET", path: u + "/users/1",
-			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeUser, `"username":"ada",`, "", 1)},
+			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeUser, `"username":"ada",`, "", 1), header: fakeETag},
 			wantError: "username",
 		},
 		{
+			name: "user without ETag", method: "GET", path: u + "/users/1",
+			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser},
+			wantError: "ETag",
+		},
+		{
+			name: "weak ETag", method: "GET", path: u + "/users/1",
+			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: map[string]string{"ETag": `W/"00000000000000ff"`}},
+			wantError: "ETag",
+		},
+		{
+			name: "304 with ETag", method: "GET", path: u + "/users/1",
+			response: fakeResponse{status: 304, header: fakeETag},
+		},
+		{
+			name: "412 on PUT user", method: "PUT", path: u + "/users/1", ctype: "application/json",
+			body: `{"email":"ada@example.com","fullName":"Ada"}`,
+			response: fakeResponse{status: 412, ctype: "application/problem+json",
+				body: `{"type":"about:blank","title":"Precondition Failed","status":412,"detail":"x","code":"precondition_failed"}`},
+		},
+		{
+			name: "412 on DELETE user", method: "DELETE", path: u + "/users/1",
+			response: fakeResponse{status: 412, ctype: "application/problem+json",
+				body: `{"type":"about:blank","title":"Precondition Failed","status":412,"detail":"x","code":"precondition_failed"}`},
+			wantError: "status is not supported",
+		},
+		{
+			name: "claims preview", method: "GET", path: u + "/users/1/claims?token=id",
+			response: fakeResponse{status: 200, ctype: "application/json", body: `{"claims":{"dept":"eng"}}`},
+		},
+		{
+			name: "claims preview without token answered 200", method: "GET", path: u + "/users/1/claims",
+			response:  fakeResponse{status: 200, ctype: "application/json", body: `{"claims":{}}`},
+			wantError: "want a documented 4xx",
+		},
+		{
 			name: "user with an extra member", method: "GET", path: u + "/users/1",
-			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeUser, `{`, `{"password":"x",`, 1)},
+			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeUser, `{`, `{"password":"x",`, 1), header: fakeETag},
 			wantError: "password",
 		},
 		{
 			name: "timestamp not RFC 3339", method: "GET", path: u + "/users/1",
-			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeUser, "2025-01-02T03:04:05Z", "2025-01-02 03:04:05", 1)},
+			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeUser, "2025-01-02T03:04:05Z", "2025-01-02 03:04:05", 1), header: fakeETag},
 			wantError: "updatedAt",
 		},
 		{
@@ -771,13 +820,13 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{
 			name: "201 without Location", method: "POST", path: u + "/users", ctype: "application/json",
 			body:      `{"username":"ada","email":"ada@example.com","fullName":"Ada","password":"secret-password"}`,
-			response:  fakeResponse{status: 201, ctype: "application/json", body: fakeUser},
+			response:  fakeResponse{status: 201, ctype: "application/json", body: fakeUser, header: fakeETag},
 			wantError: "Location",
 		},
 		{
 			name: "201 with Location", method: "POST", path: u + "/users", ctype: "application/json",
 			body:     `{"username":"ada","email":"ada@example.com","fullName":"Ada","password":"secret-password"}`,
-			response: fakeResponse{status: 201, ctype: "application/json", body: fakeUser, header: map[string]string{"Location": u + "/users/1"}},
+			response: fakeResponse{status: 201, ctype: "application/json", body: fakeUser, header: map[string]string{"Location": u + "/users/1", "ETag": fakeETag["ETag"]}},
 		},
 		{
 			name: "error as application/json", method: "GET", path: u + "/users/1",
@@ -806,7 +855,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		},
 		{
 			name: "no credential answered 200", method: "GET", path: u + "/users/1", noAuth: true,
-			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser},
+			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: fakeETag},
 			wantError: "without a bearer credential",
 		},
 		{
@@ -815,7 +864,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		},
 		{
 			name: "bad id answered 200", method: "GET", path: u + "/users/abc",
-			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser},
+			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: fakeETag},
 			wantError: "want a documented 4xx",
 		},
 		{
@@ -836,7 +885,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{
 			name: "claim name of 128 code points answered 204", method: "PUT", path: u + "/claim-mappers/dept", ctype: "application/json",
 			body:     `{"claimName":"` + emoji + `"}`,
-			response: fakeResponse{status: 204},
+			response: fakeResponse{status: 204, header: fakeETag},
 		},
 		{
 			name: "wrong media type answered 415 (undocumented on GET, allowed for a bad request)", method: "GET",
@@ -885,7 +934,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		},
 		{
 			name: "unknown method answered 200", method: "PATCH", path: u + "/users/1",
-			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser},
+			response:  fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: fakeETag},
 			wantError: "want 405",
 		},
 		{
@@ -957,7 +1006,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
-			fakeResponse{status: 200, ctype: "application/json", body: fakeUser}.serve(w, r)
+			fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: fakeETag}.serve(w, r)
 		}))
 		var wg sync.WaitGroup
 		for i := range 16 {
@@ -1103,6 +1152,28 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("POST", "/users/"+user+"/roles/x", "", 404)
 	do("PATCH", "/users/"+user, `{}`, 405)
 
+	// Conditional requests and idempotency keys (extensions).
+	tag := do("GET", "/users/"+user, "", 200).Header().Get("ETag")
+	do("GET", "/users/"+user, "", 304, header("If-None-Match", tag))
+	do("GET", "/users/"+user, "", 400, header("If-None-Match", "nonsense"))
+	const update = `{"email":"ada@lovelace.org","fullName":"Ada Lovelace"}`
+	newTag := do("PUT", "/users/"+user, update, 200, header("If-Match", tag)).Header().Get("ETag")
+	do("PUT", "/users/"+user, update, 412, header("If-Match", tag))
+	do("PUT", "/users/"+user, update, 400, header("If-Match", "tag"))
+	do("PUT", "/users/"+user, update, 200, header("If-Match", newTag))
+	const lin = `{"username":"lin","email":"lin@example.com","fullName":"Lin","password":"correct horse"}`
+	do("POST", "/users", lin, 201, header("Idempotency-Key", "create-lin"))
+	do("POST", "/users", lin, 201, header("Idempotency-Key", "create-lin"))
+	do("POST", "/users", ada, 422, header("Idempotency-Key", "create-lin"))
+	do("POST", "/users", lin, 422, header("Idempotency-Key", strings.Repeat("k", 256)))
+	do("POST", "/users/"+user+"/enable", "", 204)
+	do("POST", "/users/999/enable", "", 404)
+	do("GET", "/users/"+user+"/claims?token=access", "", 200)
+	do("GET", "/users/"+user+"/claims?token=id", "", 200)
+	do("GET", "/users/"+user+"/claims", "", 422)
+	do("GET", "/users/"+user+"/claims?token=refresh", "", 422)
+	do("GET", "/users/999/claims?token=id", "", 404)
+
 	// Attributes.
 	do("GET", "/users/"+user+"/attributes", "", 200)
 	do("PUT", "/users/"+user+"/attributes/dept", `{"value":"mathematics"}`, 204)
@@ -1131,6 +1202,13 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	}
 	do("PUT", "/claim-mappers/one-too-many", `{"claimName":"c99"}`, 409)
 	do("GET", "/claim-mappers", "", 200)
+	mapperTag := do("GET", "/claim-mappers/dept", "", 200).Header().Get("ETag")
+	do("GET", "/claim-mappers/dept", "", 304, header("If-None-Match", mapperTag))
+	do("GET", "/claim-mappers/nosuch", "", 404)
+	do("PUT", "/claim-mappers/dept", `{"claimName":"department"}`, 412, header("If-None-Match", "*"))
+	do("PUT", "/claim-mappers/fresh", `{"claimName":"fresh"}`, 412, header("If-Match", "*"))
+	do("PUT", "/claim-mappers/dept", `{"claimName":"department"}`, 204, header("If-Match", mapperTag))
+	do("PUT", "/claim-mappers/dept", `{"claimName":"department"}`, 400, header("If-Match", "x"))
 	do("DELETE", "/claim-mappers/dept", "", 204)
 	do("DELETE", "/claim-mappers/dept", "", 404)
 
@@ -1140,6 +1218,10 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("POST", "/webhooks", `{"url":"https://hooks.example.com/b","description":"second","events":["session.revoked"]}`, 201)
 	do("POST", "/webhooks", `{"url":"https://hooks.example.com/c","events":["user.created","nope","also.nope"]}`, 422)
 	do("POST", "/webhooks", `{"url":"http://hooks.example.com/c","events":[]}`, 422)
+	const hookC = `{"url":"https://hooks.example.com/c","events":["user.created"]}`
+	do("POST", "/webhooks", hookC, 201, header("Idempotency-Key", "hook-c"))
+	do("POST", "/webhooks", hookC, 201, header("Idempotency-Key", "hook-c"))
+	do("POST", "/webhooks", `{"url":"https://hooks.example.com/d","events":["user.created"]}`, 422, header("Idempotency-Key", "hook-c"))
 	do("GET", "/webhooks", "", 200)
 	do("GET", "/webhooks?offset=1&limit=1", "", 200)
 	do("GET", "/webhooks?limit=101", "", 422)

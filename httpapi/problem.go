@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/identitylib/identity"
 )
@@ -18,6 +19,9 @@ const (
 	codeBodyTooLarge         = "body_too_large"
 	codeMethodNotAllowed     = "method_not_allowed"
 	codeUnavailable          = "unavailable"
+	// codeMalformedPrecondition: If-Match or If-None-Match is neither "*"
+	// nor a list of entity tags.
+	codeMalformedPrecondition = "malformed_precondition"
 )
 
 // ruleType is the FieldError.Rule of a JSON value of the wrong type (or an
@@ -34,6 +38,14 @@ var statusByCode = map[identity.Code]int{
 	identity.CodeUnauthenticated: http.StatusUnauthorized,
 	identity.CodeForbidden:       http.StatusForbidden,
 	identity.CodeInternal:        http.StatusInternalServerError,
+	// Email verification tokens; no route of the API takes one yet.
+	identity.CodeTokenInvalid: http.StatusBadRequest,
+	identity.CodeTokenExpired: http.StatusGone,
+	identity.CodeTokenUsed:    http.StatusConflict,
+
+	identity.CodePreconditionFailed:   http.StatusPreconditionFailed,
+	identity.CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
+	identity.CodeIdempotencyKeyInUse:  http.StatusConflict,
 }
 
 // statusOf returns the HTTP status of a library error code; a code the
@@ -101,6 +113,24 @@ func problemFor(err error) *problem {
 	case e.Code == identity.CodeForbidden && e.Scope != "":
 		p.wwwAuthenticate = `Bearer error="insufficient_scope", scope="` + string(e.Scope) + `"`
 	}
+	return p
+}
+
+// challengeScopes returns the problem for a key that lacks a scope of a
+// route: its WWW-Authenticate names every scope the route needs, space
+// separated as RFC 6750 writes them, not only the one found missing. Any
+// other error passes unchanged.
+func challengeScopes(err error, scopes []identity.Scope) error {
+	e, ok := errors.AsType[*identity.Error](err)
+	if !ok || e.Code != identity.CodeForbidden || e.Scope == "" {
+		return err
+	}
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = string(s)
+	}
+	p := problemFor(err)
+	p.wwwAuthenticate = `Bearer error="insufficient_scope", scope="` + strings.Join(names, " ") + `"`
 	return p
 }
 

@@ -21,14 +21,16 @@ import (
 const maxBodyBytes = 1 << 20
 
 // authorize reads the bearer key of r and asks the library whether it may
-// act in the workspace slug with scope. Nothing about the workspace or its
-// data is read before this succeeds.
-func (h *handler) authorize(ctx context.Context, r *http.Request, slug string, scope identity.Scope) (*identity.Workspace, error) {
+// act in the workspace slug with every one of scopes; it returns the
+// workspace and the key. Nothing about the workspace or its data is read
+// before this succeeds.
+func (h *handler) authorize(ctx context.Context, r *http.Request, slug string, scopes []identity.Scope) (*identity.Workspace, string, error) {
 	key, ok := bearerToken(r.Header)
 	if !ok {
-		return nil, &identity.Error{Code: identity.CodeUnauthenticated, Message: "an Authorization header with a Bearer api key is required"}
+		return nil, "", &identity.Error{Code: identity.CodeUnauthenticated, Message: "an Authorization header with a Bearer api key is required"}
 	}
-	return h.svc.Authorize(ctx, key, slug, scope)
+	ws, err := h.svc.Authorize(ctx, key, slug, scopes...)
+	return ws, key, err
 }
 
 // bearerToken returns the credentials of the one Authorization header if its
@@ -62,6 +64,11 @@ type call struct {
 	r      *http.Request
 	ws     *identity.Workspace
 	params httprouter.Params
+	// key is the request's API key: it keys the fingerprint of an
+	// idempotent request and is never logged or stored.
+	key string
+	// pattern is the route's path pattern, as the log names it.
+	pattern string
 }
 
 // param returns the decoded path parameter name.
@@ -121,6 +128,25 @@ func parseIntParam(fields []identity.FieldError, name, s string, dst *int) []ide
 	}
 	*dst = n
 	return fields
+}
+
+// tokenKindOf reads the required query parameter token: exactly "access"
+// or "id". Absent is invalid here; any other value the library refuses,
+// naming the parameter.
+func tokenKindOf(q url.Values) (identity.TokenKind, error) {
+	values, ok := q["token"]
+	if !ok {
+		return 0, invalid("invalid token kind", []identity.FieldError{
+			{Field: "token", Rule: identity.RuleRequired, Message: "is required: access or id"},
+		})
+	}
+	switch values[0] {
+	case "access":
+		return identity.AccessToken, nil
+	case "id":
+		return identity.IDToken, nil
+	}
+	return 0, nil
 }
 
 // query parses the query string of r, refusing a malformed one (a bad

@@ -39,6 +39,12 @@ type mappersResponse struct {
 	Mappers []identity.ClaimMapper `json:"mappers"`
 }
 
+// claimsResponse is the body of GET claims; the library returns a non-nil
+// map, so claims is {} and never null.
+type claimsResponse struct {
+	Claims map[string]string `json:"claims"`
+}
+
 // writeJSON answers status with v as JSON. Encoding comes first, so a
 // failure can still be answered as a problem.
 func writeJSON(w http.ResponseWriter, status int, v any) error {

@@ -6,6 +6,7 @@
 //
 //	identityd [-db FILE] workspace create SLUG
 //	identityd [-db FILE] workspace list
+//	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
@@ -23,6 +24,15 @@
 //
 // key create prints only the new key, on one line; it is shown once and
 // only a hash of it is stored. key list never shows secrets.
+//
+// workspace smtp sets the workspace's SMTP server, with which new users
+// and changed email addresses get a verification email that serve's
+// dispatcher sends; -off removes it. -tls is starttls (the default), tls
+// or none (localhost only); -port 0 means the mode's usual port. The
+// password of -username is read from $IDENTITYD_SMTP_PASSWORD or, with
+// -password-stdin, from the first line of standard input, never from a
+// flag; without one a stored password is kept while host and username
+// stay the same.
 //
 // user import reads JSON Lines (one user per line) from -file, or standard
 // input when -file is "-" or absent:

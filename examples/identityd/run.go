@@ -47,6 +47,7 @@ func commands() []command {
 	return []command{
 		{"workspace create", "SLUG", workspaceCreate},
 		{"workspace list", "", workspaceList},
+		{"workspace smtp", "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", workspaceSMTP},
 		{"key create", "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", keyCreate},
 		{"key list", "-workspace SLUG", keyList},
 		{"key revoke", "-workspace SLUG ID", keyRevoke},

@@ -30,14 +30,21 @@ const (
 	// the API has shut down; with shutdownTimeout it keeps the exit within
 	// 10 s of a signal.
 	deliveryGrace = 3 * time.Second
+	// sweepInterval is how often serve deletes idempotency records whose
+	// lifetime has ended (they already count as absent; this reclaims the
+	// space).
+	sweepInterval = 10 * time.Minute
 )
 
 // serve runs the REST API until ctx ends:
-// identityd serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false].
+// identityd serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]
+// [-attempt-timeout D].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
 	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
+	attemptTimeout := fs.Duration("attempt-timeout", identity.DefaultAttemptTimeout,
+		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -54,21 +61,52 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if err != nil {
 		return err
 	}
-	// Webhook deliveries run beside the API: the queue is in the database,
-	// so deliveries committed before a restart are sent after it.
+	// Webhook deliveries and verification emails run beside the API: the
+	// queue is in the database, so deliveries committed before a restart
+	// are sent after it.
 	dctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{Logger: logger})
+	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{AttemptTimeout: *attemptTimeout, Logger: logger})
 	if err != nil {
 		abandon()
 		ln.Close()
 		return err
 	}
 	defer stopDelivery(dispatcher, abandon, deliveryGrace)
+	defer startSweeper(ctx, svc, logger, sweepInterval)()
 	srv := newServer(newHandler(svc, requestLogger(logger, *accessLog)), logger)
 	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "allow_private_webhooks", *allowPrivate)
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err
+}
+
+// startSweeper sweeps expired idempotency records now and then every
+// interval until ctx ends; the function it returns stops it and waits.
+func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logger, interval time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			switch n, err := svc.SweepIdempotency(ctx); {
+			case err != nil && ctx.Err() == nil:
+				logger.Warn("sweeping idempotency records failed", "err", err)
+			case n > 0:
+				logger.Info("swept expired idempotency records", "count", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // stopDelivery lets attempts in flight finish for up to grace, then

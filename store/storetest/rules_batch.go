@@ -76,7 +76,7 @@ func testRuleImportUsers(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreVersions); diff != "" {
 		t.Errorf("imported user mismatch (-want +got):\n%s", diff)
 	}
 	attrs, _ := e.ws.Attributes(e.ctx, 4)

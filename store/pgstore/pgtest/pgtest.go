@@ -23,6 +23,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -64,32 +65,47 @@ func BaseURL(tb testing.TB) string {
 // register their Close with tb.Cleanup after calling URL, or use Open.
 func URL(tb testing.TB) string {
 	tb.Helper()
-	base := BaseURL(tb)
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		tb.Fatalf("pgtest: %v", err)
-	}
-	schema := "identity_test_" + hex.EncodeToString(b[:])
-	ident := pgx.Identifier{schema}.Sanitize()
-
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	if err := execOnce(ctx, base, "CREATE SCHEMA "+ident); err != nil {
-		tb.Fatalf("pgtest: create schema %s: %v", schema, err)
+	u, drop, err := Schema(ctx, BaseURL(tb))
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		if err := execOnce(ctx, base, "DROP SCHEMA "+ident+" CASCADE"); err != nil {
-			tb.Errorf("pgtest: drop schema %s: %v", schema, err)
+		if err := drop(ctx); err != nil {
+			tb.Errorf("pgtest: %v", err)
 		}
 	})
-	u, err := withSearchPath(base, schema)
+	return u
+}
+
+// Schema is URL for a schema that outlives one test, such as a benchmark
+// database built once per process: it creates the schema in the database
+// of base and returns its connection URL and the function that drops it.
+func Schema(ctx context.Context, base string) (u string, drop func(context.Context) error, err error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	schema := "identity_test_" + hex.EncodeToString(b[:])
+	ident := pgx.Identifier{schema}.Sanitize()
+	u, err = withSearchPath(base, schema)
 	if err != nil {
 		// The error would quote the URL, password and all.
-		tb.Fatalf("pgtest: %s is not a valid URL", EnvURL)
+		return "", nil, fmt.Errorf("%s is not a valid URL", EnvURL)
 	}
-	return u
+	if err := execOnce(ctx, base, "CREATE SCHEMA "+ident); err != nil {
+		return "", nil, fmt.Errorf("create schema %s: %w", schema, err)
+	}
+	drop = func(ctx context.Context) error {
+		if err := execOnce(ctx, base, "DROP SCHEMA "+ident+" CASCADE"); err != nil {
+			return fmt.Errorf("drop schema %s: %w", schema, err)
+		}
+		return nil
+	}
+	return u, drop, nil
 }
 
 // Open opens a pgstore.Store on a fresh schema (see URL) and closes it

@@ -1,0 +1,89 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestClaimsPreview: the claims the mappers project for a user now, per
+// token kind, as the library's Claims computes them.
+func TestClaimsPreview(t *testing.T) {
+	e := newTestEnv(t)
+	e.seed(t) // ada: dept=eng; mapper dept -> department (access only)
+	ctx := t.Context()
+	if err := e.ws.SetAttribute(ctx, 1, "tier", "gold"); err != nil {
+		t.Fatal(err)
+	}
+	if rec := e.do(t, "PUT", base+"/claim-mappers/tier", e.allKey, map[string]any{"claimName": "tier", "includeInId": true}); rec.Code != 204 {
+		t.Fatalf("PUT mapper: %d %s", rec.Code, rec.Body.String())
+	}
+	e.createUser(t, "bob") // no attributes
+	tests := []struct {
+		path   string
+		status int
+		want   string // JSON body, or the problem code and fields
+		fields []string
+	}{
+		{"/users/1/claims?token=access", 200, `{"claims":{"department":"eng","tier":"gold"}}`, nil},
+		{"/users/1/claims?token=id", 200, `{"claims":{"tier":"gold"}}`, nil},
+		{"/users/2/claims?token=access", 200, `{"claims":{}}`, nil},
+		{"/users/1/claims", 422, "invalid", []string{"token required"}},
+		{"/users/1/claims?token=ID", 422, "invalid", []string{"token unknown"}},
+		{"/users/1/claims?token=", 422, "invalid", []string{"token unknown"}},
+		{"/users/99/claims?token=access", 404, "not_found", nil},
+		{"/users/abc/claims?token=access", 404, "not_found", nil},
+		{"/users/1/claims?token=%zz", 400, "malformed_query", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			rec := e.do(t, "GET", base+tt.path, e.allKey, nil)
+			if tt.status == 200 {
+				wantJSON(t, rec, 200, tt.want)
+				return
+			}
+			wantProblem(t, rec, tt.status, tt.want, tt.fields...)
+		})
+	}
+	// The preview follows a mapper change at once.
+	if rec := e.do(t, "DELETE", base+"/claim-mappers/tier", e.allKey, nil); rec.Code != 204 {
+		t.Fatalf("DELETE mapper: %d", rec.Code)
+	}
+	wantJSON(t, e.do(t, "GET", base+"/users/1/claims?token=access", e.allKey, nil), 200, `{"claims":{"department":"eng"}}`)
+}
+
+// TestClaimsPreviewNeedsBothScopes: users:read alone or claim_mappers:read
+// alone is 403 naming both.
+func TestClaimsPreviewNeedsBothScopes(t *testing.T) {
+	e := newTestEnv(t)
+	e.seed(t)
+	both := mustKey(t, e.ws, "users:read", "claim_mappers:read")
+	wantStatus(t, e.do(t, "GET", base+"/users/1/claims?token=access", both, nil), http.StatusOK)
+	for _, key := range []string{e.keys["users:read"], e.keys["claim_mappers:read"]} {
+		rec := e.do(t, "GET", base+"/users/1/claims?token=access", key, nil)
+		wantProblem(t, rec, http.StatusForbidden, "forbidden")
+		want := `Bearer error="insufficient_scope", scope="users:read claim_mappers:read"`
+		if got := rec.Header().Get("WWW-Authenticate"); got != want {
+			t.Errorf("WWW-Authenticate %q, want %q", got, want)
+		}
+	}
+}
+
+// TestEnableUser: a disabled user is enabled again, idempotently, and can
+// log in.
+func TestEnableUser(t *testing.T) {
+	e := newTestEnv(t)
+	e.createUser(t, "ada")
+	wantNoContent(t, e.do(t, "DELETE", base+"/users/1", e.allKey, nil))
+	if _, err := e.ws.Authenticate(t.Context(), "ada", "pw-ada-long"); err == nil {
+		t.Fatal("a disabled user logged in")
+	}
+	for range 2 {
+		wantNoContent(t, e.do(t, "POST", base+"/users/1/enable", e.allKey, nil))
+	}
+	wantJSON(t, e.do(t, "GET", base+"/users/1", e.allKey, nil), 200, userJSON("1", "ada", "ada@example.com", "Ada", true))
+	if _, err := e.ws.Authenticate(t.Context(), "ada", "pw-ada-long"); err != nil {
+		t.Errorf("the enabled user cannot log in: %v", err)
+	}
+	wantProblem(t, e.do(t, "POST", base+"/users/2/enable", e.allKey, nil), 404, "not_found")
+	wantProblem(t, e.do(t, "POST", base+"/users/0/enable", e.allKey, nil), 404, "not_found")
+}

@@ -1,0 +1,206 @@
+package identity
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// verificationPrefix starts every email verification token; see newToken
+// for the rest.
+const verificationPrefix = "idv_"
+
+// EmailVerificationJob is the EventType of the deliveries that are
+// verification emails (see EmailJobs). It is no event type: webhook
+// endpoints cannot subscribe to it.
+const EmailVerificationJob EventType = "email.verification"
+
+// emailJobKindVerify is the kind of a verification email job.
+const emailJobKindVerify = "verify_email"
+
+// emailJob is the payload of an email job: what the dispatcher needs to
+// send it. Never a token: the dispatcher makes one for each attempt.
+type emailJob struct {
+	Kind   string `json:"kind"`
+	UserID int64  `json:"userId"`
+	// Email is the address the job was queued for; if the user's email
+	// has changed since, the job is dropped.
+	Email string `json:"email"`
+}
+
+// queueVerificationEmail queues a verification email to the user's
+// current address in tx, the transaction that created the user or
+// changed its email, when the workspace has SMTP settings; without them it
+// does nothing. Nothing is sent here: the dispatcher sends the email after
+// the transaction commits, so the SMTP server's speed or health never
+// touches the change itself.
+func (w *Workspace) queueVerificationEmail(tx store.Tx, u store.User) error {
+	settings, err := w.settings(tx)
+	if err != nil || settings.SMTP == nil {
+		return err
+	}
+	return w.enqueueEmailJob(tx, emailJob{Kind: emailJobKindVerify, UserID: u.ID, Email: u.Email})
+}
+
+// enqueueEmailJob records the job as a pending delivery without endpoint,
+// due now.
+func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
+	payload, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	eventID, err := newEventID()
+	if err != nil {
+		return err
+	}
+	id, err := tx.NextID(w.slug, store.SeqDeliveries)
+	if err != nil {
+		return err
+	}
+	now := w.svc.timestamp()
+	return tx.PutDelivery(w.slug, store.Delivery{
+		ID: id, EndpointID: store.NoEndpoint, EventID: eventID, EventType: string(EmailVerificationJob),
+		Payload: payload, CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
+	})
+}
+
+// SendVerificationEmail queues a new verification email to the user's
+// current address, for a user whose link expired or got lost. Earlier
+// links for the same address stay valid until they expire or one is
+// used. An unknown user is a not-found error; a workspace without SMTP
+// settings, or a user whose email is verified already, is a CodeConflict
+// error.
+func (w *Workspace) SendVerificationEmail(ctx context.Context, userID int64) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		u, err := w.user(tx, userID)
+		if err != nil {
+			return err
+		}
+		settings, err := w.settings(tx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case settings.SMTP == nil:
+			return errorf(CodeConflict, "workspace %q has no SMTP settings", w.slug)
+		case u.EmailVerified:
+			return errorf(CodeConflict, "the email of user %d is verified already", userID)
+		}
+		return w.enqueueEmailJob(tx, emailJob{Kind: emailJobKindVerify, UserID: u.ID, Email: u.Email})
+	})
+	return fromStore(err, "user")
+}
+
+// ConfirmEmail checks an email verification token, the one in the link of
+// a verification email, and marks the user's email verified: the token
+// becomes used and EmailVerified true in one transaction, which emits
+// user.updated. It returns the user after the change.
+//
+// A token works once, until its lifetime (SMTPSettings.TokenLifetime,
+// default 24 h from sending) is over, and only while the address it was
+// sent to is still the user's email. A malformed or unknown token, or one
+// sent to an address the user no longer has, is a CodeTokenInvalid error;
+// an expired one CodeTokenExpired; a used one CodeTokenUsed (the email
+// stays verified). Test them with errors.Is and ErrTokenInvalid,
+// ErrTokenExpired and ErrTokenUsed. A token of another workspace is
+// unknown here. Confirming does not depend on the SMTP settings, which may
+// have changed since sending, nor on the user being enabled.
+func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error) {
+	id, secret, ok := parseToken(verificationPrefix, token)
+	if !ok {
+		return User{}, errTokenInvalid()
+	}
+	now := w.svc.timestamp()
+	// Refuse a bad token in a read, so that guessing costs no write.
+	err := w.view(ctx, func(tx store.Tx) error {
+		_, _, err := w.checkVerificationToken(tx, id, secret, now)
+		return err
+	})
+	if err != nil {
+		return User{}, fromStore(err, "verification token")
+	}
+	var u store.User
+	err = w.update(ctx, func(tx store.Tx) error {
+		t, user, err := w.checkVerificationToken(tx, id, secret, now)
+		if err != nil {
+			return err
+		}
+		u = user
+		t.UsedAt = now
+		if err := tx.PutVerificationToken(w.slug, t); err != nil {
+			return err
+		}
+		if u.EmailVerified {
+			return nil // verified already by another link to the same address
+		}
+		u.EmailVerified, u.UpdatedAt, u.Version = true, now, newVersion(u.Version)
+		if err := tx.PutUser(w.slug, u); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserUpdated, userFromRecord(u))
+	})
+	if err != nil {
+		return User{}, fromStore(err, "verification token")
+	}
+	return userFromRecord(u), nil
+}
+
+// checkVerificationToken returns the token with the id and its user if
+// the secret matches and the token may be used at now, and otherwise the
+// error ConfirmEmail reports.
+func (w *Workspace) checkVerificationToken(tx store.Tx, id, secret string, now time.Time) (store.VerificationToken, store.User, error) {
+	t, err := tx.VerificationToken(w.slug, id)
+	switch {
+	case isNotFound(err):
+		return t, store.User{}, errTokenInvalid()
+	case err != nil:
+		return t, store.User{}, err
+	case !secretMatches(secret, t.SecretHash):
+		return t, store.User{}, errTokenInvalid()
+	case !t.UsedAt.IsZero():
+		return t, store.User{}, errorf(CodeTokenUsed, "the verification token was used already")
+	case !now.Before(t.ExpiresAt):
+		return t, store.User{}, errorf(CodeTokenExpired, "the verification token has expired")
+	}
+	u, err := w.user(tx, t.UserID)
+	switch {
+	case ErrorCode(err) == CodeNotFound:
+		return t, u, errTokenInvalid()
+	case err != nil:
+		return t, u, err
+	case u.Email != t.Email:
+		return t, u, errorf(CodeTokenInvalid, "the verification token was sent to an address that is no longer the user's email")
+	}
+	return t, u, nil
+}
+
+func errTokenInvalid() *Error {
+	return errorf(CodeTokenInvalid, "invalid verification token")
+}
+
+// EmailJobs returns the workspace's verification email jobs, pending,
+// succeeded and failed, in ascending id order: a Delivery each, with
+// EndpointID 0, EventType EmailVerificationJob and UserID set; LastStatus
+// is the SMTP reply code of the last attempt (250 on success, 0 when no
+// reply came). Workspace.Deliveries, which lists an endpoint's deliveries,
+// never includes them. RetryDelivery queues a failed one again.
+func (w *Workspace) EmailJobs(ctx context.Context) ([]Delivery, error) {
+	var recs []store.Delivery
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if _, err := tx.Workspace(w.slug); err != nil {
+			return err
+		}
+		recs, err = tx.Deliveries(w.slug, store.NoEndpoint)
+		return err
+	})
+	if err != nil {
+		return nil, fromStore(err, "workspace")
+	}
+	out := make([]Delivery, len(recs))
+	for i, r := range recs {
+		out[i] = deliveryFromRecord(r)
+	}
+	return out, nil
+}

@@ -1,0 +1,408 @@
+package identity_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
+	"github.com/identitylib/identity/store/memstore"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// cheapArgon2 keeps password hashing fast in tests.
+var cheapArgon2 = identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}
+
+// testStores returns a fresh store of each kind, closed when the test ends.
+func testStores(t *testing.T) map[string]store.Store {
+	t.Helper()
+	bolt, err := boltstore.Open(filepath.Join(t.TempDir(), "id.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bolt.Close() })
+	return map[string]store.Store{"memstore": memstore.New(), "boltstore": bolt}
+}
+
+// newWorkspace returns workspace "acme" of a Service over st with the fake
+// clock (a new one when clock is nil) and cheap hashing.
+func newWorkspace(t *testing.T, st store.Store, clock *fakeClock, opts *identity.Options) (*identity.Service, *identity.Workspace) {
+	t.Helper()
+	if clock == nil {
+		clock = newFakeClock()
+	}
+	if opts == nil {
+		opts = &identity.Options{}
+	}
+	opts.Now, opts.PasswordHashing = clock.Now, &cheapArgon2
+	svc, err := identity.New(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := svc.CreateWorkspace(t.Context(), "acme", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, ws
+}
+
+func mustCreateUser(t *testing.T, ws *identity.Workspace, name string) identity.User {
+	t.Helper()
+	u, err := ws.CreateUser(t.Context(), identity.NewUser{
+		Username: name, Email: name + "@example.com", FullName: "User " + name, Password: "correct horse " + name,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func mustGetUser(t *testing.T, ws *identity.Workspace, id int64) identity.User {
+	t.Helper()
+	u, err := ws.GetUser(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// wantErrCode fails the test unless err has the code ("" for nil) and
+// matches the code's sentinel.
+func wantErrCode(t *testing.T, err error, code identity.Code) {
+	t.Helper()
+	if got := identity.ErrorCode(err); got != code {
+		t.Fatalf("error code %q (err %v), want %q", got, err, code)
+	}
+	if code != "" && !errorsIs(err, code) {
+		t.Fatalf("errors.Is(%v, the sentinel of %q) = false", err, code)
+	}
+}
+
+func errorsIs(err error, code identity.Code) bool {
+	sentinels := map[identity.Code]error{
+		identity.CodeInvalid: identity.ErrInvalid, identity.CodeNotFound: identity.ErrNotFound,
+		identity.CodeConflict: identity.ErrConflict, identity.CodeInternal: identity.ErrInternal,
+		identity.CodePreconditionFailed:   identity.ErrPreconditionFailed,
+		identity.CodeIdempotencyKeyReused: identity.ErrIdempotencyKeyReused,
+		identity.CodeIdempotencyKeyInUse:  identity.ErrIdempotencyKeyInUse,
+	}
+	s, ok := sentinels[code]
+	return ok && errors.Is(err, s)
+}
+
+// TestVersionChangesOnEveryWrite: every write of a user, a claim mapper or
+// a webhook endpoint gives it a new version, in both stores; reads return
+// the version the write returned; a no-op and writes beside the record
+// (attributes, roles) leave it as it was.
+func TestVersionChangesOnEveryWrite(t *testing.T) {
+	for name, st := range testStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			_, ws := newWorkspace(t, st, nil, nil)
+			u := mustCreateUser(t, ws, "ada")
+			if u.Version <= 0 {
+				t.Fatalf("created user has version %d, want a positive one", u.Version)
+			}
+			if got := mustGetUser(t, ws, u.ID).Version; got != u.Version {
+				t.Fatalf("GetUser version %d, CreateUser returned %d", got, u.Version)
+			}
+			// A second Service with other hashing parameters rehashes at
+			// login: a write of the record, so a new version.
+			raised := identity.Argon2Params{Memory: 128, Time: 1, Threads: 1}
+			svc2, err := identity.New(st, &identity.Options{PasswordHashing: &raised})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws2, err := svc2.Workspace(ctx, "acme")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tests := []struct {
+				name    string
+				write   func() error
+				changes bool
+			}{
+				{"UpdateUser", func() error {
+					_, err := ws.UpdateUser(ctx, u.ID, identity.UserUpdate{Email: "ada@lovelace.org", FullName: "Ada"})
+					return err
+				}, true},
+				{"DisableUser", func() error { return ws.DisableUser(ctx, u.ID) }, true},
+				{"DisableUser again (no-op)", func() error { return ws.DisableUser(ctx, u.ID) }, false},
+				{"EnableUser", func() error { return ws.EnableUser(ctx, u.ID) }, true},
+				{"EnableUser again (no-op)", func() error { return ws.EnableUser(ctx, u.ID) }, false},
+				{"SetPassword", func() error { return ws.SetPassword(ctx, u.ID, "a new passphrase") }, true},
+				{"rehash at login", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, true},
+				{"login without rehash", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, false},
+				{"SetAttribute", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, false},
+				{"AssignRole", func() error { return ws.AssignRole(ctx, u.ID, 7) }, false},
+			}
+			seen := map[int64]bool{u.Version: true}
+			prev := u.Version
+			for _, tt := range tests {
+				if err := tt.write(); err != nil {
+					t.Fatalf("%s: %v", tt.name, err)
+				}
+				got := mustGetUser(t, ws, u.ID).Version
+				switch {
+				case tt.changes && (got == prev || seen[got]):
+					t.Errorf("%s: version %d, want a new one (before: %d)", tt.name, got, prev)
+				case !tt.changes && got != prev:
+					t.Errorf("%s: version %d, want it unchanged (%d)", tt.name, got, prev)
+				}
+				seen[got], prev = true, got
+			}
+
+			imported, err := ws.ImportUsers(ctx, []identity.ImportedUser{{Username: "bob", Email: "bob@example.com", FullName: "Bob"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if imported[0].Version <= 0 || mustGetUser(t, ws, imported[0].ID).Version != imported[0].Version {
+				t.Errorf("imported user version %d, stored %d; want the same positive one",
+					imported[0].Version, mustGetUser(t, ws, imported[0].ID).Version)
+			}
+
+			m1, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m1.Version <= 0 || m2.Version <= 0 || m1.Version == m2.Version {
+				t.Errorf("mapper versions %d then %d: want two different positive ones", m1.Version, m2.Version)
+			}
+			got, err := ws.ClaimMapper(ctx, "dept")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(m2, got); diff != "" {
+				t.Errorf("ClaimMapper mismatch (-want +got):\n%s", diff)
+			}
+			list, err := ws.ClaimMappers(ctx)
+			if err != nil || len(list) != 1 || list[0].Version != m2.Version {
+				t.Errorf("ClaimMappers = %+v, %v; want the mapper at version %d", list, err, m2.Version)
+			}
+
+			hook, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/a", Events: []string{"user.created"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := ws.GetWebhook(ctx, hook.Endpoint.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hook.Endpoint.Version <= 0 || stored.Version != hook.Endpoint.Version {
+				t.Errorf("webhook version %d, stored %d; want the same positive one", hook.Endpoint.Version, stored.Version)
+			}
+		})
+	}
+}
+
+// TestLegacyRecordsHaveVersionZero: a record written without a version
+// (as before versions existed) reads as version 0, and IfVersion(0)
+// updates it.
+func TestLegacyRecordsHaveVersionZero(t *testing.T) {
+	st := memstore.New()
+	_, ws := newWorkspace(t, st, nil, nil)
+	u := mustCreateUser(t, ws, "ada")
+	err := st.Update(t.Context(), func(tx store.Tx) error {
+		rec, err := tx.User("acme", u.ID)
+		if err != nil {
+			return err
+		}
+		rec.Version = 0
+		return tx.PutUser("acme", rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGetUser(t, ws, u.ID).Version; got != 0 {
+		t.Fatalf("version %d, want 0", got)
+	}
+	updated, err := ws.UpdateUser(t.Context(), u.ID, identity.UserUpdate{Email: u.Email, FullName: "Ada", Precondition: identity.IfVersion(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updated.Version == 0 {
+		t.Error("the update left version 0")
+	}
+}
+
+// TestUpdateUserPrecondition: a conditional update happens only when its
+// precondition holds; otherwise it fails with CodePreconditionFailed and
+// the stored user is as it was.
+func TestUpdateUserPrecondition(t *testing.T) {
+	tests := []struct {
+		name string
+		// pre builds the precondition from the current and a stale version.
+		pre  func(cur, stale int64) *identity.Precondition
+		want identity.Code
+	}{
+		{"none", func(cur, stale int64) *identity.Precondition { return nil }, ""},
+		{"current version", func(cur, stale int64) *identity.Precondition { return identity.IfVersion(cur) }, ""},
+		{"stale version", func(cur, stale int64) *identity.Precondition { return identity.IfVersion(stale) }, identity.CodePreconditionFailed},
+		{"one of several", func(cur, stale int64) *identity.Precondition {
+			return &identity.Precondition{Versions: []int64{stale, cur}}
+		}, ""},
+		{"exists", func(cur, stale int64) *identity.Precondition { return &identity.Precondition{Exists: true} }, ""},
+		{"absent", func(cur, stale int64) *identity.Precondition { return &identity.Precondition{Absent: true} }, identity.CodePreconditionFailed},
+		{"not the current version", func(cur, stale int64) *identity.Precondition {
+			return &identity.Precondition{NotVersions: []int64{cur}}
+		}, identity.CodePreconditionFailed},
+		{"not a stale version", func(cur, stale int64) *identity.Precondition {
+			return &identity.Precondition{NotVersions: []int64{stale}}
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ws := newWorkspace(t, memstore.New(), nil, nil)
+			u := mustCreateUser(t, ws, "ada")
+			stale := u.Version
+			if err := ws.DisableUser(t.Context(), u.ID); err != nil {
+				t.Fatal(err)
+			}
+			before := mustGetUser(t, ws, u.ID)
+			got, err := ws.UpdateUser(t.Context(), u.ID, identity.UserUpdate{
+				Email: "ada@lovelace.org", FullName: "Countess", Precondition: tt.pre(before.Version, stale),
+			})
+			wantErrCode(t, err, tt.want)
+			after := mustGetUser(t, ws, u.ID)
+			if tt.want != "" {
+				if diff := cmp.Diff(before, after); diff != "" {
+					t.Errorf("a refused update changed the user (-before +after):\n%s", diff)
+				}
+				return
+			}
+			if diff := cmp.Diff(got, after); diff != "" {
+				t.Errorf("stored user differs from the returned one (-returned +stored):\n%s", diff)
+			}
+			if after.Email != "ada@lovelace.org" || after.Version == before.Version {
+				t.Errorf("after the update: %+v; want the new email and a new version", after)
+			}
+		})
+	}
+	t.Run("missing user is not found", func(t *testing.T) {
+		_, ws := newWorkspace(t, memstore.New(), nil, nil)
+		_, err := ws.UpdateUser(t.Context(), 42, identity.UserUpdate{Email: "x@example.com", FullName: "X", Precondition: identity.IfVersion(1)})
+		wantErrCode(t, err, identity.CodeNotFound)
+	})
+}
+
+// TestPutClaimMapperPrecondition: update-only, create-only and
+// version-matching puts, on a missing and an existing mapper.
+func TestPutClaimMapperPrecondition(t *testing.T) {
+	const stale, current = "stale", "current"
+	tests := []struct {
+		name     string
+		existing bool
+		pre      func(versions map[string]int64) *identity.Precondition
+		want     identity.Code
+	}{
+		{"create only, missing", false, func(map[string]int64) *identity.Precondition { return &identity.Precondition{Absent: true} }, ""},
+		{"create only, existing", true, func(map[string]int64) *identity.Precondition { return &identity.Precondition{Absent: true} }, identity.CodePreconditionFailed},
+		{"update only, missing", false, func(map[string]int64) *identity.Precondition { return &identity.Precondition{Exists: true} }, identity.CodePreconditionFailed},
+		{"update only, existing", true, func(map[string]int64) *identity.Precondition { return &identity.Precondition{Exists: true} }, ""},
+		{"current version", true, func(v map[string]int64) *identity.Precondition { return identity.IfVersion(v[current]) }, ""},
+		{"stale version", true, func(v map[string]int64) *identity.Precondition { return identity.IfVersion(v[stale]) }, identity.CodePreconditionFailed},
+		{"a version, missing", false, func(map[string]int64) *identity.Precondition { return identity.IfVersion(0) }, identity.CodePreconditionFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			_, ws := newWorkspace(t, memstore.New(), nil, nil)
+			versions := map[string]int64{}
+			if tt.existing {
+				m, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-old"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				versions[stale] = m.Version
+				if m, err = ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {
+					t.Fatal(err)
+				}
+				versions[current] = m.Version
+			}
+			before, _ := ws.ClaimMappers(ctx)
+			got, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-new", Precondition: tt.pre(versions)})
+			wantErrCode(t, err, tt.want)
+			after, _ := ws.ClaimMappers(ctx)
+			if tt.want != "" {
+				if diff := cmp.Diff(before, after); diff != "" {
+					t.Errorf("a refused put changed the mappers (-before +after):\n%s", diff)
+				}
+				return
+			}
+			if diff := cmp.Diff([]identity.ClaimMapper{got}, after); diff != "" {
+				t.Errorf("mappers after the put (-returned +stored):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestConditionalUpdatesRace: writers that all read the same version and
+// update with it: exactly one succeeds, and the stored user is its write.
+func TestConditionalUpdatesRace(t *testing.T) {
+	for name, st := range testStores(t) {
+		t.Run(name, func(t *testing.T) {
+			_, ws := newWorkspace(t, st, nil, nil)
+			u := mustCreateUser(t, ws, "ada")
+			const writers = 8
+			results := make([]error, writers)
+			updated := make([]identity.User, writers)
+			var wg sync.WaitGroup
+			for i := range writers {
+				wg.Go(func() {
+					updated[i], results[i] = ws.UpdateUser(context.Background(), u.ID, identity.UserUpdate{
+						Email: u.Email, FullName: "Writer " + string(rune('A'+i)), Precondition: identity.IfVersion(u.Version),
+					})
+				})
+			}
+			wg.Wait()
+			var winners []identity.User
+			for i, err := range results {
+				switch identity.ErrorCode(err) {
+				case "":
+					winners = append(winners, updated[i])
+				case identity.CodePreconditionFailed:
+				default:
+					t.Errorf("writer %d: %v", i, err)
+				}
+			}
+			if len(winners) != 1 {
+				t.Fatalf("%d updates succeeded, want exactly 1", len(winners))
+			}
+			if diff := cmp.Diff(winners[0], mustGetUser(t, ws, u.ID)); diff != "" {
+				t.Errorf("stored user is not the winner's write (-winner +stored):\n%s", diff)
+			}
+		})
+	}
+}

@@ -160,9 +160,12 @@
 //
 // # Costs
 //
-// Every call is one round trip to the server or, for a listing whose page
-// comes out empty, two; View adds BEGIN and ROLLBACK, Update BEGIN and
-// COMMIT (one fsync of the server's WAL). A user by id, username or email
+// Every call is one round trip to the server; a lookup that finds nothing,
+// a listing whose page comes out empty and a page at a deep offset cost a
+// second one. View adds BEGIN and ROLLBACK, Update BEGIN (with the gate)
+// and COMMIT (one fsync of the server's WAL), so a bulk import is bound by
+// round trips: about a thousand users a second through ImportUsers on a
+// loaded 2-core machine, against a hundred thousand and more on bbolt. A user by id, username or email
 // is a unique index lookup; an unfiltered page costs its size plus, at a
 // deep offset, a read of the chunk counts (one row per 1024 users); a
 // prefix search costs in proportion to the users it matches, whose ids it

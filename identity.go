@@ -157,7 +157,7 @@ func (w *Workspace) update(ctx context.Context, fn func(store.Tx) error) error {
 // lowercase letters, digits and hyphens and starts and ends with a letter or
 // digit. A nil settings means DefaultSettings. A taken slug is a conflict.
 func (s *Service) CreateWorkspace(ctx context.Context, slug string, settings *Settings) (*Workspace, error) {
-	if err := checkSlug(slug); err != nil {
+	if err := CheckSlug(slug); err != nil {
 		return nil, err
 	}
 	set := DefaultSettings()
@@ -213,7 +213,12 @@ func (s *Service) Workspaces(ctx context.Context) ([]*Workspace, error) {
 	return out, nil
 }
 
-func checkSlug(slug string) error {
+// CheckSlug reports whether slug is a valid workspace slug: 1-63
+// characters of lowercase letters, digits and hyphens, starting and ending
+// with a letter or digit. It returns nil or a CodeInvalid *Error whose
+// Fields name the broken rule, the error CreateWorkspace returns for the
+// slug. Programs call it to refuse a slug before they open a store.
+func CheckSlug(slug string) error {
 	var p problems
 	if checkText(&p, "slug", slug, 1, 63) && !validSlug(slug) {
 		p.add("slug", RulePattern, "must be lowercase letters, digits and hyphens, starting and ending with a letter or digit")

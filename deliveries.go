@@ -62,7 +62,7 @@ func deliveryFromRecord(r store.Delivery) Delivery {
 	if r.Status == store.DeliveryPending {
 		out.NextAttemptAt = r.NextAttemptAt
 	}
-	if r.EndpointID == store.NoEndpoint {
+	if r.Kind == store.JobMail {
 		var job emailJob
 		if json.Unmarshal(r.Payload, &job) == nil {
 			out.UserID = job.UserID
@@ -143,7 +143,7 @@ func retryable(tx store.Tx, slug string, d store.Delivery) error {
 	if d.Status != store.DeliveryFailed {
 		return errorf(CodeConflict, "delivery %d is %s; only a failed delivery can be retried", d.ID, d.Status)
 	}
-	if d.EndpointID == store.NoEndpoint {
+	if d.Kind == store.JobMail {
 		return nil // an email job: no endpoint to be disabled
 	}
 	hook, err := tx.Webhook(slug, d.EndpointID)

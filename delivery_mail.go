@@ -35,15 +35,15 @@ var errLeaseLost = errors.New("lease lost")
 // always-enabled endpoint (which MaxPerEndpoint caps) that is never
 // failing or disabled.
 func endpointFor(tx store.Tx, slug string, id int64) (store.Webhook, error) {
-	if id == store.NoEndpoint {
-		return store.Webhook{ID: store.NoEndpoint, Enabled: true}, nil
+	if id == 0 {
+		return store.Webhook{Enabled: true}, nil
 	}
 	return tx.Webhook(slug, id)
 }
 
 // isEmail reports whether the job is an email rather than a webhook
 // request.
-func (j deliveryJob) isEmail() bool { return j.delivery.EndpointID == store.NoEndpoint }
+func (j deliveryJob) isEmail() bool { return j.delivery.Kind == store.JobMail }
 
 // preparedMail is an email ready to go, with the server to send it
 // through.

@@ -45,7 +45,7 @@ func (w *Workspace) emit(tx store.Tx, typ EventType, data any) error {
 			return err
 		}
 		err = tx.PutDelivery(w.slug, store.Delivery{
-			ID: id, EndpointID: h.ID, EventID: eventID, EventType: string(typ), Payload: payload,
+			ID: id, Kind: store.JobWebhook, EndpointID: h.ID, EventID: eventID, EventType: string(typ), Payload: payload,
 			CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
 		})
 		if err != nil {

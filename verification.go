@@ -61,7 +61,7 @@ func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
 	}
 	now := w.svc.timestamp()
 	return tx.PutDelivery(w.slug, store.Delivery{
-		ID: id, EndpointID: store.NoEndpoint, EventID: eventID, EventType: string(EmailVerificationJob),
+		ID: id, Kind: store.JobMail, EventID: eventID, EventType: string(EmailVerificationJob),
 		Payload: payload, CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
 	})
 }
@@ -192,7 +192,7 @@ func (w *Workspace) EmailJobs(ctx context.Context) ([]Delivery, error) {
 		if _, err := tx.Workspace(w.slug); err != nil {
 			return err
 		}
-		recs, err = tx.Deliveries(w.slug, store.NoEndpoint)
+		recs, err = tx.MailJobs(w.slug)
 		return err
 	})
 	if err != nil {

@@ -34,6 +34,9 @@ var (
 	ErrConflict = errors.New("store: unique index conflict")
 	// ErrReadOnly reports a write attempted inside a View transaction.
 	ErrReadOnly = errors.New("store: write in a read-only transaction")
+	// ErrTxDone reports use of a Tx after the function it was passed to
+	// returned.
+	ErrTxDone = errors.New("store: transaction used after it ended")
 	// ErrClosed reports use of a Store after Close.
 	ErrClosed = errors.New("store: closed")
 )
@@ -63,10 +66,25 @@ type Store interface {
 	Close() error
 }
 
-// Tx is one transaction. Every method that names a workspace returns
-// ErrNotFound when the workspace does not exist. Records passed in are not
-// retained; records returned are copies.
+// Tx is one transaction: the records and the queue of jobs, which one
+// transaction spans so that a change and the jobs it queues (the outbox)
+// commit or roll back together. Every method that names a workspace
+// returns ErrNotFound when the workspace does not exist. Records passed in
+// are not retained; records returned are copies.
+//
+// What the front guarantees. A store passes its transactions to fn through
+// RunView and RunUpdate, which enforce the lifecycle once for every
+// store: a write method of a View transaction returns ErrReadOnly, and any
+// method called after fn returned returns ErrTxDone, before the store's
+// own method runs. An implementation therefore never checks either; it
+// states only its own work.
 type Tx interface {
+	Records
+	Queue
+}
+
+// Records are the stored records of workspaces and what belongs to them.
+type Records interface {
 	// PutWorkspace creates the workspace (and its empty namespace) or
 	// replaces its record.
 	PutWorkspace(w Workspace) error
@@ -133,35 +151,6 @@ type Tx interface {
 	// their due-index entries), or returns ErrNotFound.
 	DeleteWebhook(slug string, id int64) error
 
-	// PutDelivery creates or replaces the delivery with d.ID. The endpoint
-	// d.EndpointID must exist (ErrNotFound otherwise) unless it is
-	// NoEndpoint. The store keeps a due index in step: a pending delivery
-	// is due at d.DueAt().
-	PutDelivery(slug string, d Delivery) error
-	// Delivery returns the delivery with the id.
-	Delivery(slug string, id int64) (Delivery, error)
-	// ClaimDelivery reads the delivery with the id, like Delivery, for a
-	// write that follows in this transaction (a dispatcher's lease). It
-	// returns false, and no error, when there is no such delivery or
-	// another transaction holds it for a write of its own: the caller
-	// treats it as taken and moves on instead of waiting. A store whose
-	// Update transactions run one at a time never sees a held delivery.
-	// Inside View it returns ErrReadOnly.
-	ClaimDelivery(slug string, id int64) (Delivery, bool, error)
-	// Deliveries returns every delivery of the endpoint (pending, succeeded
-	// and failed) in ascending id order; none for an unknown endpoint.
-	// Deliveries(slug, NoEndpoint) returns the workspace's mail jobs.
-	Deliveries(slug string, endpointID int64) ([]Delivery, error)
-	// DueDeliveries returns up to limit pending deliveries of every
-	// workspace whose DueAt is at or before now, in ascending DueAt order
-	// (ties in any stable order).
-	DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error)
-	// NextDueAt returns the earliest DueAt of any pending delivery of any
-	// workspace, and false when there is none.
-	NextDueAt() (time.Time, bool, error)
-	// PendingDeliveries counts the pending deliveries of every workspace.
-	PendingDeliveries() (int, error)
-
 	// PutSession creates or replaces the session with s.ID and keeps the
 	// per-user index in step.
 	PutSession(slug string, s Session) error
@@ -197,6 +186,42 @@ type Tx interface {
 	// workspace whose ExpiresAt is at or before now, earliest ExpiresAt
 	// first, and returns how many it removed.
 	DeleteExpiredIdempotency(now time.Time, limit int) (int, error)
+}
+
+// Queue is the queue of jobs: webhook deliveries and mail jobs, with the
+// due index that every workspace's pending jobs share.
+type Queue interface {
+	// PutDelivery creates or replaces the job with d.ID. The endpoint of a
+	// webhook job, d.EndpointID, must exist (ErrNotFound otherwise); a mail
+	// job has EndpointID 0 and belongs to no endpoint. The store keeps a
+	// due index in step: a pending job is due at d.DueAt().
+	PutDelivery(slug string, d Delivery) error
+	// Delivery returns the delivery with the id.
+	Delivery(slug string, id int64) (Delivery, error)
+	// ClaimDelivery reads the delivery with the id, like Delivery, for a
+	// write that follows in this transaction (a dispatcher's lease). It
+	// returns false, and no error, when there is no such delivery or
+	// another transaction holds it for a write of its own: the caller
+	// treats it as taken and moves on instead of waiting. A store whose
+	// Update transactions run one at a time never sees a held delivery.
+	// It is a write: inside View the front returns ErrReadOnly.
+	ClaimDelivery(slug string, id int64) (Delivery, bool, error)
+	// Deliveries returns every webhook job of the endpoint (pending,
+	// succeeded and failed) in ascending id order; none for an unknown
+	// endpoint.
+	Deliveries(slug string, endpointID int64) ([]Delivery, error)
+	// MailJobs returns every mail job of the workspace (pending, succeeded
+	// and failed) in ascending id order.
+	MailJobs(slug string) ([]Delivery, error)
+	// DueDeliveries returns up to limit pending deliveries of every
+	// workspace whose DueAt is at or before now, in ascending DueAt order
+	// (ties in any stable order).
+	DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error)
+	// NextDueAt returns the earliest DueAt of any pending delivery of any
+	// workspace, and false when there is none.
+	NextDueAt() (time.Time, bool, error)
+	// PendingDeliveries counts the pending deliveries of every workspace.
+	PendingDeliveries() (int, error)
 }
 
 // Sequence names a per-workspace id sequence.
@@ -295,17 +320,26 @@ const (
 	DeliveryFailed    DeliveryStatus = "failed"
 )
 
-// NoEndpoint is the EndpointID of a delivery that is no webhook request
-// but an email the identity package sends (a verification email): a mail
-// job. It belongs to no endpoint; Deliveries(slug, NoEndpoint) lists a
-// workspace's mail jobs. Everything else about the queue (due index,
-// leases, the pending count) is the same for both kinds.
-const NoEndpoint int64 = 0
+// JobKind is what a job of the queue does when it is attempted.
+type JobKind string
 
-// Delivery is one event for one webhook endpoint, or one mail job (see
-// NoEndpoint), with its attempts.
+// The kinds of job. Everything about the queue (due index, leases, the
+// pending count) is the same for both.
+const (
+	// JobWebhook is an event for one webhook endpoint: an HTTP request.
+	JobWebhook JobKind = "webhook"
+	// JobMail is an email the identity package sends (a verification
+	// email). It belongs to no endpoint.
+	JobMail JobKind = "mail"
+)
+
+// Delivery is one job of the queue, with its attempts: an event for one
+// webhook endpoint (Kind JobWebhook) or an email (Kind JobMail).
 type Delivery struct {
-	ID         int64
+	ID   int64
+	Kind JobKind
+	// EndpointID is the webhook endpoint of a webhook job; 0 for a mail
+	// job.
 	EndpointID int64
 	// EventID identifies the event; it is the same for every endpoint the
 	// event fans out to and stays the same across retries.

@@ -88,7 +88,7 @@ func TestReopenKeepsData(t *testing.T) {
 	}
 	hook := store.Webhook{ID: 1, URL: "https://example.com/hook", Events: []string{"user.created"},
 		Enabled: true, CreatedAt: testTime, Secret: "s3cret", FailingSince: testTime.Add(time.Second)}
-	delivery := store.Delivery{ID: 1, EndpointID: 1, EventID: "ev1", EventType: "user.created",
+	delivery := store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1, EventID: "ev1", EventType: "user.created",
 		Payload: []byte(`{"id":1}`), CreatedAt: testTime, Status: store.DeliveryPending, Attempts: 2,
 		NextAttemptAt: testTime.Add(time.Minute), LeaseUntil: testTime.Add(2 * time.Minute), LeaseOwner: "d1",
 		LastAttemptAt: testTime.Add(time.Second), LastStatus: 502, LastError: "bad gateway"}
@@ -289,7 +289,7 @@ func TestWritesInViewReturnErrReadOnly(t *testing.T) {
 		{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook(testSlug, store.Webhook{ID: 2}) }},
 		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(testSlug, 1) }},
 		{"PutDelivery", func(tx store.Tx) error {
-			return tx.PutDelivery(testSlug, store.Delivery{ID: 1, EndpointID: 1})
+			return tx.PutDelivery(testSlug, store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1})
 		}},
 		{"PutSession", func(tx store.Tx) error { return tx.PutSession(testSlug, store.Session{ID: "s", UserID: 1}) }},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(store.APIKey{ID: "k2", Workspace: testSlug}) }},

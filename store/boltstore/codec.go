@@ -189,9 +189,13 @@ type webhookRecord struct {
 }
 
 // deliveryRecord is the stored form of store.Delivery; the key holds both
-// the endpoint id and the delivery id. A record written before Status
-// existed has none, and is therefore not pending.
+// the endpoint id and the delivery id (endpoint 0 for a mail job). A
+// record written before Status existed has none, and is therefore not
+// pending. A record written before Kind existed has none either: it is a
+// mail job if it is stored under endpoint 0, else a webhook job (see
+// kindOf).
 type deliveryRecord struct {
+	Kind          string `json:"kind,omitempty"`
 	EventID       string `json:"event_id"`
 	EventType     string `json:"event_type"`
 	Payload       []byte `json:"payload,omitempty"`
@@ -329,6 +333,7 @@ func decodeWebhook(k, v []byte) (store.Webhook, error) {
 
 func encodeDelivery(d store.Delivery) ([]byte, error) {
 	return json.Marshal(deliveryRecord{
+		Kind:          string(d.Kind),
 		EventID:       d.EventID,
 		EventType:     d.EventType,
 		Payload:       d.Payload,
@@ -351,9 +356,11 @@ func decodeDelivery(k, v []byte) (store.Delivery, error) {
 	if err := json.Unmarshal(v, &r); err != nil {
 		return store.Delivery{}, fmt.Errorf("boltstore: delivery %d: %w", id, err)
 	}
+	endpoint := decodeID(k)
 	return store.Delivery{
 		ID:            id,
-		EndpointID:    decodeID(k),
+		Kind:          kindOf(r.Kind, endpoint),
+		EndpointID:    endpoint,
 		EventID:       r.EventID,
 		EventType:     r.EventType,
 		Payload:       r.Payload,
@@ -367,6 +374,22 @@ func decodeDelivery(k, v []byte) (store.Delivery, error) {
 		LastStatus:    r.LastStatus,
 		LastError:     r.LastError,
 	}, nil
+}
+
+// kindOf returns the kind of a delivery record stored under the endpoint
+// with the kind field kind. The previous release wrote no kind and stored
+// its mail jobs under endpoint 0, which no endpoint of the identity
+// package has, so a record without a kind is a mail job there and a
+// webhook job anywhere else.
+func kindOf(kind string, endpoint int64) store.JobKind {
+	switch {
+	case kind != "":
+		return store.JobKind(kind)
+	case endpoint == 0:
+		return store.JobMail
+	default:
+		return store.JobWebhook
+	}
 }
 
 func encodeAPIKey(k store.APIKey) ([]byte, error) {

@@ -72,7 +72,7 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if d.EndpointID != store.NoEndpoint && sp.bucket(bucketWebhooks).Get(idKey(d.EndpointID)) == nil {
+	if d.Kind == store.JobWebhook && sp.bucket(bucketWebhooks).Get(idKey(d.EndpointID)) == nil {
 		return notFound("webhook %d", d.EndpointID)
 	}
 	v, err := encodeDelivery(d)
@@ -140,12 +140,27 @@ func (t *tx) addPending(delta int) error {
 	return meta.Put(keyPendingDeliveries, binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
 
-// deleteDeliveriesOf deletes every delivery of the endpoint with the key
-// endpointKey in the workspace slug, their entries in delivery_endpoint and
-// delivery_due, and counts the pending ones out.
+// deleteDeliveriesOf deletes every webhook job of the endpoint with the
+// key endpointKey in the workspace slug, their entries in
+// delivery_endpoint and delivery_due, and counts the pending ones out.
+// Mail jobs share the key prefix of endpoint 0; an endpoint with id 0
+// leaves them alone.
 func (t *tx) deleteDeliveriesOf(slug string, sp *space, endpointKey []byte) error {
 	deliveries := sp.bucket(bucketDeliveries)
 	keys := prefixKeys(deliveries, endpointKey)
+	if decodeID(endpointKey) == 0 {
+		webhookJobs := keys[:0]
+		for _, k := range keys {
+			d, err := decodeDelivery(k, deliveries.Get(k))
+			if err != nil {
+				return err
+			}
+			if d.Kind == store.JobWebhook {
+				webhookJobs = append(webhookJobs, k)
+			}
+		}
+		keys = webhookJobs
+	}
 	if err := deleteKeys(deliveries, keys); err != nil {
 		return err
 	}
@@ -213,6 +228,17 @@ func (sp *space) delivery(endpoint, id int64) (store.Delivery, error) {
 // Deliveries implements store.Tx. An endpoint that does not exist has no
 // deliveries; that is not an error.
 func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
+	return t.jobs(slug, endpointID, store.JobWebhook)
+}
+
+// MailJobs implements store.Tx: mail jobs are stored under endpoint 0.
+func (t *tx) MailJobs(slug string) ([]store.Delivery, error) {
+	return t.jobs(slug, 0, store.JobMail)
+}
+
+// jobs returns the jobs of the kind stored under the endpoint, in
+// ascending id order.
+func (t *tx) jobs(slug string, endpointID int64, kind store.JobKind) ([]store.Delivery, error) {
 	sp, err := t.space(slug)
 	if err != nil {
 		return nil, err
@@ -225,7 +251,9 @@ func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, d)
+		if d.Kind == kind {
+			out = append(out, d)
+		}
 	}
 	return out, nil
 }

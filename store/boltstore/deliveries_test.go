@@ -85,7 +85,7 @@ func randomOp(rng *rand.Rand, slug string) func(store.Tx) error {
 	default:
 		statuses := []store.DeliveryStatus{store.DeliveryPending, store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed, ""}
 		d := store.Delivery{
-			ID: id, EndpointID: endpoint, Status: statuses[rng.IntN(len(statuses))],
+			ID: id, Kind: store.JobWebhook, EndpointID: endpoint, Status: statuses[rng.IntN(len(statuses))],
 			NextAttemptAt: when(), LeaseUntil: when(),
 		}
 		return func(tx store.Tx) error { return tx.PutDelivery(slug, d) }
@@ -203,7 +203,7 @@ func TestOpenFileWithoutNewBuckets(t *testing.T) {
 		t.Fatalf("Open of an old file: %v", err)
 	}
 	defer s.Close()
-	pending := store.Delivery{ID: 2, EndpointID: 1, Status: store.DeliveryPending, NextAttemptAt: time.Unix(5, 0).UTC()}
+	pending := store.Delivery{ID: 2, Kind: store.JobWebhook, EndpointID: 1, Status: store.DeliveryPending, NextAttemptAt: time.Unix(5, 0).UTC()}
 	if err := s.Update(ctx, func(tx store.Tx) error {
 		return errors.Join(
 			tx.PutDelivery("acme", pending),
@@ -261,11 +261,11 @@ func makeOldFile(t *testing.T, path string) {
 // out of the JSON when zero, so that an old record, which lacks them,
 // reads back zero rather than 1970.
 func TestDeliveryRecordOmitsZeroTimes(t *testing.T) {
-	v, err := encodeDelivery(store.Delivery{ID: 1, EndpointID: 1})
+	v, err := encodeDelivery(store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"event_id":"","event_type":"","created_us":-62135596800000000,"next_attempt_us":-62135596800000000}`
+	want := `{"kind":"webhook","event_id":"","event_type":"","created_us":-62135596800000000,"next_attempt_us":-62135596800000000}`
 	if string(v) != want {
 		t.Errorf("record of a bare delivery = %s, want %s", v, want)
 	}

@@ -37,12 +37,16 @@ func dueEntryOf(slug string, d store.Delivery) dueEntry {
 // indexes. n must not hold a delivery with its id.
 func (s *Store) addDelivery(n *namespace, d store.Delivery) {
 	n.delivs[d.ID] = d
-	set := n.byTarget[d.EndpointID]
-	if set == nil {
-		set = make(map[int64]struct{})
-		n.byTarget[d.EndpointID] = set
+	if d.Kind == store.JobMail {
+		n.mail[d.ID] = struct{}{}
+	} else {
+		set := n.byTarget[d.EndpointID]
+		if set == nil {
+			set = make(map[int64]struct{})
+			n.byTarget[d.EndpointID] = set
+		}
+		set[d.ID] = struct{}{}
 	}
-	set[d.ID] = struct{}{}
 	if d.Status == store.DeliveryPending {
 		e := dueEntryOf(n.rec.Slug, d)
 		i, _ := slices.BinarySearchFunc(s.due, e, compareDue)
@@ -54,10 +58,14 @@ func (s *Store) addDelivery(n *namespace, d store.Delivery) {
 // indexes.
 func (s *Store) removeDelivery(n *namespace, d store.Delivery) {
 	delete(n.delivs, d.ID)
-	set := n.byTarget[d.EndpointID]
-	delete(set, d.ID)
-	if len(set) == 0 {
-		delete(n.byTarget, d.EndpointID)
+	if d.Kind == store.JobMail {
+		delete(n.mail, d.ID)
+	} else {
+		set := n.byTarget[d.EndpointID]
+		delete(set, d.ID)
+		if len(set) == 0 {
+			delete(n.byTarget, d.EndpointID)
+		}
 	}
 	if d.Status == store.DeliveryPending {
 		if i, found := slices.BinarySearchFunc(s.due, dueEntryOf(n.rec.Slug, d), compareDue); found {
@@ -72,7 +80,7 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := n.hooks[d.EndpointID]; !ok && d.EndpointID != store.NoEndpoint {
+	if _, ok := n.hooks[d.EndpointID]; !ok && d.Kind == store.JobWebhook {
 		return store.ErrNotFound
 	}
 	d = copyDelivery(d)
@@ -125,12 +133,25 @@ func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error)
 	if err != nil {
 		return nil, err
 	}
-	ids := slices.Sorted(maps.Keys(n.byTarget[endpointID]))
+	return n.jobs(n.byTarget[endpointID]), nil
+}
+
+// MailJobs implements store.Tx.
+func (t *tx) MailJobs(slug string) ([]store.Delivery, error) {
+	n, err := t.read(slug)
+	if err != nil {
+		return nil, err
+	}
+	return n.jobs(n.mail), nil
+}
+
+// jobs returns copies of the jobs with the ids, in ascending id order.
+func (n *namespace) jobs(ids map[int64]struct{}) []store.Delivery {
 	out := make([]store.Delivery, 0, len(ids))
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
 		out = append(out, copyDelivery(n.delivs[id]))
 	}
-	return out, nil
+	return out
 }
 
 // DueDeliveries implements store.Tx by reading the start of the due index.

@@ -74,7 +74,8 @@ type namespace struct {
 	hooks    map[int64]store.Webhook
 	hookIDs  []int64 // ids of webhooks, kept ascending
 	delivs   map[int64]store.Delivery
-	byTarget map[int64]map[int64]struct{} // endpoint id -> delivery ids
+	byTarget map[int64]map[int64]struct{} // endpoint id -> ids of its webhook jobs
+	mail     map[int64]struct{}           // ids of mail jobs
 
 	sessions map[string]store.Session      // by id
 	byUser   map[int64]map[string]struct{} // user id -> session ids
@@ -111,6 +112,7 @@ func newNamespace(w store.Workspace) *namespace {
 		hooks:      make(map[int64]store.Webhook),
 		delivs:     make(map[int64]store.Delivery),
 		byTarget:   make(map[int64]map[int64]struct{}),
+		mail:       make(map[int64]struct{}),
 		sessions:   make(map[string]store.Session),
 		byUser:     make(map[int64]map[string]struct{}),
 		tokens:     make(map[string]store.VerificationToken),

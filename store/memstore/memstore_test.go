@@ -106,7 +106,7 @@ func TestRollbackOfInterleavedWrites(t *testing.T) {
 		if err := tx.PutWebhook(ws, store.Webhook{ID: 1}); err != nil {
 			return err
 		}
-		return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 1, Status: store.DeliveryPending})
+		return tx.PutDelivery(ws, store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1, Status: store.DeliveryPending})
 	})
 	boom := errors.New("boom")
 	err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -122,12 +122,12 @@ func TestRollbackOfInterleavedWrites(t *testing.T) {
 			func() error { return tx.DeleteWebhook(ws, 1) },
 			func() error { return tx.PutWebhook(ws, store.Webhook{ID: 1}) },
 			func() error { return tx.PutWebhook(ws, store.Webhook{ID: 2}) },
-			func() error { return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 2}) },
+			func() error { return tx.PutDelivery(ws, store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 2}) },
 			func() error {
-				return tx.PutDelivery(ws, store.Delivery{ID: 1, EndpointID: 1, Status: store.DeliveryPending})
+				return tx.PutDelivery(ws, store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1, Status: store.DeliveryPending})
 			},
 			func() error {
-				return tx.PutDelivery(ws, store.Delivery{ID: 2, EndpointID: 1, Status: store.DeliveryPending})
+				return tx.PutDelivery(ws, store.Delivery{ID: 2, Kind: store.JobWebhook, EndpointID: 1, Status: store.DeliveryPending})
 			},
 			func() error { return tx.DeleteWebhook(ws, 1) },
 			func() error { return tx.PutSession(ws, store.Session{ID: "s", UserID: 1}) },

@@ -229,7 +229,7 @@ func benchDelivery(i int) store.Delivery {
 		due = benchTime.Add(time.Hour + time.Duration(i)*time.Second)
 	}
 	return store.Delivery{
-		ID: int64(i), EndpointID: 1, EventID: fmt.Sprintf("msg_%022d", i), EventType: "user.created",
+		ID: int64(i), Kind: store.JobWebhook, EndpointID: 1, EventID: fmt.Sprintf("msg_%022d", i), EventType: "user.created",
 		Payload:   []byte(fmt.Sprintf(`{"type":"user.created","timestamp":"2024-05-06T07:08:09Z","data":{"id":%d}}`, i)),
 		CreatedAt: benchTime, Status: store.DeliveryPending, NextAttemptAt: due,
 	}

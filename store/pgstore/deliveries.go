@@ -15,7 +15,7 @@ import (
 const pending = "'pending'"
 
 // deliveryColumns are the columns scanDelivery reads, in its order.
-const deliveryColumns = `id, endpoint_id, event_id, event_type, payload, created_at, status, attempts,
+const deliveryColumns = `id, kind, endpoint_id, event_id, event_type, payload, created_at, status, attempts,
 	next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error`
 
 // scanDelivery reads a row of deliveryColumns, preceded by the columns
@@ -23,21 +23,20 @@ const deliveryColumns = `id, endpoint_id, event_id, event_type, payload, created
 func scanDelivery(r pgx.Row, head ...any) (store.Delivery, error) {
 	var d store.Delivery
 	var endpoint *int64
-	var status string
+	var kind, status string
 	var lastError []byte
-	err := r.Scan(append(head, &d.ID, &endpoint, &d.EventID, &d.EventType, &d.Payload, &d.CreatedAt, &status,
+	err := r.Scan(append(head, &d.ID, &kind, &endpoint, &d.EventID, &d.EventType, &d.Payload, &d.CreatedAt, &status,
 		&d.Attempts, &d.NextAttemptAt, &d.LeaseUntil, &d.LeaseOwner, &d.LastAttemptAt, &d.LastStatus, &lastError)...)
 	if endpoint != nil {
 		d.EndpointID = *endpoint
 	}
-	d.Status, d.LastError = store.DeliveryStatus(status), string(lastError)
+	d.Kind, d.Status, d.LastError = store.JobKind(kind), store.DeliveryStatus(status), string(lastError)
 	return d, err
 }
 
-// PutDelivery implements store.Tx. A mail job (store.NoEndpoint) has a
-// NULL endpoint_id; any other delivery names an endpoint that must exist,
-// which the statement checks by joining it rather than letting the
-// foreign key fail.
+// PutDelivery implements store.Tx. A mail job has a NULL endpoint_id; a
+// webhook job names an endpoint that must exist, which the statement
+// checks by joining it rather than letting the foreign key fail.
 func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 	if err := t.checkWrite(); err != nil {
 		return err
@@ -50,16 +49,16 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 		return err
 	}
 	var endpoint *int64
-	if d.EndpointID != store.NoEndpoint {
+	if d.Kind == store.JobWebhook {
 		endpoint = &d.EndpointID
 	}
 	tag, err := t.exec(`INSERT INTO deliveries (workspace, id, endpoint_id, event_id, event_type, payload, created_at,
-			status, attempts, next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, due_at)
+			status, attempts, next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, due_at, kind)
 		SELECT w.slug, $2::bigint, $3::bigint, $4::text, $5::text, $6::bytea, $7::timestamptz,
-			$8::text, $9::bigint, $10::timestamptz, $11::timestamptz, $12::text, $13::timestamptz, $14::bigint, $15::bytea, $16::timestamptz
+			$8::text, $9::bigint, $10::timestamptz, $11::timestamptz, $12::text, $13::timestamptz, $14::bigint, $15::bytea, $16::timestamptz, $17::text
 		FROM workspaces w LEFT JOIN webhooks h ON h.workspace = w.slug AND h.id = $3::bigint
 		WHERE w.slug = $1 AND ($3::bigint IS NULL OR h.id IS NOT NULL)
-		ON CONFLICT (workspace, id) DO UPDATE SET endpoint_id = excluded.endpoint_id,
+		ON CONFLICT (workspace, id) DO UPDATE SET kind = excluded.kind, endpoint_id = excluded.endpoint_id,
 			event_id = excluded.event_id, event_type = excluded.event_type, payload = excluded.payload,
 			created_at = excluded.created_at, status = excluded.status, attempts = excluded.attempts,
 			next_attempt_at = excluded.next_attempt_at, lease_until = excluded.lease_until,
@@ -67,7 +66,7 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 			last_status = excluded.last_status, last_error = excluded.last_error, due_at = excluded.due_at`,
 		slug, d.ID, endpoint, d.EventID, d.EventType, bin(d.Payload), ts(d.CreatedAt),
 		string(d.Status), d.Attempts, ts(d.NextAttemptAt), ts(d.LeaseUntil), d.LeaseOwner,
-		ts(d.LastAttemptAt), d.LastStatus, []byte(d.LastError), ts(d.DueAt()))
+		ts(d.LastAttemptAt), d.LastStatus, []byte(d.LastError), ts(d.DueAt()), string(d.Kind))
 	if err != nil {
 		return err
 	}
@@ -127,19 +126,25 @@ func (t *tx) delivery(slug string, id int64, suffix string) (store.Delivery, err
 
 // Deliveries implements store.Tx.
 func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
+	return t.jobs(slug, "endpoint_id = $2", slug, endpointID)
+}
+
+// MailJobs implements store.Tx.
+func (t *tx) MailJobs(slug string) ([]store.Delivery, error) {
+	return t.jobs(slug, "kind = 'mail'", slug)
+}
+
+// jobs returns the jobs of the workspace slug ($1) that match where, in
+// ascending id order.
+func (t *tx) jobs(slug, where string, args ...any) ([]store.Delivery, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	sql := "SELECT " + deliveryColumns + " FROM deliveries WHERE workspace = $1 AND endpoint_id = $2 ORDER BY id"
-	args := []any{slug, endpointID}
-	if endpointID == store.NoEndpoint {
-		sql = "SELECT " + deliveryColumns + " FROM deliveries WHERE workspace = $1 AND endpoint_id IS NULL ORDER BY id"
-		args = args[:1]
-	}
-	ds, err := collect(t, sql, args, func(r pgx.Rows) (store.Delivery, error) { return scanDelivery(r) })
+	ds, err := collect(t, "SELECT "+deliveryColumns+" FROM deliveries WHERE workspace = $1 AND "+where+" ORDER BY id",
+		args, func(r pgx.Rows) (store.Delivery, error) { return scanDelivery(r) })
 	if err != nil {
 		return nil, err
 	}

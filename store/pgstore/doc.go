@@ -37,10 +37,11 @@
 //	user_attributes      (workspace, user_id, key) -> value; -> users
 //	claim_mappers        (workspace, attribute_key)
 //	webhooks             (workspace, id); events text[]
-//	deliveries           (workspace, id); endpoint_id -> webhooks (NULL
-//	                     for a mail job, store.NoEndpoint); due_at, and
-//	                     the due index on (due_at, id, workspace) WHERE
-//	                     status = 'pending'
+//	deliveries           (workspace, id); kind ('webhook' or 'mail');
+//	                     endpoint_id -> webhooks (NULL for a mail job);
+//	                     due_at, and the due index on (due_at, id,
+//	                     workspace) WHERE status = 'pending'; mail jobs
+//	                     indexed on (workspace, id) WHERE kind = 'mail'
 //	sessions             (workspace, id); index on (workspace, user_id,
 //	                     created_at, id)
 //	api_keys             id; scopes text[]

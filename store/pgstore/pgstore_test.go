@@ -391,7 +391,7 @@ func TestHotRow(t *testing.T) {
 // instead of waiting for the first.
 func TestClaimDeliverySkipsLocked(t *testing.T) {
 	s := withWorkspace(t, nil)
-	d := store.Delivery{ID: 1, EndpointID: 1, EventID: "evt_1", EventType: "user.created", Status: store.DeliveryPending, NextAttemptAt: t0}
+	d := store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1, EventID: "evt_1", EventType: "user.created", Status: store.DeliveryPending, NextAttemptAt: t0}
 	update(t, s, func(tx store.Tx) error { return tx.PutDelivery("acme", d) })
 
 	held, release := make(chan struct{}), make(chan struct{})

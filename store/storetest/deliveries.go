@@ -11,12 +11,13 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// delivery returns a pending delivery record with every field set. Its
-// lease has ended before its next attempt, so it is due at NextAttemptAt,
+// delivery returns a pending webhook job with every field set. Its lease
+// has ended before its next attempt, so it is due at NextAttemptAt,
 // at(id + 60).
 func delivery(id, endpointID int64) store.Delivery {
 	return store.Delivery{
 		ID:            id,
+		Kind:          store.JobWebhook,
 		EndpointID:    endpointID,
 		EventID:       fmt.Sprintf("evt_%d", id),
 		EventType:     "user.created",
@@ -30,6 +31,36 @@ func delivery(id, endpointID int64) store.Delivery {
 		LastAttemptAt: at(int(id) + 20),
 		LastStatus:    500 + int(id%4),
 		LastError:     fmt.Sprintf("attempt of delivery %d failed", id),
+	}
+}
+
+// asMail returns d as a mail job: of kind JobMail, for no endpoint.
+func asMail(d store.Delivery) store.Delivery {
+	d.Kind, d.EndpointID, d.EventType = store.JobMail, 0, "email.verification"
+	return d
+}
+
+// mailJobs reads the workspace's mail jobs with MailJobs.
+func mailJobs(t *testing.T, s store.Store, slug string) []store.Delivery {
+	t.Helper()
+	var got []store.Delivery
+	view(t, s, func(tx store.Tx) error {
+		var err error
+		got, err = tx.MailJobs(slug)
+		return err
+	})
+	return got
+}
+
+// checkMailJobs checks that MailJobs returns want, and Delivery each of
+// them.
+func checkMailJobs(t *testing.T, s store.Store, slug string, want []store.Delivery) {
+	t.Helper()
+	if diff := cmp.Diff(want, mailJobs(t, s, slug), equateEmpty); diff != "" {
+		t.Errorf("MailJobs(%q) mismatch (-want +got):\n%s", slug, diff)
+	}
+	for _, d := range want {
+		checkDelivery(t, s, slug, d)
 	}
 }
 
@@ -65,7 +96,7 @@ func checkNoDelivery(t *testing.T, s store.Store, slug string, id int64) {
 	checkErr(t, fmt.Sprintf("Delivery(%q, %d)", slug, id), err, store.ErrNotFound)
 }
 
-// testDeliveries checks PutDelivery, Delivery and Deliveries, and that
+// testDeliveries checks PutDelivery, Delivery, Deliveries and MailJobs, and that
 // DeleteWebhook removes the endpoint's deliveries. The due index has an
 // area of its own.
 func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
@@ -160,13 +191,21 @@ func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 	t.Run("ZeroValues", func(t *testing.T) {
 		s := setup(t)
-		bare := store.Delivery{ID: 11, EndpointID: 3} // no status, nil payload, zero times
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, bare) })
+		// No status, nil payload, zero times.
+		bare := store.Delivery{ID: 11, Kind: store.JobWebhook, EndpointID: 3}
+		bareMail := store.Delivery{ID: 13, Kind: store.JobMail}
+		update(t, s, func(tx store.Tx) error {
+			if err := tx.PutDelivery(slugA, bare); err != nil {
+				return err
+			}
+			return tx.PutDelivery(slugA, bareMail)
+		})
 		check(t, s, slugA, 3, []store.Delivery{bare})
+		checkMailJobs(t, s, slugA, []store.Delivery{bareMail})
 		// Fields cleared by a replace read back zero.
 		full := delivery(12, 3)
 		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, full) })
-		cleared := store.Delivery{ID: 12, EndpointID: 3, Status: store.DeliveryFailed}
+		cleared := store.Delivery{ID: 12, Kind: store.JobWebhook, EndpointID: 3, Status: store.DeliveryFailed}
 		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, cleared) })
 		check(t, s, slugA, 3, []store.Delivery{bare, cleared})
 	})
@@ -239,14 +278,21 @@ func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
 	})
 
 	t.Run("MailJobs", func(t *testing.T) {
-		// A delivery for NoEndpoint needs no endpoint and is queued like
-		// any other.
+		// A mail job needs no endpoint, keeps its kind, is listed by
+		// MailJobs and by no Deliveries, and is queued like any other job.
 		s := setup(t)
-		mail := delivery(40, store.NoEndpoint)
+		mail := asMail(delivery(40, 0))
 		mail.NextAttemptAt, mail.LeaseUntil = at(1), time.Time{}
-		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, mail) })
-		check(t, s, slugA, store.NoEndpoint, []store.Delivery{mail})
-		check(t, s, slugB, store.NoEndpoint, nil)
+		done := withStatus(asMail(delivery(41, 0)), store.DeliverySucceeded)
+		update(t, s, func(tx store.Tx) error {
+			if err := tx.PutDelivery(slugA, done); err != nil {
+				return err
+			}
+			return tx.PutDelivery(slugA, mail)
+		})
+		checkMailJobs(t, s, slugA, []store.Delivery{mail, done})
+		checkMailJobs(t, s, slugB, nil)
+		check(t, s, slugA, 0, nil)
 		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
 		view(t, s, func(tx store.Tx) error {
 			due, err := tx.DueDeliveries(at(1), 100)
@@ -259,9 +305,47 @@ func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
 			}
 			return nil
 		})
+		checkPending(t, s, 7)
 		// Deleting an endpoint leaves mail jobs alone.
 		update(t, s, func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) })
-		check(t, s, slugA, store.NoEndpoint, []store.Delivery{mail})
+		checkMailJobs(t, s, slugA, []store.Delivery{mail, done})
+		checkPending(t, s, 4)
+	})
+
+	t.Run("EndpointZero", func(t *testing.T) {
+		// An endpoint with id 0 is an endpoint like any other: its webhook
+		// jobs and the mail jobs, which have EndpointID 0 too, stay apart.
+		s := setup(t)
+		mail := asMail(delivery(40, 0))
+		update(t, s, func(tx store.Tx) error {
+			if err := tx.PutDelivery(slugA, mail); err != nil {
+				return err
+			}
+			if err := tx.PutWebhook(slugA, webhook(0)); err != nil {
+				return err
+			}
+			return tx.PutDelivery(slugA, delivery(42, 0))
+		})
+		check(t, s, slugA, 0, []store.Delivery{delivery(42, 0)})
+		checkMailJobs(t, s, slugA, []store.Delivery{mail})
+		update(t, s, func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 0) })
+		checkNoDelivery(t, s, slugA, 42)
+		check(t, s, slugA, 0, nil)
+		checkMailJobs(t, s, slugA, []store.Delivery{mail})
+		checkPending(t, s, 7)
+	})
+
+	t.Run("ReplaceChangesKind", func(t *testing.T) {
+		// A job is identified by its id alone, whatever its kind.
+		s := setup(t)
+		mail := asMail(delivery(5, 0))
+		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, mail) })
+		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(9, 1)})
+		checkMailJobs(t, s, slugA, []store.Delivery{mail})
+		update(t, s, func(tx store.Tx) error { return tx.PutDelivery(slugA, delivery(5, 2)) })
+		check(t, s, slugA, 2, []store.Delivery{delivery(3, 2), delivery(5, 2), delivery(7, 2)})
+		checkMailJobs(t, s, slugA, nil)
+		checkPending(t, s, 6)
 	})
 
 	t.Run("DeleteWebhookRemovesDeliveries", func(t *testing.T) {

@@ -543,7 +543,7 @@ func testClaimDelivery(t *testing.T, newStore func(t *testing.T) store.Store) {
 	putWebhooks(t, s, slugA, 1)
 	putWebhooks(t, s, slugB, 1)
 	d, done := dueDelivery(1, 1, 10), withStatus(dueDelivery(2, 1, 10), store.DeliverySucceeded)
-	mail := dueDelivery(3, store.NoEndpoint, 5)
+	mail := asMail(dueDelivery(3, 0, 5))
 	putDeliveries(t, s, slugA, d, done, mail)
 	other := dueDelivery(7, 1, 10)
 	putDeliveries(t, s, slugB, other)

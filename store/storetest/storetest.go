@@ -184,6 +184,7 @@ type snapshot struct {
 	Webhooks   []store.Webhook
 	HookTotal  int
 	Deliveries map[int64][]store.Delivery
+	MailJobs   []store.Delivery
 	// DeliveryByID holds what Delivery returns for the ids in
 	// snapshotIDs that it finds.
 	DeliveryByID map[int64]store.Delivery
@@ -199,7 +200,7 @@ type snapshot struct {
 // The delivery and user ids, and session ids, whose records a snapshot
 // reads whether or not a listing names them.
 var (
-	snapshotIDs      = []int64{1, 2, 3}
+	snapshotIDs      = []int64{1, 2, 3, 4}
 	snapshotSessions = []string{"sess-1", "sess-2", "sess-3"}
 )
 
@@ -249,6 +250,9 @@ func takeSnapshot(t *testing.T, s store.Store, slug string, lookups ...string) s
 			if snap.Deliveries[w.ID], err = tx.Deliveries(slug, w.ID); err != nil {
 				return fmt.Errorf("Deliveries: %w", err)
 			}
+		}
+		if snap.MailJobs, err = tx.MailJobs(slug); err != nil {
+			return fmt.Errorf("MailJobs: %w", err)
 		}
 		if err := snap.readByID(tx, slug); err != nil {
 			return err
@@ -632,7 +636,7 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 // writeEverything writes one of every record into the existing workspace
 // slug: users 1 and 2, roles, attributes, mappers, webhooks 1 and 2 with
-// deliveries 1 and 2 (pending) and 3 (succeeded), sessions sess-1 and
+// deliveries 1 and 2 (pending) and 3 (succeeded), mail job 4 (pending), sessions sess-1 and
 // sess-2 of user 1, API keys key-1 and key-2, and a sequence value.
 func writeEverything(tx store.Tx, slug string) error {
 	steps := []func() error{
@@ -654,6 +658,7 @@ func writeEverything(tx store.Tx, slug string) error {
 		func() error { return tx.PutDelivery(slug, delivery(1, 1)) },
 		func() error { return tx.PutDelivery(slug, delivery(2, 2)) },
 		func() error { return tx.PutDelivery(slug, withStatus(delivery(3, 2), store.DeliverySucceeded)) },
+		func() error { return tx.PutDelivery(slug, asMail(delivery(4, 0))) },
 		func() error { return tx.PutSession(slug, storedSession("sess-1", 1, 10)) },
 		func() error { return tx.PutSession(slug, storedSession("sess-2", 1, 20)) },
 		func() error { return tx.PutAPIKey(apiKey("key-1", slug)) },
@@ -704,6 +709,8 @@ func changeEverything(tx store.Tx, slug string) error {
 		},
 		func() error { return tx.PutDelivery(slug, withStatus(delivery(2, 2), store.DeliveryFailed)) },
 		func() error { return tx.PutDelivery(slug, delivery(3, 3)) }, // succeeded to pending, moved
+		func() error { return tx.PutDelivery(slug, withStatus(asMail(delivery(4, 0)), store.DeliveryFailed)) },
+		func() error { return tx.PutDelivery(slug, asMail(delivery(5, 0))) },
 		func() error { return tx.PutSession(slug, revoked(storedSession("sess-1", 2, 5), 50)) },
 		func() error { return tx.PutSession(slug, storedSession("sess-3", 1, 1)) },
 		func() error {
@@ -772,6 +779,9 @@ func checkEmptyWorkspace(t *testing.T, s store.Store, slug string) {
 			_, err := tx.Session(slug, id)
 			checkErr(t, "Session("+id+")", err, store.ErrNotFound)
 		}
+		if ds, err := tx.MailJobs(slug); err != nil || len(ds) != 0 {
+			t.Errorf("MailJobs = %v, %v; want none", ds, err)
+		}
 		checkNoDueWork(t, tx)
 		for _, name := range []string{"alice", "bob"} {
 			_, err := tx.UserIDByUsername(slug, name)
@@ -838,6 +848,7 @@ func testViewIsReadOnly(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook(slugA, webhook(7)) }},
 		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) }},
 		{"PutDelivery", func(tx store.Tx) error { return tx.PutDelivery(slugA, delivery(7, 1)) }},
+		{"PutDelivery(mail)", func(tx store.Tx) error { return tx.PutDelivery(slugA, asMail(delivery(8, 0))) }},
 		{"PutDelivery(transition)", func(tx store.Tx) error {
 			return tx.PutDelivery(slugA, withStatus(delivery(1, 1), store.DeliverySucceeded))
 		}},

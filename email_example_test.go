@@ -28,7 +28,7 @@ func ExampleWorkspace_ConfirmEmail() {
 		log.Fatal(err)
 	}
 	// The verification email is queued with the user; a dispatcher
-	// (Service.StartDelivery) sends it.
+	// (delivery.Start) sends it.
 	jobs, err := ws.EmailJobs(ctx)
 	if err != nil {
 		log.Fatal(err)

@@ -308,3 +308,36 @@ func (s *Service) SweepIdempotency(ctx context.Context) (int, error) {
 		}
 	}
 }
+
+// DefaultSweepInterval is how often SweepIdempotencyEvery sweeps when it
+// is given no interval.
+const DefaultSweepInterval = 10 * time.Minute
+
+// SweepIdempotencyEvery calls SweepIdempotency at once and then every
+// interval (DefaultSweepInterval when interval <= 0) until ctx ends, and
+// returns then. report, when not nil, is told of every sweep that deleted
+// records or failed. A long-running program runs it in a goroutine of
+// its own:
+//
+//	go svc.SweepIdempotencyEvery(ctx, 0, nil)
+func (s *Service) SweepIdempotencyEvery(ctx context.Context, interval time.Duration, report func(deleted int, err error)) {
+	if interval <= 0 {
+		interval = DefaultSweepInterval
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		n, err := s.SweepIdempotency(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if report != nil && (n > 0 || err != nil) {
+			report(n, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}

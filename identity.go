@@ -2,12 +2,12 @@ package identity
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
-	"github.com/identitylib/identity/store/pgstore"
 )
 
 // Options configure a Service. A nil *Options means every default.
@@ -42,9 +42,9 @@ type Service struct {
 	sessionLifetime      time.Duration
 	idempotencyLifetime  time.Duration
 
-	// deliveries tracks this Service's dispatchers and their attempts in
-	// flight (see StartDelivery and DeleteWebhook).
-	deliveries deliveryRegistry
+	// watchers are told of queued jobs and deleted endpoints (see
+	// WatchQueue).
+	watchers watchers
 
 	// dummyHash is verified against when a login names no user, so that an
 	// unknown username costs as much time as a wrong password.
@@ -83,23 +83,20 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	return s, nil
 }
 
-// Open returns a Service over the database at path: the one-call default.
-// Close closes the database.
+// Open returns a Service over the bbolt file at path, created if needed:
+// the one-call default. One process at a time may hold the file. Close
+// closes it.
 //
-// A path that starts with postgres:// or postgresql:// is a PostgreSQL
-// connection URL: Open connects with package pgstore (default pool
-// options; the URL's parameters, such as pool_max_conns or search_path,
-// apply), creating or upgrading the schema, and several processes may
-// then share the one database. Any other path names a bbolt file, created
-// if needed, which one process at a time may hold.
+// For PostgreSQL, which several processes may share, open the store with
+// package pgstore and pass it to New:
+//
+//	st, err := pgstore.Open(ctx, "postgres://...", nil)
+//	svc, err := identity.New(st, nil)
 func Open(path string, opts *Options) (*Service, error) {
-	var st store.Store
-	var err error
-	if pgstore.IsURL(path) {
-		st, err = pgstore.Open(context.Background(), path, nil)
-	} else {
-		st, err = boltstore.Open(path, nil)
+	if isPostgresURL(path) {
+		return nil, errorf(CodeInvalid, "Open takes a bbolt file; open a PostgreSQL database with pgstore.Open and pass the store to New")
 	}
+	st, err := boltstore.Open(path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +108,19 @@ func Open(path string, opts *Options) (*Service, error) {
 	return s, nil
 }
 
+// isPostgresURL reports whether path is a PostgreSQL connection URL, which
+// Open refuses rather than create a file of that name.
+func isPostgresURL(path string) bool {
+	return strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://")
+}
+
 // Close closes the underlying store.
 func (s *Service) Close() error { return s.store.Close() }
+
+// AllowsPrivateWebhooks reports whether the SSRF guard is off
+// (Options.AllowPrivateWebhooks), so that a dispatcher dials what the
+// Service let through.
+func (s *Service) AllowsPrivateWebhooks() bool { return s.allowPrivateWebhooks }
 
 // PasswordHashing returns the argon2id parameters the Service uses for new
 // password hashes.
@@ -143,13 +151,13 @@ func (w *Workspace) view(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // update runs fn in a read-write transaction. After a commit it wakes the
-// Service's delivery dispatchers, since fn may have queued deliveries
-// (waking costs a non-blocking send; a dispatcher also polls).
+// Service's queue watchers, since fn may have queued jobs (waking costs a
+// non-blocking send; a dispatcher also polls).
 func (w *Workspace) update(ctx context.Context, fn func(store.Tx) error) error {
 	if err := w.svc.store.Update(ctx, fn); err != nil {
 		return err
 	}
-	w.svc.deliveriesQueued()
+	w.svc.jobsQueued()
 	return nil
 }
 

@@ -2,18 +2,22 @@ package identity_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/pgstore"
 	"github.com/identitylib/identity/store/pgstore/pgtest"
 )
 
-// TestOpen checks that Open takes a bbolt file path or a PostgreSQL URL,
-// and that what it stores is there when it opens the database again. A
-// PostgreSQL database may be open in several Services (processes) at once.
+// TestOpen checks that Open takes a bbolt file path, and New a PostgreSQL
+// store, and that what they store is there when the database is opened
+// again. A PostgreSQL database may be open in several Services (processes)
+// at once.
 func TestOpen(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -29,7 +33,16 @@ func TestOpen(t *testing.T) {
 			opts := &identity.Options{PasswordHashing: &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}}
 			open := func() *identity.Service {
 				t.Helper()
-				svc, err := identity.Open(path, opts)
+				var svc *identity.Service
+				var err error
+				if c.shared {
+					var st store.Store
+					if st, err = pgstore.Open(ctx, path, nil); err == nil {
+						svc, err = identity.New(st, opts)
+					}
+				} else {
+					svc, err = identity.Open(path, opts)
+				}
 				if err != nil {
 					t.Fatalf("Open: %v", err)
 				}
@@ -65,5 +78,16 @@ func TestOpen(t *testing.T) {
 				t.Errorf("Authenticate: %v", err)
 			}
 		})
+	}
+}
+
+// TestOpenRefusesPostgresURL: Open opens bbolt files only; a PostgreSQL URL
+// is a clear invalid error instead of a file of that name.
+func TestOpenRefusesPostgresURL(t *testing.T) {
+	for _, url := range []string{"postgres://db.example.com/identity", "postgresql:///identity?host=/tmp"} {
+		svc, err := identity.Open(url, nil)
+		if !errors.Is(err, identity.ErrInvalid) || svc != nil {
+			t.Errorf("Open(%q) = %v, %v; want an invalid error", url, svc, err)
+		}
 	}
 }

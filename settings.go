@@ -56,7 +56,7 @@ type SMTPSettings struct {
 	Port int `json:"port"`
 	// TLS is how the connection is secured; "" means SMTPStartTLS.
 	// Server certificates are always verified, against the system roots or
-	// DeliveryOptions.RootCAs.
+	// delivery.Options.RootCAs.
 	TLS SMTPTLSMode `json:"tls,omitempty"`
 	// Username and Password, both or neither, authenticate with SASL
 	// PLAIN once the connection is secured. At most 255 and 1024

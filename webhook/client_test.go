@@ -1,4 +1,4 @@
-package identity_test
+package webhook
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func TestDialGuard(t *testing.T) {
 			if allowPrivate {
 				want = c.guardOff
 			}
-			err := identity.CheckDialAddressForTest(c.addr, allowPrivate)
+			err := checkDialAddress(c.addr, allowPrivate)
 			if (err == nil) != want {
 				t.Errorf("%s with allowPrivate=%v: err = %v, want allowed=%v", c.addr, allowPrivate, err, want)
 			}
@@ -70,11 +70,13 @@ func newCountingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *ato
 	return srv, &n
 }
 
-func post(t *testing.T, client *http.Client, url string, timeout time.Duration) (int, error) {
+func post(t *testing.T, client *Client, url string, timeout time.Duration) (int, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return identity.PostWebhookForTest(ctx, client, url, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_1", time.Now(), []byte(`{}`))
+	resp, err := client.Send(ctx, identity.WebhookRequest{URL: url, Secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		EventID: "msg_1", Timestamp: time.Now(), Body: []byte(`{}`)})
+	return resp.Status, err
 }
 
 // TestTransportRefusesNameResolvingToLoopback: with the guard on, a host
@@ -85,13 +87,13 @@ func TestTransportRefusesNameResolvingToLoopback(t *testing.T) {
 	port := srv.Listener.Addr().String()
 	port = port[strings.LastIndex(port, ":"):]
 	pool := srvRoots(srv)
-	status, err := post(t, identity.NewDeliveryClientForTest(false, pool), "https://localhost"+port+"/", time.Minute)
+	status, err := post(t, NewClient(&Options{RootCAs: pool}), "https://localhost"+port+"/", time.Minute)
 	if err == nil || status != 0 || !strings.Contains(err.Error(), "not a public address") {
 		t.Errorf("status %d, err %v; want the guard's refusal", status, err)
 	}
 	// The same server is reachable with the guard off: the refusal above
 	// was the guard's.
-	if status, err := post(t, identity.NewDeliveryClientForTest(true, pool), srv.URL, time.Minute); err != nil || status != 200 {
+	if status, err := post(t, NewClient(&Options{AllowPrivate: true, RootCAs: pool}), srv.URL, time.Minute); err != nil || status != 200 {
 		t.Errorf("guard off: status %d, err %v", status, err)
 	}
 	if got := n.Load(); got != 1 {
@@ -108,8 +110,8 @@ func TestTransportIgnoresProxyAndRedirects(t *testing.T) {
 	srv, _ := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	})
-	client := identity.NewDeliveryClientForTest(true, srvRoots(srv))
-	if tr := client.Transport.(*http.Transport); tr.Proxy != nil {
+	client := NewClient(&Options{AllowPrivate: true, RootCAs: srvRoots(srv)})
+	if tr := client.http.Transport.(*http.Transport); tr.Proxy != nil {
 		t.Error("the transport has a proxy function")
 	}
 	status, err := post(t, client, srv.URL, time.Minute)
@@ -125,7 +127,7 @@ func TestTransportIgnoresProxyAndRedirects(t *testing.T) {
 // system roots apply, and its certificate is refused.
 func TestTransportVerifiesCertificates(t *testing.T) {
 	srv, n := newCountingServer(t, nil)
-	status, err := post(t, identity.NewDeliveryClientForTest(true, nil), srv.URL, time.Minute)
+	status, err := post(t, NewClient(&Options{AllowPrivate: true}), srv.URL, time.Minute)
 	if err == nil || status != 0 {
 		t.Errorf("status %d, err %v; want a certificate error", status, err)
 	}
@@ -159,7 +161,7 @@ func TestTransportBodies(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, "no such hook")
 	})
-	client := identity.NewDeliveryClientForTest(true, srvRoots(large))
+	client := NewClient(&Options{AllowPrivate: true, RootCAs: srvRoots(large)})
 	if status, err := post(t, client, large.URL, time.Minute); err != nil || status != 200 {
 		t.Errorf("large body: status %d, err %v; want success", status, err)
 	}
@@ -192,9 +194,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"99999999999999999", 365 * 24 * time.Hour, true},
 	}
 	for _, c := range cases {
-		got, ok := identity.ParseRetryAfterForTest(c.value, now)
+		got, ok := ParseRetryAfter(c.value, now)
 		if got != c.want || ok != c.ok {
-			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package identity_test
+package webhook_test
 
 import (
 	"crypto/rand"
@@ -10,26 +10,26 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/webhook"
 )
 
-// TestSignWebhookGoldenVector checks the signing against the Standard
+// TestSignGoldenVector checks the signing against the Standard
 // Webhooks specification's published example.
-func TestSignWebhookGoldenVector(t *testing.T) {
-	got, err := identity.SignWebhook("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek",
+func TestSignGoldenVector(t *testing.T) {
+	got, err := webhook.Sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek",
 		time.Unix(1614265330, 0), []byte(`{"test": 2432232314}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
-		t.Errorf("SignWebhook = %q, want %q", got, want)
+		t.Errorf("Sign = %q, want %q", got, want)
 	}
 }
 
-// TestSignWebhookMatchesReferenceLibrary signs random messages and has the
+// TestSignMatchesReferenceLibrary signs random messages and has the
 // reference library verify them, and checks that a changed body, id or
 // timestamp no longer verifies.
-func TestSignWebhookMatchesReferenceLibrary(t *testing.T) {
+func TestSignMatchesReferenceLibrary(t *testing.T) {
 	for i := range 50 {
 		key := make([]byte, 32)
 		rand.Read(key)
@@ -37,7 +37,7 @@ func TestSignWebhookMatchesReferenceLibrary(t *testing.T) {
 		id := fmt.Sprintf("msg_%d", i)
 		ts := time.Unix(1614265330+int64(i)*7919, 0)
 		body := []byte(fmt.Sprintf(`{"type":"user.created","data":{"n":%d,"s":"ü\u2028"}}`, i))
-		sig, err := identity.SignWebhook(secret, id, ts, body)
+		sig, err := webhook.Sign(secret, id, ts, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,26 +46,26 @@ func TestSignWebhookMatchesReferenceLibrary(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := http.Header{}
-		h.Set(identity.HeaderWebhookID, id)
-		h.Set(identity.HeaderWebhookTimestamp, fmt.Sprint(ts.Unix()))
-		h.Set(identity.HeaderWebhookSignature, sig)
+		h.Set(webhook.HeaderID, id)
+		h.Set(webhook.HeaderTimestamp, fmt.Sprint(ts.Unix()))
+		h.Set(webhook.HeaderSignature, sig)
 		if err := wh.VerifyIgnoringTimestamp(body, h); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 		if err := wh.VerifyIgnoringTimestamp(append(body, ' '), h); err == nil {
 			t.Fatalf("message %d: a changed body verifies", i)
 		}
-		h.Set(identity.HeaderWebhookTimestamp, fmt.Sprint(ts.Unix()+1))
+		h.Set(webhook.HeaderTimestamp, fmt.Sprint(ts.Unix()+1))
 		if err := wh.VerifyIgnoringTimestamp(body, h); err == nil {
 			t.Fatalf("message %d: a changed timestamp verifies", i)
 		}
 	}
 }
 
-func TestSignWebhookRejectsBadSecret(t *testing.T) {
+func TestSignRejectsBadSecret(t *testing.T) {
 	for _, secret := range []string{"", "whsec_", "whsec_not base64!"} {
-		if _, err := identity.SignWebhook(secret, "msg_1", time.Unix(0, 0), nil); err == nil {
-			t.Errorf("SignWebhook with secret %q: no error", secret)
+		if _, err := webhook.Sign(secret, "msg_1", time.Unix(0, 0), nil); err == nil {
+			t.Errorf("Sign with secret %q: no error", secret)
 		}
 	}
 }

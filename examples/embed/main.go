@@ -9,6 +9,12 @@
 // (/t/{slug}/api/v1/...) whatever the prefix. Its Location headers are
 // relative to the handler: they lack the /identity prefix.
 //
+// An embedding program runs, beside its server, what the library needs
+// running: a dispatcher (package delivery) that sends the webhooks and
+// verification emails the API's changes queue, and the periodic sweep of
+// expired idempotency records. Both stop when the program does; the queue
+// is in the database, so what was not sent yet is sent after a restart.
+//
 // Usage:
 //
 //	embed [-db FILE] [-addr HOST:PORT]
@@ -38,6 +44,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/delivery"
 	"github.com/identitylib/identity/httpapi"
 )
 
@@ -91,6 +98,12 @@ func run(ctx context.Context, args []string, logOut io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	stopBackground, err := startBackground(ctx, svc, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopBackground() // after the server: requests may still queue jobs
 	srv := &http.Server{
 		Handler:           newMux(svc),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -110,4 +123,27 @@ func run(ctx context.Context, args []string, logOut io.Writer) (err error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// startBackground starts the dispatcher and the idempotency sweep. The
+// function it returns stops both: attempts in flight finish (the attempt
+// timeout bounds them) and are recorded.
+func startBackground(ctx context.Context, svc *identity.Service, logger *slog.Logger) (stop func(), err error) {
+	d, err := delivery.Start(context.WithoutCancel(ctx), svc, &delivery.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	sweepCtx, cancelSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		svc.SweepIdempotencyEvery(sweepCtx, 0, func(n int, err error) {
+			logger.Info("idempotency sweep", "deleted", n, "err", err)
+		})
+	}()
+	return func() {
+		cancelSweep()
+		<-swept
+		d.Stop()
+	}, nil
 }

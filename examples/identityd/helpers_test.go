@@ -72,7 +72,7 @@ func allScopes() string {
 // openDB opens the database in the test, closing it at the end.
 func openDB(t *testing.T, path string) *identity.Service {
 	t.Helper()
-	svc, err := identity.Open(path, nil)
+	svc, err := openService(path, nil)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}

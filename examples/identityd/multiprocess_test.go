@@ -271,7 +271,7 @@ func TestPostgresLeaseTakeover(t *testing.T) {
 	}
 
 	// The attempt that died was never recorded; b's succeeded.
-	svc, err := identity.Open(url, nil)
+	svc, err := openService(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,20 +39,22 @@ type command struct {
 	// run parses args with fs, which is named after the command and prints
 	// its usage, and does the work.
 	run func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
+	// help, if any, is printed after the flags by the command's -h.
+	help string
 }
 
 // commands returns the command table. It is a function, not a variable,
 // because the commands' usage texts are built from it.
 func commands() []command {
 	return []command{
-		{"workspace create", "SLUG", workspaceCreate},
-		{"workspace list", "", workspaceList},
-		{"workspace smtp", "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", workspaceSMTP},
-		{"key create", "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", keyCreate},
-		{"key list", "-workspace SLUG", keyList},
-		{"key revoke", "-workspace SLUG ID", keyRevoke},
-		{"user import", "-workspace SLUG [-file F] [-batch N]", userImport},
-		{"serve", "[-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]", serve},
+		{name: "workspace create", args: "SLUG", run: workspaceCreate},
+		{name: "workspace list", run: workspaceList},
+		{name: "workspace smtp", args: "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", run: workspaceSMTP},
+		{name: "key create", args: "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", run: keyCreate},
+		{name: "key list", args: "-workspace SLUG", run: keyList},
+		{name: "key revoke", args: "-workspace SLUG ID", run: keyRevoke},
+		{name: "user import", args: "-workspace SLUG [-file F] [-batch N]", run: userImport, help: importHelp},
+		{name: "serve", args: "[-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]", run: serve},
 	}
 }
 
@@ -134,6 +136,9 @@ func (c command) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s\n", c.synopsis())
 		fs.PrintDefaults()
+		if c.help != "" {
+			fmt.Fprintf(stderr, "\n%s", c.help)
+		}
 	}
 	return fs
 }
@@ -179,6 +184,24 @@ func printUsage(w io.Writer, global *flag.FlagSet) {
 	fmt.Fprintln(w, "\nRun 'identityd COMMAND -h' for the flags of a command.")
 }
 
+// parseCommand is the preamble of every command: it parses args with fs,
+// checks that exactly the positional arguments names remain, and that each
+// string flag in requiredFlags has a non-empty value, in that order. It
+// returns the positional arguments.
+func parseCommand(fs *flag.FlagSet, args []string, names []string, requiredFlags ...string) ([]string, error) {
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	pos, err := positional(fs, names...)
+	if err != nil {
+		return nil, err
+	}
+	if err := required(fs, requiredFlags...); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
 // parse parses the command's flags. The flag package has printed any
 // problem, so the error needs no further report.
 func parse(fs *flag.FlagSet, args []string) error {
@@ -216,10 +239,13 @@ func positional(fs *flag.FlagSet, names ...string) ([]string, error) {
 	return args, nil
 }
 
-// required checks that the string flag name was given a non-empty value.
-func required(fs *flag.FlagSet, name, value string) error {
-	if value == "" {
-		return usagef(fs, "-%s is required", name)
+// required checks that each of the string flags names, which fs defines,
+// has a non-empty value, reporting the first that has none.
+func required(fs *flag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if fs.Lookup(name).Value.String() == "" {
+			return usagef(fs, "-%s is required", name)
+		}
 	}
 	return nil
 }
@@ -234,7 +260,7 @@ func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, e
 			return nil, fmt.Errorf("database %s does not exist (create it with: identityd -db %s workspace create SLUG)", e.dbPath, e.dbPath)
 		}
 	}
-	svc, err := identity.Open(e.dbPath, opts)
+	svc, err := openService(e.dbPath, opts)
 	if errors.Is(err, bbolt.ErrTimeout) {
 		// bbolt holds an exclusive lock on the file; the store gives up
 		// after a short wait rather than hang behind a running server.
@@ -242,6 +268,27 @@ func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, e
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", e.dbName(), err)
+	}
+	return svc, nil
+}
+
+// openService opens the Service over -db: a PostgreSQL database when it
+// is a postgres:// or postgresql:// URL (package pgstore, default pool
+// options; the URL's parameters, such as pool_max_conns or search_path,
+// apply; the schema is created or upgraded), else a bbolt file, created
+// if needed.
+func openService(db string, opts *identity.Options) (*identity.Service, error) {
+	if !pgstore.IsURL(db) {
+		return identity.Open(db, opts)
+	}
+	st, err := pgstore.Open(context.Background(), db, nil)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := identity.New(st, opts)
+	if err != nil {
+		st.Close()
+		return nil, err
 	}
 	return svc, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/delivery"
 	"github.com/identitylib/identity/httpapi"
 )
 
@@ -43,7 +44,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
 	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
-	attemptTimeout := fs.Duration("attempt-timeout", identity.DefaultAttemptTimeout,
+	attemptTimeout := fs.Duration("attempt-timeout", delivery.DefaultAttemptTimeout,
 		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -65,7 +66,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	// queue is in the database, so deliveries committed before a restart
 	// are sent after it.
 	dctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	dispatcher, err := svc.StartDelivery(dctx, &identity.DeliveryOptions{AttemptTimeout: *attemptTimeout, Logger: logger})
+	dispatcher, err := delivery.Start(dctx, svc, &delivery.Options{AttemptTimeout: *attemptTimeout, Logger: logger})
 	if err != nil {
 		abandon()
 		ln.Close()
@@ -87,21 +88,13 @@ func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logge
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
-		for {
-			switch n, err := svc.SweepIdempotency(ctx); {
-			case err != nil && ctx.Err() == nil:
+		svc.SweepIdempotencyEvery(ctx, interval, func(n int, err error) {
+			if err != nil {
 				logger.Warn("sweeping idempotency records failed", "err", err)
-			case n > 0:
+			} else {
 				logger.Info("swept expired idempotency records", "count", n)
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-ticker.C:
-			}
-		}
+		})
 	}()
 	return func() {
 		cancel()
@@ -112,7 +105,7 @@ func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logge
 // stopDelivery lets attempts in flight finish for up to grace, then
 // abandons the rest: their deliveries stay leased in the database and are
 // retried when the leases end, so the process still exits promptly.
-func stopDelivery(d *identity.Dispatcher, abandon context.CancelFunc, grace time.Duration) {
+func stopDelivery(d *delivery.Dispatcher, abandon context.CancelFunc, grace time.Duration) {
 	stopped := make(chan struct{})
 	go func() {
 		d.Stop()

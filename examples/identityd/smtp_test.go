@@ -16,7 +16,7 @@ import (
 // and closes it again.
 func smtpSettings(t *testing.T, db string) *identity.SMTPSettings {
 	t.Helper()
-	svc, err := identity.Open(db, nil)
+	svc, err := openService(db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package identity_test
+// Package mailtest runs a real SMTP server (go-smtp's) on 127.0.0.1 for
+// the tests of the packages that send email, and takes the verification
+// emails it receives apart with the standard library.
+package mailtest
 
 import (
 	"crypto/tls"
@@ -17,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
@@ -24,78 +28,83 @@ import (
 	"github.com/identitylib/identity"
 )
 
-// mailServer is a real SMTP server on 127.0.0.1, go-smtp's server, that
+// Server is a real SMTP server on 127.0.0.1, go-smtp's server, that
 // records the messages it accepts. A test can take it down (connections
 // are reset as soon as they arrive), hold it (connections wait, with
 // nothing said, until released), require a login, or refuse recipients.
-type mailServer struct {
-	srv  *smtp.Server
-	ln   net.Listener
-	port int
+type Server struct {
+	srv *smtp.Server
+	ln  net.Listener
+	// Port is the port the server listens on, on 127.0.0.1.
+	Port int
 	// cert is the server's certificate when it speaks TLS.
 	cert *x509.Certificate
 
-	cfg mailConfig
+	cfg Config
 
 	mu       sync.Mutex
-	msgs     []receivedMail
+	msgs     []Message
 	down     bool
 	hold     chan struct{} // non-nil: new connections wait for it to close
 	arrivals int           // connections accepted (held or not, not while down)
 	closed   chan struct{}
 }
 
-// receivedMail is one accepted message with its envelope.
-type receivedMail struct {
-	from string
-	to   []string
-	data []byte
+// Message is one accepted message with its envelope.
+type Message struct {
+	From string
+	To   []string
+	Data []byte
 }
 
-// mailConfig says how a test server behaves.
-type mailConfig struct {
-	tls                mailTLS
-	username, password string // a login is required when set
-	refuseRcpt         bool   // answer RCPT TO with 550
+// Config says how a test server behaves.
+type Config struct {
+	TLS                TLSMode
+	Username, Password string // a login is required when set
+	RefuseRcpt         bool   // answer RCPT TO with 550
 }
 
-// mailTLS says how a test server speaks TLS.
-type mailTLS int
+// TLSMode says how a test server speaks TLS.
+type TLSMode int
 
 const (
-	mailPlain    mailTLS = iota // no TLS at all
-	mailImplicit                // TLS from the first byte
-	mailStartTLS                // offers STARTTLS
+	Plain       TLSMode = iota // no TLS at all
+	ImplicitTLS                // TLS from the first byte
+	StartTLS                   // offers STARTTLS
 )
 
-// newMailServer starts a server that the test's cleanup stops.
-func newMailServer(t testing.TB, cfg mailConfig) *mailServer {
+// WaitBound bounds WaitMessages. Nothing is timed: a wait that runs out
+// is a failure however long the machine took, so the bound is generous.
+const WaitBound = 5 * time.Minute
+
+// NewServer starts a server that the test's cleanup stops.
+func NewServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	ms := &mailServer{cfg: cfg, closed: make(chan struct{})}
+	ms := &Server{cfg: cfg, closed: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms.port = ln.Addr().(*net.TCPAddr).Port
+	ms.Port = ln.Addr().(*net.TCPAddr).Port
 	ms.ln = &gateListener{Listener: ln, ms: ms}
 	ms.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
-		return &mailSession{ms: ms}, nil
+		return &session{ms: ms}, nil
 	}))
 	ms.srv.Domain = "mail.test"
 	ms.srv.AllowInsecureAuth = true // loopback: the plain-text mode may log in
 	ms.srv.ErrorLog = log.New(io.Discard, "", 0)
-	if cfg.tls != mailPlain {
+	if cfg.TLS != Plain {
 		tlsConfig := testCertificate(t)
 		ms.cert = tlsConfig.Certificates[0].Leaf
-		switch cfg.tls {
-		case mailImplicit:
+		switch cfg.TLS {
+		case ImplicitTLS:
 			ms.ln = tls.NewListener(ms.ln, tlsConfig)
-		case mailStartTLS:
+		case StartTLS:
 			ms.srv.TLSConfig = tlsConfig
 		}
 	}
 	go ms.srv.Serve(ms.ln)
-	t.Cleanup(ms.close)
+	t.Cleanup(ms.Close)
 	return ms
 }
 
@@ -117,7 +126,8 @@ func testCertificate(t testing.TB) *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{cert}}
 }
 
-func (ms *mailServer) close() {
+// Close stops the server; the test's cleanup calls it too.
+func (ms *Server) Close() {
 	ms.mu.Lock()
 	select {
 	case <-ms.closed:
@@ -128,8 +138,8 @@ func (ms *mailServer) close() {
 	ms.srv.Close()
 }
 
-// roots trusts the server's certificate, if it has one.
-func (ms *mailServer) roots() *x509.CertPool {
+// Roots trusts the server's certificate, if it has one.
+func (ms *Server) Roots() *x509.CertPool {
 	pool := x509.NewCertPool()
 	if ms.cert != nil {
 		pool.AddCert(ms.cert)
@@ -137,16 +147,16 @@ func (ms *mailServer) roots() *x509.CertPool {
 	return pool
 }
 
-// setDown takes the server down (true) or brings it back.
-func (ms *mailServer) setDown(down bool) {
+// SetDown takes the server down (true) or brings it back.
+func (ms *Server) SetDown(down bool) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.down = down
 }
 
-// holdConnections makes new connections wait, unanswered, until the
+// Hold makes new connections wait, unanswered, until the
 // returned function is called.
-func (ms *mailServer) holdConnections() (release func()) {
+func (ms *Server) Hold() (release func()) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	hold := make(chan struct{})
@@ -162,31 +172,40 @@ func (ms *mailServer) holdConnections() (release func()) {
 	}
 }
 
-func (ms *mailServer) messages() []receivedMail {
+// Messages returns the messages accepted so far.
+func (ms *Server) Messages() []Message {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	return append([]receivedMail(nil), ms.msgs...)
+	return append([]Message(nil), ms.msgs...)
 }
 
-func (ms *mailServer) connections() int {
+// Connections counts the connections accepted (held or not, not while
+// down).
+func (ms *Server) Connections() int {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	return ms.arrivals
 }
 
-// waitMessages waits until the server has accepted n messages and returns
+// WaitMessages waits until the server has accepted n messages and returns
 // them.
-func (ms *mailServer) waitMessages(t testing.TB, n int) []receivedMail {
+func (ms *Server) WaitMessages(t testing.TB, n int) []Message {
 	t.Helper()
-	waitFor(t, "messages to arrive", func() bool { return len(ms.messages()) >= n })
-	return ms.messages()
+	deadline := time.Now().Add(WaitBound)
+	for len(ms.Messages()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages arrived within %s, want %d", len(ms.Messages()), WaitBound, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ms.Messages()
 }
 
 // gateListener passes connections to the server unless it is down (the
 // connection is reset) or held (the connection waits).
 type gateListener struct {
 	net.Listener
-	ms *mailServer
+	ms *Server
 }
 
 func (l *gateListener) Accept() (net.Conn, error) {
@@ -220,19 +239,19 @@ func (l *gateListener) Accept() (net.Conn, error) {
 	}
 }
 
-// mailSession is one SMTP session of a mailServer.
-type mailSession struct {
-	ms     *mailServer
+// session is one SMTP session of a Server.
+type session struct {
+	ms     *Server
 	authed bool
 	from   string
 	to     []string
 }
 
-func (s *mailSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (s *session) AuthMechanisms() []string { return []string{sasl.Plain} }
 
-func (s *mailSession) Auth(string) (sasl.Server, error) {
+func (s *session) Auth(string) (sasl.Server, error) {
 	return sasl.NewPlainServer(func(_, username, password string) error {
-		if s.ms.cfg.username == "" || username != s.ms.cfg.username || password != s.ms.cfg.password {
+		if s.ms.cfg.Username == "" || username != s.ms.cfg.Username || password != s.ms.cfg.Password {
 			return errors.New("invalid credentials")
 		}
 		s.authed = true
@@ -240,57 +259,57 @@ func (s *mailSession) Auth(string) (sasl.Server, error) {
 	}), nil
 }
 
-func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error {
-	if s.ms.cfg.username != "" && !s.authed {
+func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+	if s.ms.cfg.Username != "" && !s.authed {
 		return smtp.ErrAuthRequired
 	}
 	s.from = from
 	return nil
 }
 
-func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	if s.ms.cfg.refuseRcpt {
+func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if s.ms.cfg.RefuseRcpt {
 		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such mailbox"}
 	}
 	s.to = append(s.to, to)
 	return nil
 }
 
-func (s *mailSession) Data(r io.Reader) error {
+func (s *session) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
 	}
 	s.ms.mu.Lock()
-	s.ms.msgs = append(s.ms.msgs, receivedMail{from: s.from, to: s.to, data: b})
+	s.ms.msgs = append(s.ms.msgs, Message{From: s.from, To: s.to, Data: b})
 	s.ms.mu.Unlock()
 	return nil
 }
 
-func (s *mailSession) Reset()        { s.from, s.to = "", nil }
-func (s *mailSession) Logout() error { return nil }
+func (s *session) Reset()        { s.from, s.to = "", nil }
+func (s *session) Logout() error { return nil }
 
-// parsedMail is a received verification email taken apart.
-type parsedMail struct {
-	header  mail.Header
-	subject string
-	to      *mail.Address
-	from    *mail.Address
-	// parts are the content types of the parts, in order, and their
-	// decoded bodies.
-	types      []string
-	plain, htm string
-	// link is the link of the plain part, token the token in it.
-	link, token string
+// Parsed is a received verification email taken apart.
+type Parsed struct {
+	Header  mail.Header
+	Subject string
+	To      *mail.Address
+	From    *mail.Address
+	// Types are the content types of the parts, in order; Plain and HTML
+	// their decoded bodies.
+	Types       []string
+	Plain, HTML string
+	// Link is the link of the plain part, Token the token in it.
+	Link, Token string
 }
 
 var tokenPattern = regexp.MustCompile(`idv_[0-9a-f]{16}_[A-Za-z0-9_-]{43}`)
 
-// parseMail takes a verification email apart with the standard library,
+// Parse takes a verification email apart with the standard library,
 // checking on the way what every message must satisfy: CRLF line ends,
 // no line over 998 characters, a multipart/alternative body whose parts
 // are quoted-printable.
-func parseMail(t testing.TB, data []byte) parsedMail {
+func Parse(t testing.TB, data []byte) Parsed {
 	t.Helper()
 	for i, line := range strings.Split(string(data), "\r\n") {
 		if strings.Contains(line, "\n") || len(line) > 998 {
@@ -301,16 +320,16 @@ func parseMail(t testing.TB, data []byte) parsedMail {
 	if err != nil {
 		t.Fatalf("reading the message: %v\n%s", err, data)
 	}
-	var p parsedMail
-	p.header = msg.Header
+	var p Parsed
+	p.Header = msg.Header
 	dec := new(mime.WordDecoder)
-	if p.subject, err = dec.DecodeHeader(msg.Header.Get("Subject")); err != nil {
+	if p.Subject, err = dec.DecodeHeader(msg.Header.Get("Subject")); err != nil {
 		t.Fatal(err)
 	}
-	if p.to, err = mail.ParseAddress(msg.Header.Get("To")); err != nil {
+	if p.To, err = mail.ParseAddress(msg.Header.Get("To")); err != nil {
 		t.Fatalf("To %q: %v", msg.Header.Get("To"), err)
 	}
-	if p.from, err = mail.ParseAddress(msg.Header.Get("From")); err != nil {
+	if p.From, err = mail.ParseAddress(msg.Header.Get("From")); err != nil {
 		t.Fatalf("From %q: %v", msg.Header.Get("From"), err)
 	}
 	mt, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
@@ -334,26 +353,26 @@ func parseMail(t testing.TB, data []byte) parsedMail {
 			t.Fatal(err)
 		}
 		ct := part.Header.Get("Content-Type")
-		p.types = append(p.types, ct)
+		p.Types = append(p.Types, ct)
 		switch {
 		case strings.HasPrefix(ct, "text/plain"):
-			p.plain = string(body)
+			p.Plain = string(body)
 		case strings.HasPrefix(ct, "text/html"):
-			p.htm = string(body)
+			p.HTML = string(body)
 		}
 	}
-	for _, line := range strings.Split(p.plain, "\n") {
+	for _, line := range strings.Split(p.Plain, "\n") {
 		if line = strings.TrimSpace(line); strings.HasPrefix(line, "http") {
-			p.link = line
+			p.Link = line
 		}
 	}
-	p.token = tokenPattern.FindString(p.link)
+	p.Token = tokenPattern.FindString(p.Link)
 	return p
 }
 
-// htmlLink returns the href of the HTML part's first link, unescaped.
-func (p parsedMail) htmlLink() string {
-	_, rest, ok := strings.Cut(p.htm, `href="`)
+// HTMLLink returns the href of the HTML part's first link, unescaped.
+func (p Parsed) HTMLLink() string {
+	_, rest, ok := strings.Cut(p.HTML, `href="`)
 	if !ok {
 		return ""
 	}
@@ -361,12 +380,12 @@ func (p parsedMail) htmlLink() string {
 	return html.UnescapeString(href)
 }
 
-// mailSettings are SMTP settings for the server: plain text for a plain
+// Settings are SMTP settings for the server: plain text for a plain
 // server, else the given mode.
-func (ms *mailServer) settings(mode identity.SMTPTLSMode) *identity.SMTPSettings {
+func (ms *Server) Settings(mode identity.SMTPTLSMode) *identity.SMTPSettings {
 	return &identity.SMTPSettings{
-		Host: "127.0.0.1", Port: ms.port, TLS: mode,
-		Username: ms.cfg.username, Password: ms.cfg.password,
+		Host: "127.0.0.1", Port: ms.Port, TLS: mode,
+		Username: ms.cfg.Username, Password: ms.cfg.Password,
 		From: "noreply@acme.test", FromName: "Acme",
 		VerifyURL: "https://app.acme.test/verify?token={token}&lang=en",
 	}

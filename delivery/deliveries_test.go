@@ -1,4 +1,4 @@
-package identity_test
+package delivery_test
 
 import (
 	"context"

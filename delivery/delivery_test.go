@@ -1,4 +1,4 @@
-package identity_test
+package delivery_test
 
 import (
 	"bytes"
@@ -23,42 +23,21 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/delivery"
+	"github.com/identitylib/identity/internal/testutil"
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/memstore"
+	"github.com/identitylib/identity/webhook"
 )
 
 // dlvWait bounds every wait of the delivery tests. Nothing is timed: a
 // wait that runs out is a failure, however long the machine took.
 const dlvWait = 60 * time.Second
 
-// dlvClock is a fake clock the tests advance by hand.
-type dlvClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// newDlvClock starts at the current second, so that webhook-timestamp
-// values stay near real time until a test advances the clock.
-func newDlvClock() *dlvClock {
-	return &dlvClock{now: time.Now().UTC().Truncate(time.Second)}
-}
-
-func (c *dlvClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *dlvClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func (c *dlvClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
+// newDlvClock starts a fake clock at the current second, so that
+// webhook-timestamp values stay near real time until a test advances it.
+func newDlvClock() *testutil.Clock {
+	return testutil.NewClock(time.Now().UTC().Truncate(time.Second))
 }
 
 // dlvRequest is one request a receiver got.
@@ -114,7 +93,7 @@ func newDlvReceiver(t testing.TB, respond func(w http.ResponseWriter, r *http.Re
 func (rc *dlvReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := &dlvRequest{header: r.Header.Clone(), body: body}
-	id := r.Header.Get(identity.HeaderWebhookID)
+	id := r.Header.Get(webhook.HeaderID)
 	rc.mu.Lock()
 	n := len(rc.reqs)
 	rc.reqs = append(rc.reqs, req)
@@ -166,10 +145,10 @@ type dlvEnv struct {
 	svc   *identity.Service
 	st    store.Store // nil when the Service was opened on a file
 	ws    *identity.Workspace
-	clock *dlvClock
+	clock *testutil.Clock
 }
 
-func dlvServiceOptions(clock *dlvClock) *identity.Options {
+func dlvServiceOptions(clock *testutil.Clock) *identity.Options {
 	opts := &identity.Options{
 		AllowPrivateWebhooks: true,
 		PasswordHashing:      &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1},
@@ -181,7 +160,7 @@ func dlvServiceOptions(clock *dlvClock) *identity.Options {
 }
 
 // newDlvEnv builds an env over a memstore; clock nil means real time.
-func newDlvEnv(t *testing.T, clock *dlvClock) *dlvEnv {
+func newDlvEnv(t *testing.T, clock *testutil.Clock) *dlvEnv {
 	t.Helper()
 	st := memstore.New()
 	svc, err := identity.New(st, dlvServiceOptions(clock))
@@ -194,7 +173,7 @@ func newDlvEnv(t *testing.T, clock *dlvClock) *dlvEnv {
 
 // openDlvEnv builds an env over the bbolt file at path, creating the
 // workspace when create is set.
-func openDlvEnv(t *testing.T, path string, clock *dlvClock, create bool) *dlvEnv {
+func openDlvEnv(t *testing.T, path string, clock *testutil.Clock, create bool) *dlvEnv {
 	t.Helper()
 	svc, err := identity.Open(path, dlvServiceOptions(clock))
 	if err != nil {
@@ -204,7 +183,7 @@ func openDlvEnv(t *testing.T, path string, clock *dlvClock, create bool) *dlvEnv
 	return newDlvEnvOn(t, svc, nil, clock, create)
 }
 
-func newDlvEnvOn(t *testing.T, svc *identity.Service, st store.Store, clock *dlvClock, create bool) *dlvEnv {
+func newDlvEnvOn(t *testing.T, svc *identity.Service, st store.Store, clock *testutil.Clock, create bool) *dlvEnv {
 	t.Helper()
 	ctx := context.Background()
 	var ws *identity.Workspace
@@ -245,8 +224,8 @@ func (e *dlvEnv) user(name string) identity.User {
 
 // options returns dispatcher options for tests: the receivers' roots, a
 // short poll interval, and no log output.
-func (e *dlvEnv) options(roots *x509.CertPool) *identity.DeliveryOptions {
-	return &identity.DeliveryOptions{
+func (e *dlvEnv) options(roots *x509.CertPool) *delivery.Options {
+	return &delivery.Options{
 		RootCAs:      roots,
 		PollInterval: 5 * time.Millisecond,
 		Logger:       slog.New(slog.DiscardHandler),
@@ -256,10 +235,10 @@ func (e *dlvEnv) options(roots *x509.CertPool) *identity.DeliveryOptions {
 // start starts a dispatcher that the test's cleanup stops. The cleanup
 // cancels its context first, so that a failed test does not wait for
 // attempts a hanging receiver holds.
-func (e *dlvEnv) start(opts *identity.DeliveryOptions) *identity.Dispatcher {
+func (e *dlvEnv) start(opts *delivery.Options) *delivery.Dispatcher {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := e.svc.StartDelivery(ctx, opts)
+	d, err := delivery.Start(ctx, e.svc, opts)
 	if err != nil {
 		cancel()
 		e.t.Fatal(err)
@@ -370,7 +349,7 @@ func TestDeliveryReachesSubscriberOnceSigned(t *testing.T) {
 	}
 	ds := env.deliveries(subHook.Endpoint.ID)
 	if len(ds) != 1 || ds[0].Status != identity.DeliverySucceeded || ds[0].Attempts != 1 || ds[0].LastStatus != 200 ||
-		ds[0].EventID != req.header.Get(identity.HeaderWebhookID) || !strings.HasPrefix(ds[0].EventID, "msg_") {
+		ds[0].EventID != req.header.Get(webhook.HeaderID) || !strings.HasPrefix(ds[0].EventID, "msg_") {
 		t.Errorf("deliveries = %+v", ds)
 	}
 	if n := other.count(); n != 0 {
@@ -424,7 +403,7 @@ func TestDeliveryRetriesFollowSchedule(t *testing.T) {
 	wh, _ := standardwebhooks.NewWebhook(hook.Secret)
 	var stamps []string
 	for i, r := range reqs {
-		if got := r.header.Get(identity.HeaderWebhookID); got != ds[0].EventID {
+		if got := r.header.Get(webhook.HeaderID); got != ds[0].EventID {
 			t.Errorf("request %d webhook-id = %q, want %q", i, got, ds[0].EventID)
 		}
 		// The fake clock is minutes away from real time by now, past the
@@ -435,7 +414,7 @@ func TestDeliveryRetriesFollowSchedule(t *testing.T) {
 		if i > 0 && !bytes.Equal(r.body, reqs[0].body) {
 			t.Errorf("request %d body differs from the first", i)
 		}
-		stamps = append(stamps, r.header.Get(identity.HeaderWebhookTimestamp))
+		stamps = append(stamps, r.header.Get(webhook.HeaderTimestamp))
 	}
 	if stamps[0] == stamps[1] || stamps[1] == stamps[2] {
 		t.Errorf("webhook-timestamp should be each attempt's own: %v", stamps)
@@ -533,7 +512,7 @@ func TestDeliverySurvivesKilledDispatcher(t *testing.T) {
 	ctx, kill := context.WithCancel(context.Background())
 	opts := env.options(dlvRoots(rc))
 	opts.AttemptTimeout = 10 * time.Minute
-	d, err := env.svc.StartDelivery(ctx, opts)
+	d, err := delivery.Start(ctx, env.svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +536,7 @@ func TestDeliverySurvivesKilledDispatcher(t *testing.T) {
 	if ds[0].Status != identity.DeliverySucceeded || ds[0].Attempts != 1 || len(reqs) != 2 {
 		t.Fatalf("after the restart: %+v, %d requests", ds[0], len(reqs))
 	}
-	if a, b := reqs[0].header.Get(identity.HeaderWebhookID), reqs[1].header.Get(identity.HeaderWebhookID); a != b || a != ds[0].EventID {
+	if a, b := reqs[0].header.Get(webhook.HeaderID), reqs[1].header.Get(webhook.HeaderID); a != b || a != ds[0].EventID {
 		t.Errorf("webhook-ids %q and %q, want both %q", a, b, ds[0].EventID)
 	}
 }
@@ -590,7 +569,7 @@ func checkAtLeastOnce(t *testing.T, reqs []dlvRequest, want int) map[string]int 
 	perID := map[string]int{}
 	users := map[string]bool{}
 	for _, r := range reqs {
-		id := r.header.Get(identity.HeaderWebhookID)
+		id := r.header.Get(webhook.HeaderID)
 		perID[id]++
 		if b, seen := bodies[id]; seen && !bytes.Equal(b, r.body) {
 			t.Fatalf("webhook-id %s came with two bodies", id)
@@ -706,7 +685,7 @@ func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	opts.Retries = shortRetries(30)
 	opts.MaxPerEndpoint = 8
 	d1 := env.start(opts)
-	d2, err := second.StartDelivery(context.Background(), opts)
+	d2, err := delivery.Start(context.Background(), second, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1103,21 +1082,21 @@ func TestDispatcherStopWaitsForAttempts(t *testing.T) {
 	}
 }
 
-// TestStartDeliveryRejectsBadOptions: options that cannot work are a
+// TestStartRejectsBadOptions: options that cannot work are a
 // CodeInvalid error.
-func TestStartDeliveryRejectsBadOptions(t *testing.T) {
+func TestStartRejectsBadOptions(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	for _, o := range []identity.DeliveryOptions{
+	for _, o := range []delivery.Options{
 		{Workers: -1},
 		{AttemptTimeout: time.Minute, LeaseDuration: time.Minute},
 		{PollInterval: -time.Second},
 		{Retries: []time.Duration{time.Second, -time.Second}},
 	} {
-		if _, err := env.svc.StartDelivery(context.Background(), &o); !errors.Is(err, identity.ErrInvalid) {
-			t.Errorf("StartDelivery(%+v): %v, want invalid", o, err)
+		if _, err := delivery.Start(context.Background(), env.svc, &o); !errors.Is(err, identity.ErrInvalid) {
+			t.Errorf("Start(%+v): %v, want invalid", o, err)
 		}
 	}
-	d, err := env.svc.StartDelivery(context.Background(), nil)
+	d, err := delivery.Start(context.Background(), env.svc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1174,8 +1153,8 @@ func (bench *dlvBench) user(b *testing.B, i int) {
 	}
 }
 
-func (bench *dlvBench) start(b *testing.B) *identity.Dispatcher {
-	d, err := bench.svc.StartDelivery(context.Background(), &identity.DeliveryOptions{RootCAs: bench.roots, Logger: slog.New(slog.DiscardHandler)})
+func (bench *dlvBench) start(b *testing.B) *delivery.Dispatcher {
+	d, err := delivery.Start(context.Background(), bench.svc, &delivery.Options{RootCAs: bench.roots, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package identity_test
+package delivery_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/delivery"
 	"github.com/identitylib/identity/store/pgstore"
 	"github.com/identitylib/identity/store/pgstore/pgtest"
 )
@@ -39,9 +40,9 @@ func TestDispatchersOverPostgres(t *testing.T) {
 	opts := env.options(dlvRoots(rc))
 	opts.Retries = shortRetries(30)
 	opts.MaxPerEndpoint = 8
-	dispatchers := []*identity.Dispatcher{env.start(opts)}
+	dispatchers := []*delivery.Dispatcher{env.start(opts)}
 	for range 2 {
-		d, err := open().StartDelivery(context.Background(), opts)
+		d, err := delivery.Start(context.Background(), open(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

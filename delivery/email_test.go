@@ -1,4 +1,4 @@
-package identity_test
+package delivery_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/mailtest"
 	"github.com/identitylib/identity/internal/testutil"
 )
 
@@ -95,8 +96,8 @@ func summarize(jobs []identity.Delivery) []jobSummary {
 // webhook delivery.
 func TestEmailVerificationArrivesAndConfirms(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	rc := newDlvReceiver(t, nil)
 	hook := env.hook(rc.url("/hook"), string(identity.EventUserCreated), string(identity.EventUserUpdated))
 	env.start(env.options(dlvRoots(rc)))
@@ -105,50 +106,50 @@ func TestEmailVerificationArrivesAndConfirms(t *testing.T) {
 	if u.EmailVerified {
 		t.Fatal("a new user's email is verified")
 	}
-	msgs := ms.waitMessages(t, 1)
+	msgs := ms.WaitMessages(t, 1)
 	env.waitEmailJobs("the job to succeed", settled)
 	got := msgs[0]
-	if got.from != "noreply@acme.test" || !cmp.Equal(got.to, []string{"ada@example.com"}) {
-		t.Errorf("envelope: from %q to %q", got.from, got.to)
+	if got.From != "noreply@acme.test" || !cmp.Equal(got.To, []string{"ada@example.com"}) {
+		t.Errorf("envelope: from %q to %q", got.From, got.To)
 	}
-	p := parseMail(t, got.data)
-	if p.subject != "Verify your email address" {
-		t.Errorf("Subject = %q", p.subject)
+	p := mailtest.Parse(t, got.Data)
+	if p.Subject != "Verify your email address" {
+		t.Errorf("Subject = %q", p.Subject)
 	}
-	if diff := cmp.Diff(&mail.Address{Name: `Ada <b>"Countess"</b> Lovelace`, Address: "ada@example.com"}, p.to); diff != "" {
+	if diff := cmp.Diff(&mail.Address{Name: `Ada <b>"Countess"</b> Lovelace`, Address: "ada@example.com"}, p.To); diff != "" {
 		t.Errorf("To mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&mail.Address{Name: "Acme", Address: "noreply@acme.test"}, p.from); diff != "" {
+	if diff := cmp.Diff(&mail.Address{Name: "Acme", Address: "noreply@acme.test"}, p.From); diff != "" {
 		t.Errorf("From mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"text/plain; charset=utf-8", "text/html; charset=utf-8"}, p.types); diff != "" {
+	if diff := cmp.Diff([]string{"text/plain; charset=utf-8", "text/html; charset=utf-8"}, p.Types); diff != "" {
 		t.Errorf("parts mismatch (-want +got):\n%s", diff)
 	}
 	for _, h := range []string{"Date", "Message-ID", "MIME-Version"} {
-		if p.header.Get(h) == "" {
+		if p.Header.Get(h) == "" {
 			t.Errorf("no %s header", h)
 		}
 	}
-	if _, err := p.header.Date(); err != nil {
+	if _, err := p.Header.Date(); err != nil {
 		t.Errorf("Date: %v", err)
 	}
-	if !strings.HasSuffix(p.header.Get("Message-ID"), "@acme.test>") {
-		t.Errorf("Message-ID = %q", p.header.Get("Message-ID"))
+	if !strings.HasSuffix(p.Header.Get("Message-ID"), "@acme.test>") {
+		t.Errorf("Message-ID = %q", p.Header.Get("Message-ID"))
 	}
-	if !strings.Contains(p.plain, `Hello Ada <b>"Countess"</b> Lovelace,`) || !strings.Contains(p.plain, "24 hours") {
-		t.Errorf("text part:\n%s", p.plain)
+	if !strings.Contains(p.Plain, `Hello Ada <b>"Countess"</b> Lovelace,`) || !strings.Contains(p.Plain, "24 hours") {
+		t.Errorf("text part:\n%s", p.Plain)
 	}
-	if !strings.Contains(p.htm, "Hello Ada &lt;b&gt;&#34;Countess&#34;&lt;/b&gt; Lovelace,") || strings.Contains(p.htm, "<b>") {
-		t.Errorf("HTML part does not escape the name:\n%s", p.htm)
+	if !strings.Contains(p.HTML, "Hello Ada &lt;b&gt;&#34;Countess&#34;&lt;/b&gt; Lovelace,") || strings.Contains(p.HTML, "<b>") {
+		t.Errorf("HTML part does not escape the name:\n%s", p.HTML)
 	}
-	if want := "https://app.acme.test/verify?token=" + p.token + "&lang=en"; p.token == "" || p.link != want {
-		t.Errorf("link = %q, want %q", p.link, want)
+	if want := "https://app.acme.test/verify?token=" + p.Token + "&lang=en"; p.Token == "" || p.Link != want {
+		t.Errorf("link = %q, want %q", p.Link, want)
 	}
-	if p.htmlLink() != p.link {
-		t.Errorf("HTML link = %q, text link %q", p.htmlLink(), p.link)
+	if p.HTMLLink() != p.Link {
+		t.Errorf("HTML link = %q, text link %q", p.HTMLLink(), p.Link)
 	}
 
-	confirmed, err := env.ws.ConfirmEmail(context.Background(), p.token)
+	confirmed, err := env.ws.ConfirmEmail(context.Background(), p.Token)
 	if err != nil {
 		t.Fatalf("ConfirmEmail: %v", err)
 	}
@@ -179,7 +180,7 @@ func TestEmailVerificationArrivesAndConfirms(t *testing.T) {
 // nothing.
 func TestEmailNoSettingsNothingSent(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
+	ms := mailtest.NewServer(t, mailtest.Config{})
 	d := env.start(env.options(nil))
 	u := env.user("ada")
 	if _, err := env.ws.UpdateUser(context.Background(), u.ID, identity.UserUpdate{Email: "ada@lovelace.test", FullName: "Ada"}); err != nil {
@@ -196,7 +197,7 @@ func TestEmailNoSettingsNothingSent(t *testing.T) {
 		t.Errorf("pending = %d", st.Pending)
 	}
 	d.Stop()
-	if n := ms.connections(); n != 0 {
+	if n := ms.Connections(); n != 0 {
 		t.Errorf("the server got %d connections", n)
 	}
 	if err := env.ws.SendVerificationEmail(context.Background(), u.ID); !errors.Is(err, identity.ErrConflict) {
@@ -209,13 +210,13 @@ func TestEmailNoSettingsNothingSent(t *testing.T) {
 // the email stays verified, with no second event.
 func TestEmailConfirmFlipsOnce(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	rc := newDlvReceiver(t, nil)
 	hook := env.hook(rc.url("/hook"), string(identity.EventUserUpdated))
 	env.start(env.options(dlvRoots(rc)))
 	u := env.user("ada")
-	token := parseMail(t, ms.waitMessages(t, 1)[0].data).token
+	token := mailtest.Parse(t, ms.WaitMessages(t, 1)[0].Data).Token
 
 	var verified []bool
 	var codes []identity.Code
@@ -253,8 +254,8 @@ func TestEmailConfirmFlipsOnce(t *testing.T) {
 func TestConfirmEmailErrors(t *testing.T) {
 	clock := newDlvClock()
 	env := newDlvEnv(t, clock)
-	ms := newMailServer(t, mailConfig{})
-	settings := ms.settings(identity.SMTPNoTLS)
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	settings := ms.Settings(identity.SMTPNoTLS)
 	settings.TokenLifetime = time.Hour
 	env.setSMTP(settings)
 	env.start(env.options(nil))
@@ -264,13 +265,13 @@ func TestConfirmEmailErrors(t *testing.T) {
 	// recorded, so that moving the clock cannot expire a lease in flight.
 	tokenOf := func(n int) string {
 		t.Helper()
-		msgs := ms.waitMessages(t, n)
+		msgs := ms.WaitMessages(t, n)
 		env.waitEmailJobs("the jobs to settle", settled)
-		p := parseMail(t, msgs[n-1].data)
-		if !strings.Contains(p.plain, "expires in 1 hour") {
-			t.Errorf("text part does not give the lifetime:\n%s", p.plain)
+		p := mailtest.Parse(t, msgs[n-1].Data)
+		if !strings.Contains(p.Plain, "expires in 1 hour") {
+			t.Errorf("text part does not give the lifetime:\n%s", p.Plain)
 		}
-		return p.token
+		return p.Token
 	}
 	used := env.user("used")
 	usedToken := tokenOf(1)
@@ -332,7 +333,7 @@ func TestConfirmEmailErrors(t *testing.T) {
 	if !env.getUser(other.ID).EmailVerified {
 		t.Error("other not verified")
 	}
-	if n := len(ms.messages()); n != 5 {
+	if n := len(ms.Messages()); n != 5 {
 		t.Errorf("%d emails, want 5", n)
 	}
 	// A token of one workspace means nothing in another.
@@ -352,9 +353,9 @@ func TestConfirmEmailErrors(t *testing.T) {
 func TestEmailRetriesUntilServerIsBack(t *testing.T) {
 	clock := newDlvClock()
 	env := newDlvEnv(t, clock)
-	ms := newMailServer(t, mailConfig{})
-	ms.setDown(true)
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	ms.SetDown(true)
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	env.start(env.options(nil))
 	u := env.user("ada")
 
@@ -367,13 +368,13 @@ func TestEmailRetriesUntilServerIsBack(t *testing.T) {
 	if wait < want*8/10 || wait > want*12/10 {
 		t.Errorf("retry after %v, want %v ±20%%", wait, want)
 	}
-	if n := len(ms.messages()); n != 0 {
+	if n := len(ms.Messages()); n != 0 {
 		t.Fatalf("%d messages while down", n)
 	}
 
-	ms.setDown(false)
+	ms.SetDown(false)
 	clock.Set(job.NextAttemptAt)
-	msgs := ms.waitMessages(t, 1)
+	msgs := ms.WaitMessages(t, 1)
 	jobs = env.waitEmailJobs("the retry to succeed", settled)
 	if diff := cmp.Diff([]jobSummary{{UserID: u.ID, Status: identity.DeliverySucceeded, Attempts: 2, LastStatus: 250}}, summarize(jobs)); diff != "" {
 		t.Errorf("email jobs mismatch (-want +got):\n%s", diff)
@@ -381,7 +382,7 @@ func TestEmailRetriesUntilServerIsBack(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Errorf("%d messages, want 1", len(msgs))
 	}
-	if _, err := env.ws.ConfirmEmail(context.Background(), parseMail(t, msgs[0].data).token); err != nil {
+	if _, err := env.ws.ConfirmEmail(context.Background(), mailtest.Parse(t, msgs[0].Data).Token); err != nil {
 		t.Errorf("ConfirmEmail with the retry's token: %v", err)
 	}
 }
@@ -392,10 +393,10 @@ func TestEmailRetriesUntilServerIsBack(t *testing.T) {
 // no message. Released, the server gets the email.
 func TestEmailSlowServerDoesNotDelayCreateUser(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
-	release := ms.holdConnections()
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	release := ms.Hold()
 	t.Cleanup(release)
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	opts := env.options(nil)
 	opts.AttemptTimeout = time.Hour // nothing but the release ends the attempt
 	env.start(opts)
@@ -416,15 +417,15 @@ func TestEmailSlowServerDoesNotDelayCreateUser(t *testing.T) {
 	case <-time.After(dlvWait):
 		t.Fatal("CreateUser waits for the SMTP server")
 	}
-	waitFor(t, "the dispatcher to connect", func() bool { return ms.connections() > 0 })
-	if n := len(ms.messages()); n != 0 {
+	waitFor(t, "the dispatcher to connect", func() bool { return ms.Connections() > 0 })
+	if n := len(ms.Messages()); n != 0 {
 		t.Fatalf("the held server took %d messages", n)
 	}
 	if diff := cmp.Diff([]jobSummary{{UserID: u.ID, Status: identity.DeliveryPending}}, summarize(env.emailJobs())); diff != "" {
 		t.Errorf("email jobs mismatch (-want +got):\n%s", diff)
 	}
 	release()
-	ms.waitMessages(t, 1)
+	ms.WaitMessages(t, 1)
 	env.waitEmailJobs("the job to succeed", settled)
 }
 
@@ -434,13 +435,13 @@ func TestEmailSlowServerDoesNotDelayCreateUser(t *testing.T) {
 // nothing.
 func TestEmailChangeSendsToNewAddress(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	env.start(env.options(nil))
 	ctx := context.Background()
 	u := env.user("ada")
-	first := parseMail(t, ms.waitMessages(t, 1)[0].data)
-	if _, err := env.ws.ConfirmEmail(ctx, first.token); err != nil {
+	first := mailtest.Parse(t, ms.WaitMessages(t, 1)[0].Data)
+	if _, err := env.ws.ConfirmEmail(ctx, first.Token); err != nil {
 		t.Fatal(err)
 	}
 	env.waitEmailJobs("the first job", settled)
@@ -452,22 +453,22 @@ func TestEmailChangeSendsToNewAddress(t *testing.T) {
 	if changed.EmailVerified {
 		t.Error("a changed email is still verified")
 	}
-	msgs := ms.waitMessages(t, 2)
-	second := parseMail(t, msgs[1].data)
-	if !cmp.Equal(msgs[1].to, []string{"ada@lovelace.test"}) || second.to.Address != "ada@lovelace.test" {
-		t.Errorf("second email to %q (%v)", msgs[1].to, second.to)
+	msgs := ms.WaitMessages(t, 2)
+	second := mailtest.Parse(t, msgs[1].Data)
+	if !cmp.Equal(msgs[1].To, []string{"ada@lovelace.test"}) || second.To.Address != "ada@lovelace.test" {
+		t.Errorf("second email to %q (%v)", msgs[1].To, second.To)
 	}
 	// The first token is used; make an unused one for the old address by
 	// asking again before changing once more.
 	if err := env.ws.SendVerificationEmail(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	third := parseMail(t, ms.waitMessages(t, 3)[2].data)
+	third := mailtest.Parse(t, ms.WaitMessages(t, 3)[2].Data)
 	if _, err := env.ws.UpdateUser(ctx, u.ID, identity.UserUpdate{Email: "ada@analytical.test", FullName: "Ada"}); err != nil {
 		t.Fatal(err)
 	}
-	fourth := parseMail(t, ms.waitMessages(t, 4)[3].data)
-	for _, old := range []string{second.token, third.token} {
+	fourth := mailtest.Parse(t, ms.WaitMessages(t, 4)[3].Data)
+	for _, old := range []string{second.Token, third.Token} {
 		if _, err := env.ws.ConfirmEmail(ctx, old); !errors.Is(err, identity.ErrTokenInvalid) {
 			t.Errorf("a token for an old address: %v, want ErrTokenInvalid", err)
 		}
@@ -475,7 +476,7 @@ func TestEmailChangeSendsToNewAddress(t *testing.T) {
 	if env.getUser(u.ID).EmailVerified {
 		t.Error("verified by a token for an old address")
 	}
-	if _, err := env.ws.ConfirmEmail(ctx, fourth.token); err != nil {
+	if _, err := env.ws.ConfirmEmail(ctx, fourth.Token); err != nil {
 		t.Errorf("the newest token: %v", err)
 	}
 	if _, err := env.ws.UpdateUser(ctx, u.ID, identity.UserUpdate{Email: "ada@analytical.test", FullName: "Ada L."}); err != nil {
@@ -495,8 +496,8 @@ func TestEmailChangeSendsToNewAddress(t *testing.T) {
 // RetryDelivery queues a failed job again.
 func TestEmailJobsDroppedUnsent(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
-	settings := ms.settings(identity.SMTPNoTLS)
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	settings := ms.Settings(identity.SMTPNoTLS)
 	env.setSMTP(settings)
 	ctx := context.Background()
 
@@ -514,7 +515,7 @@ func TestEmailJobsDroppedUnsent(t *testing.T) {
 	if diff := cmp.Diff(want, summarize(jobs)); diff != "" {
 		t.Errorf("email jobs mismatch (-want +got):\n%s", diff)
 	}
-	if msgs := ms.waitMessages(t, 1); len(msgs) != 1 || !cmp.Equal(msgs[0].to, []string{"ada@new.test"}) {
+	if msgs := ms.WaitMessages(t, 1); len(msgs) != 1 || !cmp.Equal(msgs[0].To, []string{"ada@new.test"}) {
 		t.Errorf("messages: %+v", msgs)
 	}
 	d.Stop()
@@ -537,7 +538,7 @@ func TestEmailJobsDroppedUnsent(t *testing.T) {
 	if st.Attempts != 0 || st.Exhausted != 1 {
 		t.Errorf("stats = %+v", st)
 	}
-	if n := len(ms.messages()); n != 1 {
+	if n := len(ms.Messages()); n != 1 {
 		t.Errorf("%d messages, want 1", n)
 	}
 
@@ -545,9 +546,9 @@ func TestEmailJobsDroppedUnsent(t *testing.T) {
 	if err := env.ws.RetryDelivery(ctx, jobs[2].ID); err != nil {
 		t.Fatal(err)
 	}
-	msgs := ms.waitMessages(t, 2)
-	if !cmp.Equal(msgs[1].to, []string{"bob@example.com"}) {
-		t.Errorf("retried job sent to %q", msgs[1].to)
+	msgs := ms.WaitMessages(t, 2)
+	if !cmp.Equal(msgs[1].To, []string{"bob@example.com"}) {
+		t.Errorf("retried job sent to %q", msgs[1].To)
 	}
 }
 
@@ -555,8 +556,8 @@ func TestEmailJobsDroppedUnsent(t *testing.T) {
 // reply fails the job at once, with the reply code kept.
 func TestEmailRecipientRefused(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{refuseRcpt: true})
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	ms := mailtest.NewServer(t, mailtest.Config{RefuseRcpt: true})
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	env.start(env.options(nil))
 	env.user("ada")
 	jobs := env.waitEmailJobs("the job to settle", settled)
@@ -574,30 +575,30 @@ func TestEmailRecipientRefused(t *testing.T) {
 func TestEmailTLSAndLogin(t *testing.T) {
 	tests := []struct {
 		name    string
-		server  mailTLS
+		server  mailtest.TLSMode
 		mode    identity.SMTPTLSMode
 		trusted bool
 		login   bool
 		wrongPW bool
 		wantErr string // "" for success
 	}{
-		{name: "implicit TLS", server: mailImplicit, mode: identity.SMTPImplicitTLS, trusted: true},
-		{name: "STARTTLS with login", server: mailStartTLS, mode: identity.SMTPStartTLS, trusted: true, login: true},
-		{name: "default mode is STARTTLS", server: mailStartTLS, mode: "", trusted: true},
-		{name: "STARTTLS not offered", server: mailPlain, mode: identity.SMTPStartTLS, trusted: true, wantErr: "STARTTLS"},
-		{name: "untrusted certificate", server: mailImplicit, mode: identity.SMTPImplicitTLS, wantErr: "certificate"},
-		{name: "untrusted STARTTLS certificate", server: mailStartTLS, mode: identity.SMTPStartTLS, wantErr: "certificate"},
-		{name: "wrong password", server: mailStartTLS, mode: identity.SMTPStartTLS, trusted: true, login: true, wrongPW: true, wantErr: "authenticating"},
+		{name: "implicit TLS", server: mailtest.ImplicitTLS, mode: identity.SMTPImplicitTLS, trusted: true},
+		{name: "STARTTLS with login", server: mailtest.StartTLS, mode: identity.SMTPStartTLS, trusted: true, login: true},
+		{name: "default mode is STARTTLS", server: mailtest.StartTLS, mode: "", trusted: true},
+		{name: "STARTTLS not offered", server: mailtest.Plain, mode: identity.SMTPStartTLS, trusted: true, wantErr: "STARTTLS"},
+		{name: "untrusted certificate", server: mailtest.ImplicitTLS, mode: identity.SMTPImplicitTLS, wantErr: "certificate"},
+		{name: "untrusted STARTTLS certificate", server: mailtest.StartTLS, mode: identity.SMTPStartTLS, wantErr: "certificate"},
+		{name: "wrong password", server: mailtest.StartTLS, mode: identity.SMTPStartTLS, trusted: true, login: true, wrongPW: true, wantErr: "authenticating"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newDlvEnv(t, nil)
-			cfg := mailConfig{tls: tt.server}
+			cfg := mailtest.Config{TLS: tt.server}
 			if tt.login {
-				cfg.username, cfg.password = "mailer", "s3cret-smtp-pass"
+				cfg.Username, cfg.Password = "mailer", "s3cret-smtp-pass"
 			}
-			ms := newMailServer(t, cfg)
-			settings := ms.settings(tt.mode)
+			ms := mailtest.NewServer(t, cfg)
+			settings := ms.Settings(tt.mode)
 			if tt.wrongPW {
 				settings.Password = "not-the-pass-word"
 			}
@@ -605,7 +606,7 @@ func TestEmailTLSAndLogin(t *testing.T) {
 			var logs testutil.SyncBuffer
 			opts := env.options(nil)
 			if tt.trusted {
-				opts.RootCAs = ms.roots()
+				opts.RootCAs = ms.Roots()
 			}
 			opts.Retries = []time.Duration{} // one attempt
 			opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -615,11 +616,11 @@ func TestEmailTLSAndLogin(t *testing.T) {
 			d.Stop()
 			j := jobs[0]
 			if tt.wantErr == "" {
-				if j.Status != identity.DeliverySucceeded || len(ms.messages()) != 1 {
-					t.Fatalf("job = %+v, %d messages", j, len(ms.messages()))
+				if j.Status != identity.DeliverySucceeded || len(ms.Messages()) != 1 {
+					t.Fatalf("job = %+v, %d messages", j, len(ms.Messages()))
 				}
-			} else if j.Status != identity.DeliveryFailed || !strings.Contains(j.LastError, tt.wantErr) || len(ms.messages()) != 0 {
-				t.Errorf("job = %+v, want failed with %q; %d messages", j, tt.wantErr, len(ms.messages()))
+			} else if j.Status != identity.DeliveryFailed || !strings.Contains(j.LastError, tt.wantErr) || len(ms.Messages()) != 0 {
+				t.Errorf("job = %+v, want failed with %q; %d messages", j, tt.wantErr, len(ms.Messages()))
 			}
 			out := logs.String()
 			for _, secret := range []string{settings.Password, "idv_"} {
@@ -639,8 +640,8 @@ func TestEmailTLSAndLogin(t *testing.T) {
 // 2047 encoding, with every header line within limits.
 func TestEmailNames(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	ms := newMailServer(t, mailConfig{})
-	env.setSMTP(ms.settings(identity.SMTPNoTLS))
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	env.setSMTP(ms.Settings(identity.SMTPNoTLS))
 	env.start(env.options(nil))
 	names := []string{
 		"Ada Lovelace",
@@ -652,12 +653,12 @@ func TestEmailNames(t *testing.T) {
 	for i, name := range names {
 		env.mailUser("user"+string(rune('a'+i)), name)
 	}
-	msgs := ms.waitMessages(t, len(names))
+	msgs := ms.WaitMessages(t, len(names))
 	got := map[string]bool{}
 	for _, m := range msgs {
-		p := parseMail(t, m.data) // checks line lengths
-		got[p.to.Name] = true
-		head, _, _ := strings.Cut(string(m.data), "\r\n\r\n")
+		p := mailtest.Parse(t, m.Data) // checks line lengths
+		got[p.To.Name] = true
+		head, _, _ := strings.Cut(string(m.Data), "\r\n\r\n")
 		for _, line := range strings.Split(head, "\r\n") {
 			// 78 is the limit to keep where possible; an encoded word
 			// (at most 75) after "To: " may pass it by one.
@@ -757,8 +758,8 @@ func TestSMTPSettingsValidation(t *testing.T) {
 func TestSMTPPasswordNeverReturned(t *testing.T) {
 	env := newDlvEnv(t, nil)
 	ctx := context.Background()
-	ms := newMailServer(t, mailConfig{username: "mailer", password: "s3cret-smtp-pass"})
-	settings := ms.settings(identity.SMTPNoTLS)
+	ms := mailtest.NewServer(t, mailtest.Config{Username: "mailer", Password: "s3cret-smtp-pass"})
+	settings := ms.Settings(identity.SMTPNoTLS)
 	env.setSMTP(settings)
 
 	read := func() identity.Settings {
@@ -771,7 +772,7 @@ func TestSMTPPasswordNeverReturned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), ms.cfg.password) || s.SMTP.Password != "" {
+		if strings.Contains(string(b), "s3cret-smtp-pass") || s.SMTP.Password != "" {
 			t.Fatalf("Settings returns the password: %s", b)
 		}
 		return s
@@ -793,7 +794,7 @@ func TestSMTPPasswordNeverReturned(t *testing.T) {
 	}
 	env.start(env.options(nil))
 	env.user("ada")
-	ms.waitMessages(t, 1) // the server requires the login
+	ms.WaitMessages(t, 1) // the server requires the login
 
 	// Another host or username needs the password again.
 	for _, mod := range []func(*identity.SMTPSettings){

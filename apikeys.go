@@ -108,7 +108,7 @@ func checkAPIKeyInput(name string, scopes []Scope) error {
 			p.add(field, RuleDuplicate, "scope %q is listed twice", s)
 		}
 	}
-	return p.err("invalid api key")
+	return p.err("invalid API key request")
 }
 
 // APIKeys returns the workspace's keys, without secrets, ascending by id
@@ -122,11 +122,7 @@ func (w *Workspace) APIKeys(ctx context.Context) ([]APIKey, error) {
 	if err != nil {
 		return nil, fromStore(err, "workspace")
 	}
-	out := make([]APIKey, len(recs))
-	for i, r := range recs {
-		out[i] = apiKeyFromRecord(r)
-	}
-	return out, nil
+	return mapAll(recs, apiKeyFromRecord), nil
 }
 
 // RevokeAPIKey deletes the key with the id; it stops working at once. A

@@ -90,11 +90,7 @@ func (w *Workspace) Deliveries(ctx context.Context, endpointID int64) ([]Deliver
 	if err != nil {
 		return nil, fromStore(err, fmt.Sprintf("webhook endpoint %d", endpointID))
 	}
-	out := make([]Delivery, len(recs))
-	for i, r := range recs {
-		out[i] = deliveryFromRecord(r)
-	}
-	return out, nil
+	return mapAll(recs, deliveryFromRecord), nil
 }
 
 // GetDelivery returns the delivery with the id, or a not-found error.

@@ -214,11 +214,9 @@ func (s *Service) Workspaces(ctx context.Context) ([]*Workspace, error) {
 	if err != nil {
 		return nil, fromStore(err, "workspace")
 	}
-	out := make([]*Workspace, len(recs))
-	for i, r := range recs {
-		out[i] = &Workspace{svc: s, slug: r.Slug, createdAt: r.CreatedAt}
-	}
-	return out, nil
+	return mapAll(recs, func(r store.Workspace) *Workspace {
+		return &Workspace{svc: s, slug: r.Slug, createdAt: r.CreatedAt}
+	}), nil
 }
 
 // CheckSlug reports whether slug is a valid workspace slug: 1-63
@@ -242,4 +240,15 @@ func validSlug(slug string) bool {
 		}
 	}
 	return alnum(slug[0]) && alnum(slug[len(slug)-1])
+}
+
+// mapAll maps stored records to the domain values they are read as: the
+// one loop behind every listing. The result is never nil, so that empty
+// lists encode as [].
+func mapAll[R, T any](recs []R, fn func(R) T) []T {
+	out := make([]T, len(recs))
+	for i, r := range recs {
+		out[i] = fn(r)
+	}
+	return out
 }

@@ -121,11 +121,7 @@ func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 	if err != nil {
 		return nil, fromStore(err, "workspace")
 	}
-	out := make([]ClaimMapper, len(recs))
-	for i, r := range recs {
-		out[i] = mapperFromRecord(r)
-	}
-	return out, nil
+	return mapAll(recs, mapperFromRecord), nil
 }
 
 // PutClaimMapper creates the mapper for attributeKey, or replaces it whole

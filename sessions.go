@@ -163,11 +163,7 @@ func (w *Workspace) Sessions(ctx context.Context, userID int64) ([]Session, erro
 	if err != nil {
 		return nil, fromStore(err, "user")
 	}
-	out := make([]Session, len(recs))
-	for i, r := range recs {
-		out[i] = sessionFromRecord(r)
-	}
-	return out, nil
+	return mapAll(recs, sessionFromRecord), nil
 }
 
 // RevokeSession revokes the session at once and emits session.revoked.

@@ -231,11 +231,7 @@ func (w *Workspace) ListUsers(ctx context.Context, search string, page *Page) (L
 	if err != nil {
 		return List[User]{}, fromStore(err, "workspace")
 	}
-	out := List[User]{Items: make([]User, len(recs)), Total: total, Offset: pg.Offset, Limit: pg.Limit}
-	for i, r := range recs {
-		out.Items[i] = userFromRecord(r)
-	}
-	return out, nil
+	return List[User]{Items: mapAll(recs, userFromRecord), Total: total, Offset: pg.Offset, Limit: pg.Limit}, nil
 }
 
 // UpdateUser replaces the user's email and full name. A changed email is

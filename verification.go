@@ -198,9 +198,5 @@ func (w *Workspace) EmailJobs(ctx context.Context) ([]Delivery, error) {
 	if err != nil {
 		return nil, fromStore(err, "workspace")
 	}
-	out := make([]Delivery, len(recs))
-	for i, r := range recs {
-		out[i] = deliveryFromRecord(r)
-	}
-	return out, nil
+	return mapAll(recs, deliveryFromRecord), nil
 }

@@ -11,31 +11,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/testutil"
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
 	"github.com/identitylib/identity/store/memstore"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock returns a fake clock at a fixed instant with microseconds,
+// as stores keep times.
+func newFakeClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC))
 }
 
 // cheapArgon2 keeps password hashing fast in tests.
@@ -54,7 +39,7 @@ func testStores(t *testing.T) map[string]store.Store {
 
 // newWorkspace returns workspace "acme" of a Service over st with the fake
 // clock (a new one when clock is nil) and cheap hashing.
-func newWorkspace(t *testing.T, st store.Store, clock *fakeClock, opts *identity.Options) (*identity.Service, *identity.Workspace) {
+func newWorkspace(t *testing.T, st store.Store, clock *testutil.Clock, opts *identity.Options) (*identity.Service, *identity.Workspace) {
 	t.Helper()
 	if clock == nil {
 		clock = newFakeClock()

@@ -222,11 +222,7 @@ func (w *Workspace) ListWebhooks(ctx context.Context, page *Page) (List[WebhookE
 	if err != nil {
 		return List[WebhookEndpoint]{}, fromStore(err, "workspace")
 	}
-	out := List[WebhookEndpoint]{Items: make([]WebhookEndpoint, len(recs)), Total: total, Offset: pg.Offset, Limit: pg.Limit}
-	for i, r := range recs {
-		out.Items[i] = webhookFromRecord(r)
-	}
-	return out, nil
+	return List[WebhookEndpoint]{Items: mapAll(recs, webhookFromRecord), Total: total, Offset: pg.Offset, Limit: pg.Limit}, nil
 }
 
 // GetWebhook returns the endpoint with the id, without its secret.

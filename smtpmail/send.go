@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -165,11 +166,13 @@ func loopbackOnly(_, address string, _ syscall.RawConn) error {
 // the server's reply code in res: a timeout or cancellation as such, a
 // refusal with its code and text.
 func smtpError(ctx context.Context, res *Result, step string, err error) error {
-	switch ctx.Err() {
-	case context.DeadlineExceeded:
-		return fmt.Errorf("%s: %w", step, ErrTimedOut)
-	case context.Canceled:
+	switch {
+	case ctx.Err() == context.Canceled:
 		return fmt.Errorf("%s: %w", step, ErrCancelled)
+	case ctx.Err() == context.DeadlineExceeded, errors.Is(err, os.ErrDeadlineExceeded):
+		// The client's command timeout is the time left in ctx, so a
+		// read may time out a moment before ctx says so: the same end.
+		return fmt.Errorf("%s: %w", step, ErrTimedOut)
 	}
 	if se, ok := errors.AsType[*smtp.SMTPError](err); ok {
 		res.Code = se.Code

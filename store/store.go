@@ -13,6 +13,11 @@
 // record written. Empty slices may come back nil; maps never do.
 //
 // Every implementation runs the conformance suite in package storetest.
+//
+// RunView and RunUpdate are the front every implementation puts before
+// its transactions (as database/sql is before its drivers): they refuse a
+// write in a View (ErrReadOnly) and any use of a Tx after its function
+// returned (ErrTxDone), so that no implementation repeats those checks.
 package store
 
 import (
@@ -77,7 +82,8 @@ type Store interface {
 // store: a write method of a View transaction returns ErrReadOnly, and any
 // method called after fn returned returns ErrTxDone, before the store's
 // own method runs. An implementation therefore never checks either; it
-// states only its own work.
+// states only its own work. The front also passes PutDelivery only a
+// well-formed job: Kind is JobWebhook, or JobMail with EndpointID 0.
 type Tx interface {
 	Records
 	Queue

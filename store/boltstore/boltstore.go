@@ -98,6 +98,16 @@
 // View does not go through the committer: it opens a bbolt read-only
 // transaction in the caller's goroutine, and any number run in parallel
 // with each other and with the writer.
+//
+// # What the front guarantees
+//
+// View and Update pass every call of fn a Tx of its own through
+// store.RunView and store.RunUpdate, which guarantee that a write in a
+// View returns store.ErrReadOnly, that a Tx used after its fn returned
+// returns store.ErrTxDone (even while later calls of a group run in the
+// same bbolt transaction, whose memory a kept Tx must not touch), and that
+// PutDelivery sees only well-formed jobs, before a method of this package
+// runs; its methods check none of that.
 package boltstore
 
 import (
@@ -240,9 +250,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 		return fmt.Errorf("boltstore: begin read: %w", err)
 	}
 	defer func() { _ = btx.Rollback() }()
-	t := &tx{btx: btx}
-	defer t.end()
-	return fn(t)
+	return store.RunView(&tx{btx: btx}, fn)
 }
 
 // Update runs fn in a read-write transaction, possibly together with other

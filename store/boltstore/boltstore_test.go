@@ -333,16 +333,3 @@ func TestSecondOpenFailsFast(t *testing.T) {
 		})
 	}
 }
-
-func TestTxUsedAfterFunctionReturns(t *testing.T) {
-	s := newStore(t)
-	var leaked store.Tx
-	mustView(t, s, func(tx store.Tx) error { leaked = tx; return nil })
-	if _, err := leaked.Workspace(testSlug); err == nil {
-		t.Error("Workspace on a finished View Tx succeeded, want an error")
-	}
-	mustUpdate(t, s, func(tx store.Tx) error { leaked = tx; return nil })
-	if err := leaked.PutWorkspace(store.Workspace{Slug: "late"}); err == nil {
-		t.Error("PutWorkspace on a finished Update Tx succeeded, want an error")
-	}
-}

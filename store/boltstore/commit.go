@@ -211,10 +211,8 @@ func (c *committer) runTx(calls []*updateCall) (failed int, res updateResult) {
 // c.running set if fn calls runtime.Goexit, for handOver to find.
 func (c *committer) runFn(call *updateCall, btx *bbolt.Tx) (res updateResult) {
 	c.running = call
-	t := &tx{btx: btx}
 	returned := false
 	defer func() {
-		t.end()
 		if returned {
 			return
 		}
@@ -224,7 +222,8 @@ func (c *committer) runFn(call *updateCall, btx *bbolt.Tx) (res updateResult) {
 		}
 		// recover() == nil without a return: runtime.Goexit. Let it go on.
 	}()
-	err := call.fn(t)
+	// A fresh Tx for every call of fn, even in the same bbolt transaction.
+	err := store.RunUpdate(&tx{btx: btx}, call.fn)
 	returned = true
 	c.running = nil
 	return updateResult{err: err}

@@ -231,3 +231,50 @@ func TestGoexitInUpdate(t *testing.T) {
 		t.Errorf("attributes mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestEndedTxInGroup checks that the Tx of a call that returned is
+// refused with store.ErrTxDone while later calls run in the same bbolt
+// transaction, and when a call runs again after its group failed: every
+// call of fn gets a Tx of its own.
+func TestEndedTxInGroup(t *testing.T) {
+	s := newStore(t)
+	const writers, failing = 16, 5
+	var (
+		mu      sync.Mutex
+		ended   []store.Tx // the Tx of every call that has returned
+		checked int
+	)
+	fns := make([]func(store.Tx) error, writers)
+	for i := range fns {
+		fns[i] = func(tx store.Tx) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, old := range ended {
+				if err := old.PutUserAttribute(testSlug, 1, "late", "x"); !errors.Is(err, store.ErrTxDone) {
+					t.Errorf("PutUserAttribute on the Tx of an ended call: error = %v, want ErrTxDone", err)
+				}
+				checked++
+			}
+			ended = append(ended, tx)
+			if i == failing {
+				return errors.New("fail on purpose")
+			}
+			return tx.PutUserAttribute(testSlug, 1, fmt.Sprintf("k%02d", i), "v")
+		}
+	}
+	startQueued(t, s, updates(s, fns...))
+	if _, largest := boltstore.CommitStats(s); largest < 2 {
+		t.Errorf("largest group was %d calls; the queued Updates were not grouped", largest)
+	}
+	if checked == 0 {
+		t.Error("no ended Tx was tried")
+	}
+	var attrs map[string]string
+	mustView(t, s, func(tx store.Tx) (err error) {
+		attrs, err = tx.UserAttributes(testSlug, 1)
+		return err
+	})
+	if _, ok := attrs["late"]; ok || len(attrs) != writers-1 {
+		t.Errorf("attributes = %v, want the %d of the calls that succeeded", attrs, writers-1)
+	}
+}

@@ -30,7 +30,7 @@ type tokenRecord struct {
 
 // PutVerificationToken implements store.Tx. It refuses the empty id.
 func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func decodeIdem(slug string, recordKey, v []byte) (store.IdempotencyRecord, erro
 
 // PutIdempotency implements store.Tx.
 func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
-	sp, err := t.writableSpace(r.Workspace)
+	sp, err := t.space(r.Workspace)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, erro
 
 // DeleteIdempotency implements store.Tx.
 func (t *tx) DeleteIdempotency(slug, scope, key string) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -214,9 +214,6 @@ func (t *tx) deleteIdem(sp *space, slug string, k []byte) error {
 // DeleteExpiredIdempotency implements store.Tx: it walks
 // idempotency_expiry from its start, the earliest expiry first.
 func (t *tx) DeleteExpiredIdempotency(now time.Time, limit int) (int, error) {
-	if err := t.checkWrite(); err != nil {
-		return 0, err
-	}
 	end := idKey(toMicros(now) + 1)
 	var expired [][]byte
 	c := t.btx.Bucket(bucketIdemExpiry).Cursor()
@@ -228,7 +225,7 @@ func (t *tx) DeleteExpiredIdempotency(now time.Time, limit int) (int, error) {
 		if !ok {
 			return 0, fmt.Errorf("boltstore: corrupt idempotency expiry entry %x", k)
 		}
-		sp, err := t.writableSpace(slug)
+		sp, err := t.space(slug)
 		if err != nil {
 			return 0, fmt.Errorf("boltstore: idempotency expiry entry of workspace %q: %w", slug, err)
 		}

@@ -15,7 +15,7 @@ var errEmptySessionID = errors.New("boltstore: the session id is empty")
 
 // PutSession implements store.Tx. It refuses the empty id.
 func (t *tx) PutSession(slug string, s store.Session) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"go.etcd.io/bbolt"
@@ -10,42 +9,19 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// errTxDone reports use of a Tx after its function returned. Reading a
-// finished bbolt transaction could touch unmapped memory, so it is refused.
-var errTxDone = errors.New("boltstore: transaction used after its function returned")
-
-// tx is the store.Tx of one View or one Update function call.
+// tx is the store.Tx of one View or one Update function call. View and
+// Update pass it to the function through store.RunView and
+// store.RunUpdate, which refuse writes in a View and any use after the
+// function returned (reading a finished bbolt transaction could touch
+// unmapped memory).
 type tx struct {
-	btx  *bbolt.Tx
-	done bool
+	btx *bbolt.Tx
 	// last is the workspace last used, named lastSlug.
 	last     *space
 	lastSlug string
 }
 
 var _ store.Tx = (*tx)(nil)
-
-// end marks the Tx finished.
-func (t *tx) end() { t.done = true }
-
-// check reports whether the Tx may still be used.
-func (t *tx) check() error {
-	if t.done {
-		return errTxDone
-	}
-	return nil
-}
-
-// checkWrite reports whether the Tx may write.
-func (t *tx) checkWrite() error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	if !t.btx.Writable() {
-		return store.ErrReadOnly
-	}
-	return nil
-}
 
 // space is the bucket of one workspace and the nested buckets opened so
 // far. Opening a nested bucket costs a B+tree descent and an allocation, so
@@ -64,12 +40,9 @@ func (sp *space) bucket(n nested) *bbolt.Bucket {
 	return sp.opened[n]
 }
 
-// space returns the workspace's bucket for reading. It keeps the last
-// workspace used, as nearly every transaction works in just one.
+// space returns the workspace's bucket. It keeps the last workspace
+// used, as nearly every transaction works in just one.
 func (t *tx) space(slug string) (*space, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if t.last != nil && t.lastSlug == slug {
 		return t.last, nil
 	}
@@ -81,14 +54,6 @@ func (t *tx) space(slug string) (*space, error) {
 	return t.last, nil
 }
 
-// writableSpace returns the workspace's bucket for writing.
-func (t *tx) writableSpace(slug string) (*space, error) {
-	if err := t.checkWrite(); err != nil {
-		return nil, err
-	}
-	return t.space(slug)
-}
-
 // notFound returns store.ErrNotFound wrapped with what was not found.
 func notFound(format string, args ...any) error {
 	return fmt.Errorf("boltstore: "+format+": %w", append(args, store.ErrNotFound)...)
@@ -98,9 +63,6 @@ func notFound(format string, args ...any) error {
 
 // PutWorkspace implements store.Tx.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if err := t.createSpace(w.Slug); err != nil {
 		return fmt.Errorf("boltstore: workspace %q: %w", w.Slug, err)
 	}
@@ -127,9 +89,6 @@ func (t *tx) createSpace(slug string) error {
 
 // Workspace implements store.Tx.
 func (t *tx) Workspace(slug string) (store.Workspace, error) {
-	if err := t.check(); err != nil {
-		return store.Workspace{}, err
-	}
 	v := t.btx.Bucket(bucketWorkspaces).Get([]byte(slug))
 	if v == nil {
 		return store.Workspace{}, notFound("workspace %q", slug)
@@ -139,9 +98,6 @@ func (t *tx) Workspace(slug string) (store.Workspace, error) {
 
 // Workspaces implements store.Tx.
 func (t *tx) Workspaces() ([]store.Workspace, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	var out []store.Workspace
 	err := t.btx.Bucket(bucketWorkspaces).ForEach(func(k, v []byte) error {
 		w, err := decodeWorkspace(k, v)
@@ -155,7 +111,7 @@ func (t *tx) Workspaces() ([]store.Workspace, error) {
 // sequence: it is part of the transaction, so an id handed out by a
 // transaction that rolls back is handed out again, never seen twice.
 func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return 0, err
 	}
@@ -186,7 +142,7 @@ func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
 
 // AddUserRole implements store.Tx.
 func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -195,7 +151,7 @@ func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
 
 // RemoveUserRole implements store.Tx.
 func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -230,7 +186,7 @@ func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error
 
 // PutUserAttribute implements store.Tx.
 func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -239,7 +195,7 @@ func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) erro
 
 // DeleteUserAttribute implements store.Tx.
 func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -269,7 +225,7 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 
 // PutClaimMapper implements store.Tx.
 func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -282,7 +238,7 @@ func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
 
 // DeleteClaimMapper implements store.Tx.
 func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -297,7 +253,7 @@ func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
 
 // PutWebhook implements store.Tx.
 func (t *tx) PutWebhook(slug string, w store.Webhook) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -348,7 +304,7 @@ func (t *tx) Webhooks(slug string, offset, limit int) ([]store.Webhook, int, err
 
 // DeleteWebhook implements store.Tx.
 func (t *tx) DeleteWebhook(slug string, id int64) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
@@ -366,7 +322,7 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 
 // PutAPIKey implements store.Tx.
 func (t *tx) PutAPIKey(k store.APIKey) error {
-	if _, err := t.writableSpace(k.Workspace); err != nil {
+	if _, err := t.space(k.Workspace); err != nil {
 		return err
 	}
 	v, err := encodeAPIKey(k)
@@ -378,9 +334,6 @@ func (t *tx) PutAPIKey(k store.APIKey) error {
 
 // APIKey implements store.Tx.
 func (t *tx) APIKey(id string) (store.APIKey, error) {
-	if err := t.check(); err != nil {
-		return store.APIKey{}, err
-	}
 	v := t.btx.Bucket(bucketAPIKeys).Get([]byte(id))
 	if v == nil {
 		return store.APIKey{}, notFound("api key %q", id)
@@ -407,9 +360,6 @@ func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
 
 // DeleteAPIKey implements store.Tx.
 func (t *tx) DeleteAPIKey(id string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	b := t.btx.Bucket(bucketAPIKeys)
 	if b.Get([]byte(id)) == nil {
 		return notFound("api key %q", id)

@@ -32,7 +32,7 @@ func foldsOf(u store.User) userFolds {
 // PutUser implements store.Tx. It checks both unique indexes before it
 // writes anything, so a conflict leaves the transaction untouched.
 func (t *tx) PutUser(slug string, u store.User) error {
-	sp, err := t.writableSpace(slug)
+	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func (s *Store) removeDelivery(n *namespace, d store.Delivery) {
 
 // PutDelivery implements store.Tx.
 func (t *tx) PutDelivery(slug string, d store.Delivery) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 
 // Delivery implements store.Tx.
 func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.Delivery{}, err
 	}
@@ -115,7 +115,7 @@ func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
 // so no delivery is ever held by another transaction, and it reads the
 // delivery as Delivery does.
 func (t *tx) ClaimDelivery(slug string, id int64) (store.Delivery, bool, error) {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.Delivery{}, false, err
 	}
@@ -129,7 +129,7 @@ func (t *tx) ClaimDelivery(slug string, id int64) (store.Delivery, bool, error) 
 // Deliveries implements store.Tx. It returns an empty list, not an error,
 // for an endpoint that does not exist.
 func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error)
 
 // MailJobs implements store.Tx.
 func (t *tx) MailJobs(slug string) ([]store.Delivery, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +157,6 @@ func (n *namespace) jobs(ids map[int64]struct{}) []store.Delivery {
 // DueDeliveries implements store.Tx by reading the start of the due index.
 // Ties in DueAt come in ascending id order, then slug order.
 func (t *tx) DueDeliveries(now time.Time, limit int) ([]store.QueuedDelivery, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	var out []store.QueuedDelivery
 	for _, e := range t.s.due {
 		if len(out) >= limit || e.at.After(now) {
@@ -173,9 +170,6 @@ func (t *tx) DueDeliveries(now time.Time, limit int) ([]store.QueuedDelivery, er
 
 // NextDueAt implements store.Tx.
 func (t *tx) NextDueAt() (time.Time, bool, error) {
-	if err := t.check(); err != nil {
-		return time.Time{}, false, err
-	}
 	if len(t.s.due) == 0 {
 		return time.Time{}, false, nil
 	}
@@ -185,8 +179,5 @@ func (t *tx) NextDueAt() (time.Time, bool, error) {
 // PendingDeliveries implements store.Tx: the due index holds one entry per
 // pending delivery.
 func (t *tx) PendingDeliveries() (int, error) {
-	if err := t.check(); err != nil {
-		return 0, err
-	}
 	return len(t.s.due), nil
 }

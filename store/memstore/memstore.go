@@ -24,12 +24,17 @@
 //
 // The lock is not reentrant: a transaction function must not call View or
 // Update on the same Store, or it deadlocks.
+//
+// View and Update pass their transactions to fn through store.RunView and
+// store.RunUpdate, which guarantee that a write in a View returns
+// store.ErrReadOnly, that a Tx used after fn returned returns
+// store.ErrTxDone, and that PutDelivery sees only well-formed jobs, before
+// a method of this package runs; its methods check none of that.
 package memstore
 
 import (
 	"cmp"
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -38,9 +43,6 @@ import (
 
 	"github.com/identitylib/identity/store"
 )
-
-// errTxDone reports use of a Tx after the function it was passed to returned.
-var errTxDone = errors.New("memstore: transaction used after it ended")
 
 // Store is an in-memory store.Store. The zero value is not usable; create
 // one with New. A Store is safe for concurrent use.
@@ -134,9 +136,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if s.closed {
 		return store.ErrClosed
 	}
-	t := &tx{s: s}
-	defer func() { t.done = true }()
-	return fn(t)
+	return store.RunView(&tx{s: s}, fn)
 }
 
 // Update runs fn in a read-write transaction under the store's write lock.
@@ -155,7 +155,7 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if s.closed {
 		return store.ErrClosed
 	}
-	t := &tx{s: s, writable: true}
+	t := &tx{s: s}
 	committed := false
 	defer func() {
 		// Runs on error, on panic and on runtime.Goexit alike; a panic
@@ -163,9 +163,8 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 		if !committed {
 			t.rollback()
 		}
-		t.done = true
 	}()
-	if err := fn(t); err != nil {
+	if err := store.RunUpdate(t, fn); err != nil {
 		return err
 	}
 	committed = true
@@ -189,11 +188,11 @@ func (s *Store) Close() error {
 }
 
 // tx is a transaction over a Store. Its caller holds the store's lock.
+// View and Update pass it to fn through store.RunView and store.RunUpdate,
+// which refuse writes in a View and any use after fn returned.
 type tx struct {
-	s        *Store
-	writable bool
-	done     bool
-	undo     []func()
+	s    *Store
+	undo []func()
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -209,25 +208,6 @@ func (t *tx) rollback() {
 // onUndo records the inverse of a write just made.
 func (t *tx) onUndo(f func()) { t.undo = append(t.undo, f) }
 
-// check reports whether the transaction may still be used.
-func (t *tx) check() error {
-	if t.done {
-		return errTxDone
-	}
-	return nil
-}
-
-// checkWrite reports whether the transaction may write.
-func (t *tx) checkWrite() error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	if !t.writable {
-		return store.ErrReadOnly
-	}
-	return nil
-}
-
 // ns returns the workspace's namespace or store.ErrNotFound.
 func (t *tx) ns(slug string) (*namespace, error) {
 	n, ok := t.s.ws[slug]
@@ -235,22 +215,6 @@ func (t *tx) ns(slug string) (*namespace, error) {
 		return nil, store.ErrNotFound
 	}
 	return n, nil
-}
-
-// read returns the namespace for a read.
-func (t *tx) read(slug string) (*namespace, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
-	return t.ns(slug)
-}
-
-// write returns the namespace for a write.
-func (t *tx) write(slug string) (*namespace, error) {
-	if err := t.checkWrite(); err != nil {
-		return nil, err
-	}
-	return t.ns(slug)
 }
 
 // Copying. Times are normalized to what a persistent store returns: UTC,
@@ -334,9 +298,6 @@ func page(n, offset, limit int) (lo, hi int) {
 
 // PutWorkspace implements store.Tx.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	w = copyWorkspace(w)
 	if n, ok := t.s.ws[w.Slug]; ok {
 		old := n.rec
@@ -351,7 +312,7 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 
 // Workspace implements store.Tx.
 func (t *tx) Workspace(slug string) (store.Workspace, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.Workspace{}, err
 	}
@@ -360,9 +321,6 @@ func (t *tx) Workspace(slug string) (store.Workspace, error) {
 
 // Workspaces implements store.Tx.
 func (t *tx) Workspaces() ([]store.Workspace, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	out := make([]store.Workspace, 0, len(t.s.ws))
 	for _, slug := range slices.Sorted(maps.Keys(t.s.ws)) {
 		out = append(out, copyWorkspace(t.s.ws[slug].rec))
@@ -372,7 +330,7 @@ func (t *tx) Workspaces() ([]store.Workspace, error) {
 
 // NextID implements store.Tx.
 func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return 0, err
 	}
@@ -392,7 +350,7 @@ func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
 
 // PutUser implements store.Tx.
 func (t *tx) PutUser(slug string, u store.User) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -437,7 +395,7 @@ func (t *tx) PutUser(slug string, u store.User) error {
 
 // User implements store.Tx.
 func (t *tx) User(slug string, id int64) (store.User, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.User{}, err
 	}
@@ -450,7 +408,7 @@ func (t *tx) User(slug string, id int64) (store.User, error) {
 
 // UserIDByUsername implements store.Tx.
 func (t *tx) UserIDByUsername(slug, username string) (int64, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return 0, err
 	}
@@ -463,7 +421,7 @@ func (t *tx) UserIDByUsername(slug, username string) (int64, error) {
 
 // UserIDByEmail implements store.Tx.
 func (t *tx) UserIDByEmail(slug, email string) (int64, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return 0, err
 	}
@@ -477,7 +435,7 @@ func (t *tx) UserIDByEmail(slug, email string) (int64, error) {
 // Users implements store.Tx. It scans the workspace's users in ascending
 // id order, so it is linear in the number of users in the workspace.
 func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -505,7 +463,7 @@ func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 
 // UserRoles implements store.Tx.
 func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +472,7 @@ func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
 
 // AddUserRole implements store.Tx.
 func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -536,7 +494,7 @@ func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
 
 // RemoveUserRole implements store.Tx.
 func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -559,7 +517,7 @@ func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
 
 // UserAttributes implements store.Tx.
 func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +530,7 @@ func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error
 
 // PutUserAttribute implements store.Tx.
 func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -590,7 +548,7 @@ func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) erro
 
 // DeleteUserAttribute implements store.Tx.
 func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -627,7 +585,7 @@ func (n *namespace) deleteAttr(userID int64, key string) {
 
 // ClaimMappers implements store.Tx.
 func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, err
 	}
@@ -638,7 +596,7 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 
 // PutClaimMapper implements store.Tx.
 func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -656,7 +614,7 @@ func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
 
 // DeleteClaimMapper implements store.Tx.
 func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -673,7 +631,7 @@ func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
 
 // PutWebhook implements store.Tx.
 func (t *tx) PutWebhook(slug string, w store.Webhook) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -696,7 +654,7 @@ func (t *tx) PutWebhook(slug string, w store.Webhook) error {
 
 // Webhook implements store.Tx.
 func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.Webhook{}, err
 	}
@@ -709,7 +667,7 @@ func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
 
 // Webhooks implements store.Tx.
 func (t *tx) Webhooks(slug string, offset, limit int) ([]store.Webhook, int, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -723,7 +681,7 @@ func (t *tx) Webhooks(slug string, offset, limit int) ([]store.Webhook, int, err
 
 // DeleteWebhook implements store.Tx.
 func (t *tx) DeleteWebhook(slug string, id int64) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -754,7 +712,7 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 
 // PutAPIKey implements store.Tx.
 func (t *tx) PutAPIKey(k store.APIKey) error {
-	if _, err := t.write(k.Workspace); err != nil {
+	if _, err := t.ns(k.Workspace); err != nil {
 		return err
 	}
 	k = copyAPIKey(k)
@@ -772,9 +730,6 @@ func (t *tx) PutAPIKey(k store.APIKey) error {
 
 // APIKey implements store.Tx.
 func (t *tx) APIKey(id string) (store.APIKey, error) {
-	if err := t.check(); err != nil {
-		return store.APIKey{}, err
-	}
 	k, ok := t.s.keys[id]
 	if !ok {
 		return store.APIKey{}, store.ErrNotFound
@@ -785,7 +740,7 @@ func (t *tx) APIKey(id string) (store.APIKey, error) {
 // APIKeys implements store.Tx. It scans every key in the store, so it is
 // linear in their number.
 func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
-	if _, err := t.read(slug); err != nil {
+	if _, err := t.ns(slug); err != nil {
 		return nil, err
 	}
 	var out []store.APIKey
@@ -800,9 +755,6 @@ func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
 
 // DeleteAPIKey implements store.Tx.
 func (t *tx) DeleteAPIKey(id string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	old, ok := t.s.keys[id]
 	if !ok {
 		return store.ErrNotFound

@@ -28,30 +28,6 @@ func TestCloseTwice(t *testing.T) {
 	}
 }
 
-func TestTxUnusableAfterFnReturns(t *testing.T) {
-	s := memstore.New()
-	defer s.Close()
-	var leaked store.Tx
-	if err := s.Update(t.Context(), func(tx store.Tx) error {
-		leaked = tx
-		return tx.PutWorkspace(store.Workspace{Slug: "acme"})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := leaked.Workspace("acme"); err == nil {
-		t.Errorf("Workspace on a finished Tx succeeded, want an error")
-	}
-	if err := leaked.PutWorkspace(store.Workspace{Slug: "other"}); err == nil {
-		t.Errorf("PutWorkspace on a finished Tx succeeded, want an error")
-	}
-	if err := s.View(t.Context(), func(tx store.Tx) error {
-		_, err := tx.Workspace("other")
-		return err
-	}); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("Workspace(other) = %v, want ErrNotFound", err)
-	}
-}
-
 // TestTimesNormalized checks that memstore stores times as a persistent
 // store would: microsecond precision, UTC, no monotonic clock reading.
 func TestTimesNormalized(t *testing.T) {

@@ -20,7 +20,7 @@ func copyToken(v store.VerificationToken) store.VerificationToken {
 
 // PutVerificationToken implements store.Tx.
 func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 
 // VerificationToken implements store.Tx.
 func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.VerificationToken{}, err
 	}
@@ -66,7 +66,7 @@ func copyIdempotency(r store.IdempotencyRecord) store.IdempotencyRecord {
 
 // PutIdempotency implements store.Tx.
 func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
-	n, err := t.write(r.Workspace)
+	n, err := t.ns(r.Workspace)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
 
 // Idempotency implements store.Tx.
 func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.IdempotencyRecord{}, err
 	}
@@ -99,7 +99,7 @@ func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, erro
 
 // DeleteIdempotency implements store.Tx.
 func (t *tx) DeleteIdempotency(slug, scope, key string) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -116,9 +116,6 @@ func (t *tx) DeleteIdempotency(slug, scope, key string) error {
 // DeleteExpiredIdempotency implements store.Tx. It scans every record of
 // every workspace, so it is linear in their number.
 func (t *tx) DeleteExpiredIdempotency(now time.Time, limit int) (int, error) {
-	if err := t.checkWrite(); err != nil {
-		return 0, err
-	}
 	if limit <= 0 {
 		return 0, nil
 	}

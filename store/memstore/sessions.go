@@ -14,7 +14,7 @@ var errEmptySessionID = errors.New("memstore: the session id is empty")
 
 // PutSession implements store.Tx. It refuses the empty id.
 func (t *tx) PutSession(slug string, s store.Session) error {
-	n, err := t.write(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (n *namespace) removeSession(s store.Session) {
 
 // Session implements store.Tx.
 func (t *tx) Session(slug, id string) (store.Session, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return store.Session{}, err
 	}
@@ -74,7 +74,7 @@ func (t *tx) Session(slug, id string) (store.Session, error) {
 // call. A user without sessions, or unknown, has none; that is not an
 // error.
 func (t *tx) UserSessions(slug string, userID int64) ([]store.Session, error) {
-	n, err := t.read(slug)
+	n, err := t.ns(slug)
 	if err != nil {
 		return nil, err
 	}

@@ -38,9 +38,6 @@ func scanDelivery(r pgx.Row, head ...any) (store.Delivery, error) {
 // webhook job names an endpoint that must exist, which the statement
 // checks by joining it rather than letting the foreign key fail.
 func (t *tx) PutDelivery(slug string, d store.Delivery) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -79,9 +76,6 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 
 // Delivery implements store.Tx.
 func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
-	if err := t.check(); err != nil {
-		return store.Delivery{}, err
-	}
 	return t.delivery(slug, id, "")
 }
 
@@ -92,9 +86,6 @@ func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
 // one's snapshot fails the transaction with a serialization failure, and
 // Update runs it again.
 func (t *tx) ClaimDelivery(slug string, id int64) (store.Delivery, bool, error) {
-	if err := t.checkWrite(); err != nil {
-		return store.Delivery{}, false, err
-	}
 	d, err := t.delivery(slug, id, " FOR UPDATE SKIP LOCKED")
 	switch {
 	case err == nil:
@@ -111,7 +102,7 @@ func (t *tx) delivery(slug string, id int64, suffix string) (store.Delivery, err
 	if !storable(slug) {
 		return store.Delivery{}, notFound("workspace %q", slug)
 	}
-	d, err := scanDelivery(t.pg.QueryRow(t.ctx,
+	d, err := scanDelivery(t.row(
 		"SELECT "+deliveryColumns+" FROM deliveries WHERE workspace = $1 AND id = $2"+suffix, slug, id))
 	switch {
 	case err == nil:
@@ -137,9 +128,6 @@ func (t *tx) MailJobs(slug string) ([]store.Delivery, error) {
 // jobs returns the jobs of the workspace slug ($1) that match where, in
 // ascending id order.
 func (t *tx) jobs(slug, where string, args ...any) ([]store.Delivery, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
@@ -157,9 +145,6 @@ func (t *tx) jobs(slug, where string, args ...any) ([]store.Delivery, error) {
 // DueDeliveries implements store.Tx by reading the start of the due index.
 // Ties in due time come in ascending id order, then slug order.
 func (t *tx) DueDeliveries(now time.Time, limit int) ([]store.QueuedDelivery, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -175,9 +160,6 @@ func (t *tx) DueDeliveries(now time.Time, limit int) ([]store.QueuedDelivery, er
 
 // NextDueAt implements store.Tx.
 func (t *tx) NextDueAt() (time.Time, bool, error) {
-	if err := t.check(); err != nil {
-		return time.Time{}, false, err
-	}
 	var next time.Time
 	found, err := t.queryRow("SELECT due_at FROM deliveries WHERE status = "+pending+" ORDER BY due_at LIMIT 1", nil, &next)
 	if err != nil || !found {
@@ -189,9 +171,6 @@ func (t *tx) NextDueAt() (time.Time, bool, error) {
 // PendingDeliveries implements store.Tx by counting the entries of the due
 // index.
 func (t *tx) PendingDeliveries() (int, error) {
-	if err := t.check(); err != nil {
-		return 0, err
-	}
 	var n int
 	_, err := t.queryRow("SELECT count(*) FROM deliveries WHERE status = "+pending, nil, &n)
 	return n, err

@@ -122,8 +122,16 @@
 // that gets past the identity package's checks is reported as
 // store.ErrConflict.
 //
-// Once a statement of a transaction fails, PostgreSQL refuses the rest.
-// The store contract, though, lets a transaction carry on after PutUser
+// View and Update pass their transactions to the function through
+// store.RunView and store.RunUpdate, which guarantee that a write in a
+// View returns store.ErrReadOnly, that a Tx used after the function
+// returned returns store.ErrTxDone, and that PutDelivery sees only
+// well-formed jobs, before a method of this package runs; its methods
+// check none of that.
+//
+// Once a statement of a transaction fails, PostgreSQL refuses the rest,
+// and so does the Tx, without asking the server: it returns the first
+// failure from every later statement. The store contract, though, lets a transaction carry on after PutUser
 // reports ErrConflict or a write reports a missing workspace. Such writes
 // therefore never fail in PostgreSQL: PutUser looks for a conflicting user
 // in the same statement that writes, and writes only without one; other

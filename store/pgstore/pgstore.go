@@ -206,12 +206,9 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return s.connError(ctx, "begin", err)
 	}
-	t := newTx(ctx, pg, false)
-	defer func() {
-		t.done = true
-		_ = pg.Rollback(t.ctx)
-	}()
-	return fn(t)
+	t := newTx(ctx, pg)
+	defer func() { _ = pg.Rollback(t.ctx) }()
+	return store.RunView(t, fn)
 }
 
 // Update runs fn in a SERIALIZABLE transaction and commits it if fn
@@ -309,21 +306,20 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, alone bool
 	if err != nil {
 		return s.connError(ctx, "begin", err), false
 	}
-	t := newTx(ctx, pg, true)
+	t := newTx(ctx, pg)
 	finished := false
 	defer func() {
 		// On a panic or runtime.Goexit in fn: roll back, and let the
 		// panic go on.
 		if !finished {
-			t.done = true
 			_ = pg.Rollback(t.ctx)
 		}
 	}()
-	ferr := fn(t)
+	ferr := store.RunUpdate(t, fn)
 	if ferr == nil && t.failed == nil {
 		ferr = t.flush()
 	}
-	t.done, finished = true, true
+	finished = true
 	if ferr != nil || t.failed != nil {
 		_ = pg.Rollback(t.ctx)
 		switch {

@@ -14,9 +14,6 @@ import (
 // ClaimMappers implements store.Tx. Attribute keys are bytea, so they sort
 // byte by byte, as Go strings do.
 func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
@@ -40,9 +37,6 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 
 // PutClaimMapper implements store.Tx.
 func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -57,9 +51,6 @@ func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
 
 // DeleteClaimMapper implements store.Tx.
 func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -101,9 +92,6 @@ func scanWebhook(r pgx.Row) (store.Webhook, error) {
 
 // PutWebhook implements store.Tx.
 func (t *tx) PutWebhook(slug string, w store.Webhook) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -125,13 +113,10 @@ func (t *tx) PutWebhook(slug string, w store.Webhook) error {
 
 // Webhook implements store.Tx.
 func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
-	if err := t.check(); err != nil {
-		return store.Webhook{}, err
-	}
 	if !storable(slug) {
 		return store.Webhook{}, notFound("workspace %q", slug)
 	}
-	w, err := scanWebhook(t.pg.QueryRow(t.ctx, "SELECT "+webhookColumns+" FROM webhooks WHERE workspace = $1 AND id = $2", slug, id))
+	w, err := scanWebhook(t.row("SELECT "+webhookColumns+" FROM webhooks WHERE workspace = $1 AND id = $2", slug, id))
 	switch {
 	case err == nil:
 		return w, nil
@@ -144,9 +129,6 @@ func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
 
 // Webhooks implements store.Tx: the page and the total in one round trip.
 func (t *tx) Webhooks(slug string, offset, limit int) ([]store.Webhook, int, error) {
-	if err := t.check(); err != nil {
-		return nil, 0, err
-	}
 	if !storable(slug) {
 		return nil, 0, notFound("workspace %q", slug)
 	}
@@ -182,9 +164,6 @@ func (t *tx) Webhooks(slug string, offset, limit int) ([]store.Webhook, int, err
 // DeleteWebhook implements store.Tx. The deliveries of the endpoint go
 // with it (ON DELETE CASCADE), and with them their due index entries.
 func (t *tx) DeleteWebhook(slug string, id int64) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -219,9 +198,6 @@ func scanSession(r pgx.Row) (store.Session, error) {
 // PutSession implements store.Tx. It refuses the empty id, as the other
 // stores do.
 func (t *tx) PutSession(slug string, s store.Session) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -240,13 +216,10 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 
 // Session implements store.Tx.
 func (t *tx) Session(slug, id string) (store.Session, error) {
-	if err := t.check(); err != nil {
-		return store.Session{}, err
-	}
 	if !storable(slug) {
 		return store.Session{}, notFound("workspace %q", slug)
 	}
-	s, err := scanSession(t.pg.QueryRow(t.ctx, "SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND id = $2", slug, []byte(id)))
+	s, err := scanSession(t.row("SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND id = $2", slug, []byte(id)))
 	switch {
 	case err == nil:
 		return s, nil
@@ -259,9 +232,6 @@ func (t *tx) Session(slug, id string) (store.Session, error) {
 
 // UserSessions implements store.Tx.
 func (t *tx) UserSessions(slug string, userID int64) ([]store.Session, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
@@ -290,9 +260,6 @@ func scanAPIKey(r pgx.Row) (store.APIKey, error) {
 
 // PutAPIKey implements store.Tx.
 func (t *tx) PutAPIKey(k store.APIKey) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(k.Workspace) {
 		return notFound("workspace %q", k.Workspace)
 	}
@@ -312,13 +279,10 @@ func (t *tx) PutAPIKey(k store.APIKey) error {
 
 // APIKey implements store.Tx.
 func (t *tx) APIKey(id string) (store.APIKey, error) {
-	if err := t.check(); err != nil {
-		return store.APIKey{}, err
-	}
 	if !storable(id) {
 		return store.APIKey{}, notFound("API key %q", id)
 	}
-	k, err := scanAPIKey(t.pg.QueryRow(t.ctx, "SELECT "+apiKeyColumns+" FROM api_keys WHERE id = $1", id))
+	k, err := scanAPIKey(t.row("SELECT "+apiKeyColumns+" FROM api_keys WHERE id = $1", id))
 	switch {
 	case err == nil:
 		return k, nil
@@ -331,9 +295,6 @@ func (t *tx) APIKey(id string) (store.APIKey, error) {
 
 // APIKeys implements store.Tx.
 func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
@@ -350,9 +311,6 @@ func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
 
 // DeleteAPIKey implements store.Tx.
 func (t *tx) DeleteAPIKey(id string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(id) {
 		return notFound("API key %q", id)
 	}
@@ -375,9 +333,6 @@ var errEmptyTokenID = errors.New("pgstore: the verification token id is empty")
 // PutVerificationToken implements store.Tx. It refuses the empty id, as
 // the other stores do.
 func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -399,9 +354,6 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 
 // VerificationToken implements store.Tx.
 func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error) {
-	if err := t.check(); err != nil {
-		return store.VerificationToken{}, err
-	}
 	if !storable(slug) {
 		return store.VerificationToken{}, notFound("workspace %q", slug)
 	}
@@ -425,9 +377,6 @@ func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error)
 
 // PutIdempotency implements store.Tx.
 func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(r.Workspace) {
 		return notFound("workspace %q", r.Workspace)
 	}
@@ -444,9 +393,6 @@ func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
 
 // Idempotency implements store.Tx.
 func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, error) {
-	if err := t.check(); err != nil {
-		return store.IdempotencyRecord{}, err
-	}
 	if !storable(slug) {
 		return store.IdempotencyRecord{}, notFound("workspace %q", slug)
 	}
@@ -465,9 +411,6 @@ func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, erro
 
 // DeleteIdempotency implements store.Tx.
 func (t *tx) DeleteIdempotency(slug, scope, key string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -485,9 +428,6 @@ func (t *tx) DeleteIdempotency(slug, scope, key string) error {
 // DeleteExpiredIdempotency implements store.Tx by walking the expiry
 // index from its start.
 func (t *tx) DeleteExpiredIdempotency(now time.Time, limit int) (int, error) {
-	if err := t.checkWrite(); err != nil {
-		return 0, err
-	}
 	if limit <= 0 {
 		return 0, nil
 	}

@@ -14,14 +14,18 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// errTxDone reports use of a Tx after the function it was passed to returned.
-var errTxDone = errors.New("pgstore: transaction used after its function returned")
+// errAborted is wrapped by the error of every statement that tx refuses
+// to send because an earlier one failed.
+var errAborted = errors.New("an earlier statement of the transaction failed")
 
-// tx is the store.Tx of one View or one Update attempt.
+// tx is the store.Tx of one View or one Update attempt. View and Update
+// pass it to the function through store.RunView and store.RunUpdate,
+// which refuse writes in a View and any use after the function returned.
 //
 // Once a statement fails, PostgreSQL refuses every later statement of the
-// transaction, so tx remembers the first failure and returns it from
-// every later call without asking the server. Methods whose contract
+// transaction, so tx remembers the first failure, and every statement
+// goes through exec, queryRow, row or collect, which return it without
+// asking the server. Methods whose contract
 // reports a refusal and lets the transaction go on (PutUser's
 // ErrConflict, a missing workspace's ErrNotFound) find out with
 // statements that cannot fail for that reason: they read first, or write
@@ -29,10 +33,8 @@ var errTxDone = errors.New("pgstore: transaction used after its function returne
 type tx struct {
 	// ctx is the caller's context without its cancellation: a
 	// transaction that has begun runs to its end.
-	ctx      context.Context
-	pg       pgx.Tx
-	writable bool
-	done     bool
+	ctx context.Context
+	pg  pgx.Tx
 	// failed is the error that aborted the transaction, and retry
 	// reports that it is a serialization failure or a deadlock.
 	failed error
@@ -68,36 +70,26 @@ type seqDraw struct {
 
 var _ store.Tx = (*tx)(nil)
 
-func newTx(ctx context.Context, pg pgx.Tx, writable bool) *tx {
-	return &tx{ctx: context.WithoutCancel(ctx), pg: pg, writable: writable}
+func newTx(ctx context.Context, pg pgx.Tx) *tx {
+	return &tx{ctx: context.WithoutCancel(ctx), pg: pg}
 }
 
-// check reports whether the Tx may still be used.
-func (t *tx) check() error {
-	if t.done {
-		return errTxDone
+// aborted returns the error of a statement after an earlier one failed,
+// or nil.
+func (t *tx) aborted() error {
+	if t.failed == nil {
+		return nil
 	}
-	if t.failed != nil {
-		return fmt.Errorf("pgstore: an earlier statement of the transaction failed: %w", t.failed)
-	}
-	return nil
-}
-
-// checkWrite reports whether the Tx may write.
-func (t *tx) checkWrite() error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	if !t.writable {
-		return store.ErrReadOnly
-	}
-	return nil
+	return fmt.Errorf("pgstore: %w: %w", errAborted, t.failed)
 }
 
 // fail records err, which a statement returned, as the transaction's
 // failure and returns it wrapped: a unique violation as store.ErrConflict,
 // a foreign key violation as store.ErrNotFound.
 func (t *tx) fail(err error) error {
+	if errors.Is(err, errAborted) {
+		return err
+	}
 	if t.failed == nil {
 		t.failed = err
 		t.retry = retryable(err)
@@ -116,6 +108,9 @@ func (t *tx) fail(err error) error {
 
 // exec runs a statement that returns no rows.
 func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := t.aborted(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
 	tag, err := t.pg.Exec(t.ctx, sql, args...)
 	if err != nil {
 		return tag, t.fail(err)
@@ -126,7 +121,7 @@ func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 // queryRow runs a query for one row and scans it into dest. It returns
 // found false, and no error, when there is no row.
 func (t *tx) queryRow(sql string, args []any, dest ...any) (found bool, err error) {
-	err = t.pg.QueryRow(t.ctx, sql, args...).Scan(dest...)
+	err = t.row(sql, args...).Scan(dest...)
 	switch {
 	case err == nil:
 		return true, nil
@@ -137,9 +132,27 @@ func (t *tx) queryRow(sql string, args []any, dest ...any) (found bool, err erro
 	}
 }
 
+// row runs a query for one row, which the caller scans, as pgx.Tx's
+// QueryRow does.
+func (t *tx) row(sql string, args ...any) pgx.Row {
+	if err := t.aborted(); err != nil {
+		return errRow{err}
+	}
+	return t.pg.QueryRow(t.ctx, sql, args...)
+}
+
+// errRow is a pgx.Row whose Scan returns err.
+type errRow struct{ err error }
+
+// Scan implements pgx.Row.
+func (r errRow) Scan(...any) error { return r.err }
+
 // collect runs a query and scans each row with scan, which receives the
 // row and returns the record it read.
 func collect[T any](t *tx, sql string, args []any, scan func(pgx.Rows) (T, error)) ([]T, error) {
+	if err := t.aborted(); err != nil {
+		return nil, err
+	}
 	rows, err := t.pg.Query(t.ctx, sql, args...)
 	if err != nil {
 		return nil, t.fail(err)

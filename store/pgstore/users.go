@@ -16,9 +16,6 @@ import (
 
 // PutWorkspace implements store.Tx.
 func (t *tx) PutWorkspace(w store.Workspace) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if err := checkText("workspace slug", w.Slug); err != nil {
 		return err
 	}
@@ -34,9 +31,6 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 
 // Workspace implements store.Tx.
 func (t *tx) Workspace(slug string) (store.Workspace, error) {
-	if err := t.check(); err != nil {
-		return store.Workspace{}, err
-	}
 	w := store.Workspace{Slug: slug}
 	if !storable(slug) {
 		return w, notFound("workspace %q", slug)
@@ -54,9 +48,6 @@ func (t *tx) Workspace(slug string) (store.Workspace, error) {
 
 // Workspaces implements store.Tx.
 func (t *tx) Workspaces() ([]store.Workspace, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	return collect(t, "SELECT slug, created_at, settings FROM workspaces ORDER BY slug", nil,
 		func(r pgx.Rows) (w store.Workspace, err error) {
 			err = r.Scan(&w.Slug, &w.CreatedAt, &w.Settings)
@@ -72,9 +63,6 @@ func (t *tx) Workspaces() ([]store.Workspace, error) {
 // commit. Transactions that draw from the same counter commit one at a
 // time; see the package documentation.
 func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
-	if err := t.checkWrite(); err != nil {
-		return 0, err
-	}
 	if !storable(slug) {
 		return 0, notFound("workspace %q", slug)
 	}
@@ -155,9 +143,6 @@ SELECT EXISTS (SELECT 1 FROM conflict), EXISTS (SELECT 1 FROM written), EXISTS (
 // PutUser implements store.Tx. It refuses a username, email or full name
 // that PostgreSQL text cannot hold (see the package documentation).
 func (t *tx) PutUser(slug string, u store.User) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -194,13 +179,10 @@ func (t *tx) PutUser(slug string, u store.User) error {
 
 // User implements store.Tx.
 func (t *tx) User(slug string, id int64) (store.User, error) {
-	if err := t.check(); err != nil {
-		return store.User{}, err
-	}
 	if !storable(slug) {
 		return store.User{}, notFound("workspace %q", slug)
 	}
-	u, err := scanUser(t.pg.QueryRow(t.ctx, "SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id))
+	u, err := scanUser(t.row("SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id))
 	switch {
 	case err == nil:
 		return u, nil
@@ -223,9 +205,6 @@ func (t *tx) UserIDByEmail(slug, email string) (int64, error) {
 
 // userIDBy looks a user up by the folded column.
 func (t *tx) userIDBy(slug, column, what, value string) (int64, error) {
-	if err := t.check(); err != nil {
-		return 0, err
-	}
 	if !storable(slug) {
 		return 0, notFound("workspace %q", slug)
 	}
@@ -265,9 +244,6 @@ const chunkBits = 10
 // trip; only an empty page (past the end, or no match) costs a second
 // query for the total.
 func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
-	if err := t.check(); err != nil {
-		return nil, 0, err
-	}
 	if !storable(slug) {
 		return nil, 0, notFound("workspace %q", slug)
 	}
@@ -423,9 +399,6 @@ func prefixEnd(p string) (string, bool) {
 
 // UserRoles implements store.Tx.
 func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
@@ -443,9 +416,6 @@ func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
 // AddUserRole implements store.Tx. The user must exist (store.ErrNotFound
 // otherwise): the role row has a foreign key to it.
 func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -468,9 +438,6 @@ func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
 
 // RemoveUserRole implements store.Tx.
 func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -488,9 +455,6 @@ func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
 
 // UserAttributes implements store.Tx.
 func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error) {
-	if err := t.check(); err != nil {
-		return nil, err
-	}
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
@@ -516,9 +480,6 @@ func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error
 // (store.ErrNotFound otherwise): the attribute row has a foreign key to
 // it.
 func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
@@ -537,9 +498,6 @@ func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) erro
 
 // DeleteUserAttribute implements store.Tx.
 func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
-	if err := t.checkWrite(); err != nil {
-		return err
-	}
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}

@@ -277,6 +277,29 @@ func testDeliveries(t *testing.T, newStore func(t *testing.T) store.Store) {
 		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
 	})
 
+	t.Run("MalformedJobs", func(t *testing.T) {
+		// The front refuses a job of no known kind and a mail job that
+		// names an endpoint, and the store writes nothing.
+		s := setup(t)
+		noKind := delivery(20, 1)
+		noKind.Kind = ""
+		mailOfEndpoint := asMail(delivery(21, 0))
+		mailOfEndpoint.EndpointID = 1
+		for _, d := range []store.Delivery{noKind, mailOfEndpoint} {
+			var err error
+			update(t, s, func(tx store.Tx) error {
+				err = tx.PutDelivery(slugA, d)
+				return nil
+			})
+			if err == nil {
+				t.Errorf("PutDelivery(kind %q, endpoint %d) succeeded, want an error", d.Kind, d.EndpointID)
+			}
+			checkNoDelivery(t, s, slugA, d.ID)
+		}
+		check(t, s, slugA, 1, []store.Delivery{delivery(2, 1), delivery(5, 1), delivery(9, 1)})
+		checkMailJobs(t, s, slugA, nil)
+	})
+
 	t.Run("MailJobs", func(t *testing.T) {
 		// A mail job needs no endpoint, keeps its kind, is listed by
 		// MailJobs and by no Deliveries, and is queued like any other job.

@@ -572,6 +572,10 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		testViewIsReadOnly(t, newStore)
 	})
 
+	t.Run("UsedAfterReturn", func(t *testing.T) {
+		testUsedAfterReturn(t, newStore)
+	})
+
 	t.Run("CancelledContext", func(t *testing.T) {
 		s := newStoreWith(t, newStore, slugA)
 		cancelled, cancel := context.WithCancel(t.Context())
@@ -883,6 +887,54 @@ func testViewIsReadOnly(t *testing.T, newStore func(t *testing.T) store.Store) {
 	})
 	if id != 1 {
 		t.Errorf("first committed NextID after a refused one = %d, want 1", id)
+	}
+}
+
+// testUsedAfterReturn checks that a Tx kept past the function of its View
+// or Update returns ErrTxDone from every method it is tried with, and
+// that the writes refused so change nothing.
+func testUsedAfterReturn(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStoreWith(t, newStore, slugA)
+	update(t, s, func(tx store.Tx) error { return writeEverything(tx, slugA) })
+	before := takeSnapshot(t, s, slugA, "carol", "carol@example.com")
+
+	calls := []struct {
+		name string
+		fn   func(tx store.Tx) error
+	}{
+		{"Workspace", func(tx store.Tx) error { _, err := tx.Workspace(slugA); return err }},
+		{"User", func(tx store.Tx) error { _, err := tx.User(slugA, 1); return err }},
+		{"Users", func(tx store.Tx) error { _, _, err := tx.Users(slugA, store.UserQuery{Limit: 10}); return err }},
+		{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery(slugA, 1); return err }},
+		{"MailJobs", func(tx store.Tx) error { _, err := tx.MailJobs(slugA); return err }},
+		{"DueDeliveries", func(tx store.Tx) error { _, err := tx.DueDeliveries(forever, 10); return err }},
+		{"APIKey", func(tx store.Tx) error { _, err := tx.APIKey("key-1"); return err }},
+		{"NextID", func(tx store.Tx) error { _, err := tx.NextID(slugA, store.SeqUsers); return err }},
+		{"PutUser", func(tx store.Tx) error {
+			return tx.PutUser(slugA, user(3, "carol", "carol@example.com", "Carol"))
+		}},
+		{"PutDelivery", func(tx store.Tx) error { return tx.PutDelivery(slugA, delivery(7, 1)) }},
+		{"ClaimDelivery", func(tx store.Tx) error { _, _, err := tx.ClaimDelivery(slugA, 1); return err }},
+		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) }},
+		{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("key-1") }},
+	}
+	var fromView, fromUpdate store.Tx
+	view(t, s, func(tx store.Tx) error { fromView = tx; return nil })
+	update(t, s, func(tx store.Tx) error { fromUpdate = tx; return nil })
+	for _, c := range calls {
+		checkErr(t, c.name+" after View returned", c.fn(fromView), store.ErrTxDone)
+		checkErr(t, c.name+" after Update returned", c.fn(fromUpdate), store.ErrTxDone)
+	}
+	// Used from a later transaction, while that one runs.
+	update(t, s, func(tx store.Tx) error {
+		for _, c := range calls {
+			checkErr(t, c.name+" of an ended Update inside another", c.fn(fromUpdate), store.ErrTxDone)
+		}
+		return nil
+	})
+	after := takeSnapshot(t, s, slugA, "carol", "carol@example.com")
+	if diff := cmp.Diff(before, after, equateEmpty); diff != "" {
+		t.Errorf("calls on ended transactions changed the store (-before +after):\n%s", diff)
 	}
 }
 

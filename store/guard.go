@@ -1,0 +1,379 @@
+package store
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// RunView calls fn with a Tx that forwards every method to tx, a store's
+// read-only transaction, and returns fn's result unchanged. Every write
+// method returns ErrReadOnly without reaching tx, and once fn has returned
+// (or panicked) every method returns ErrTxDone. A store's View calls it
+// once per call of fn.
+func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
+
+// RunUpdate calls fn with a Tx that forwards every method to tx, a
+// store's read-write transaction, and returns fn's result unchanged. Once
+// fn has returned (or panicked) every method returns ErrTxDone without
+// reaching tx. PutDelivery refuses a job whose Kind is neither JobWebhook
+// nor JobMail, or a mail job with an EndpointID, so a store sees only
+// well-formed jobs. A store's Update calls it afresh for every call of fn,
+// including a call that runs fn again in a new transaction.
+func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
+
+// run passes fn the guarded form of tx and ends it when fn returns.
+func run(tx Tx, writable bool, fn func(Tx) error) error {
+	g := &guarded{tx: tx, writable: writable}
+	defer g.done.Store(true)
+	return fn(g)
+}
+
+// guarded is the Tx that RunView and RunUpdate pass to fn. done is atomic
+// so that a Tx kept past fn and used from another goroutine is refused
+// without a data race.
+type guarded struct {
+	tx       Tx
+	writable bool
+	done     atomic.Bool
+}
+
+var _ Tx = (*guarded)(nil)
+
+// read reports whether a read may run.
+func (g *guarded) read() error {
+	if g.done.Load() {
+		return ErrTxDone
+	}
+	return nil
+}
+
+// write reports whether a write may run.
+func (g *guarded) write() error {
+	if g.done.Load() {
+		return ErrTxDone
+	}
+	if !g.writable {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// checkJob returns an error unless d is a well-formed job.
+func checkJob(d Delivery) error {
+	switch {
+	case d.Kind == JobMail && d.EndpointID != 0:
+		return fmt.Errorf("store: mail job %d names endpoint %d; a mail job has EndpointID 0", d.ID, d.EndpointID)
+	case d.Kind != JobWebhook && d.Kind != JobMail:
+		return fmt.Errorf("store: job %d has kind %q, want %q or %q", d.ID, d.Kind, JobWebhook, JobMail)
+	}
+	return nil
+}
+
+// Records.
+
+func (g *guarded) PutWorkspace(w Workspace) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutWorkspace(w)
+}
+
+func (g *guarded) Workspace(slug string) (Workspace, error) {
+	if err := g.read(); err != nil {
+		return Workspace{}, err
+	}
+	return g.tx.Workspace(slug)
+}
+
+func (g *guarded) Workspaces() ([]Workspace, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.Workspaces()
+}
+
+func (g *guarded) NextID(slug string, seq Sequence) (int64, error) {
+	if err := g.write(); err != nil {
+		return 0, err
+	}
+	return g.tx.NextID(slug, seq)
+}
+
+func (g *guarded) PutUser(slug string, u User) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutUser(slug, u)
+}
+
+func (g *guarded) User(slug string, id int64) (User, error) {
+	if err := g.read(); err != nil {
+		return User{}, err
+	}
+	return g.tx.User(slug, id)
+}
+
+func (g *guarded) UserIDByUsername(slug, username string) (int64, error) {
+	if err := g.read(); err != nil {
+		return 0, err
+	}
+	return g.tx.UserIDByUsername(slug, username)
+}
+
+func (g *guarded) UserIDByEmail(slug, email string) (int64, error) {
+	if err := g.read(); err != nil {
+		return 0, err
+	}
+	return g.tx.UserIDByEmail(slug, email)
+}
+
+func (g *guarded) Users(slug string, q UserQuery) ([]User, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.Users(slug, q)
+}
+
+func (g *guarded) UserRoles(slug string, userID int64) ([]int64, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.UserRoles(slug, userID)
+}
+
+func (g *guarded) AddUserRole(slug string, userID, roleID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.AddUserRole(slug, userID, roleID)
+}
+
+func (g *guarded) RemoveUserRole(slug string, userID, roleID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.RemoveUserRole(slug, userID, roleID)
+}
+
+func (g *guarded) UserAttributes(slug string, userID int64) (map[string]string, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.UserAttributes(slug, userID)
+}
+
+func (g *guarded) PutUserAttribute(slug string, userID int64, key, value string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutUserAttribute(slug, userID, key, value)
+}
+
+func (g *guarded) DeleteUserAttribute(slug string, userID int64, key string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteUserAttribute(slug, userID, key)
+}
+
+func (g *guarded) ClaimMappers(slug string) ([]ClaimMapper, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.ClaimMappers(slug)
+}
+
+func (g *guarded) PutClaimMapper(slug string, m ClaimMapper) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutClaimMapper(slug, m)
+}
+
+func (g *guarded) DeleteClaimMapper(slug, attributeKey string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteClaimMapper(slug, attributeKey)
+}
+
+func (g *guarded) PutWebhook(slug string, w Webhook) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutWebhook(slug, w)
+}
+
+func (g *guarded) Webhook(slug string, id int64) (Webhook, error) {
+	if err := g.read(); err != nil {
+		return Webhook{}, err
+	}
+	return g.tx.Webhook(slug, id)
+}
+
+func (g *guarded) Webhooks(slug string, offset, limit int) ([]Webhook, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.Webhooks(slug, offset, limit)
+}
+
+func (g *guarded) DeleteWebhook(slug string, id int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteWebhook(slug, id)
+}
+
+func (g *guarded) PutSession(slug string, s Session) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutSession(slug, s)
+}
+
+func (g *guarded) Session(slug, id string) (Session, error) {
+	if err := g.read(); err != nil {
+		return Session{}, err
+	}
+	return g.tx.Session(slug, id)
+}
+
+func (g *guarded) UserSessions(slug string, userID int64) ([]Session, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.UserSessions(slug, userID)
+}
+
+func (g *guarded) PutAPIKey(k APIKey) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutAPIKey(k)
+}
+
+func (g *guarded) APIKey(id string) (APIKey, error) {
+	if err := g.read(); err != nil {
+		return APIKey{}, err
+	}
+	return g.tx.APIKey(id)
+}
+
+func (g *guarded) APIKeys(slug string) ([]APIKey, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.APIKeys(slug)
+}
+
+func (g *guarded) DeleteAPIKey(id string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteAPIKey(id)
+}
+
+func (g *guarded) PutVerificationToken(slug string, t VerificationToken) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutVerificationToken(slug, t)
+}
+
+func (g *guarded) VerificationToken(slug, id string) (VerificationToken, error) {
+	if err := g.read(); err != nil {
+		return VerificationToken{}, err
+	}
+	return g.tx.VerificationToken(slug, id)
+}
+
+func (g *guarded) PutIdempotency(r IdempotencyRecord) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutIdempotency(r)
+}
+
+func (g *guarded) Idempotency(slug, scope, key string) (IdempotencyRecord, error) {
+	if err := g.read(); err != nil {
+		return IdempotencyRecord{}, err
+	}
+	return g.tx.Idempotency(slug, scope, key)
+}
+
+func (g *guarded) DeleteIdempotency(slug, scope, key string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteIdempotency(slug, scope, key)
+}
+
+func (g *guarded) DeleteExpiredIdempotency(now time.Time, limit int) (int, error) {
+	if err := g.write(); err != nil {
+		return 0, err
+	}
+	return g.tx.DeleteExpiredIdempotency(now, limit)
+}
+
+// Queue.
+
+func (g *guarded) PutDelivery(slug string, d Delivery) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := checkJob(d); err != nil {
+		return err
+	}
+	return g.tx.PutDelivery(slug, d)
+}
+
+func (g *guarded) Delivery(slug string, id int64) (Delivery, error) {
+	if err := g.read(); err != nil {
+		return Delivery{}, err
+	}
+	return g.tx.Delivery(slug, id)
+}
+
+func (g *guarded) ClaimDelivery(slug string, id int64) (Delivery, bool, error) {
+	if err := g.write(); err != nil {
+		return Delivery{}, false, err
+	}
+	return g.tx.ClaimDelivery(slug, id)
+}
+
+func (g *guarded) Deliveries(slug string, endpointID int64) ([]Delivery, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.Deliveries(slug, endpointID)
+}
+
+func (g *guarded) MailJobs(slug string) ([]Delivery, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.MailJobs(slug)
+}
+
+func (g *guarded) DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.DueDeliveries(now, limit)
+}
+
+func (g *guarded) NextDueAt() (time.Time, bool, error) {
+	if err := g.read(); err != nil {
+		return time.Time{}, false, err
+	}
+	return g.tx.NextDueAt()
+}
+
+func (g *guarded) PendingDeliveries() (int, error) {
+	if err := g.read(); err != nil {
+		return 0, err
+	}
+	return g.tx.PendingDeliveries()
+}

@@ -1,0 +1,344 @@
+package store_test
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/identitylib/identity/store"
+)
+
+// fakeTx is a store.Tx that records the methods called and does nothing
+// else.
+type fakeTx struct{ calls []string }
+
+func (f *fakeTx) call(name string)                   { f.calls = append(f.calls, name) }
+func (f *fakeTx) PutWorkspace(store.Workspace) error { f.call("PutWorkspace"); return nil }
+func (f *fakeTx) Workspace(string) (store.Workspace, error) {
+	f.call("Workspace")
+	return store.Workspace{}, nil
+}
+func (f *fakeTx) Workspaces() ([]store.Workspace, error) { f.call("Workspaces"); return nil, nil }
+func (f *fakeTx) NextID(string, store.Sequence) (int64, error) {
+	f.call("NextID")
+	return 1, nil
+}
+func (f *fakeTx) PutUser(string, store.User) error { f.call("PutUser"); return nil }
+func (f *fakeTx) User(string, int64) (store.User, error) {
+	f.call("User")
+	return store.User{}, nil
+}
+func (f *fakeTx) UserIDByUsername(string, string) (int64, error) {
+	f.call("UserIDByUsername")
+	return 1, nil
+}
+func (f *fakeTx) UserIDByEmail(string, string) (int64, error) { f.call("UserIDByEmail"); return 1, nil }
+func (f *fakeTx) Users(string, store.UserQuery) ([]store.User, int, error) {
+	f.call("Users")
+	return nil, 0, nil
+}
+func (f *fakeTx) UserRoles(string, int64) ([]int64, error)  { f.call("UserRoles"); return nil, nil }
+func (f *fakeTx) AddUserRole(string, int64, int64) error    { f.call("AddUserRole"); return nil }
+func (f *fakeTx) RemoveUserRole(string, int64, int64) error { f.call("RemoveUserRole"); return nil }
+func (f *fakeTx) PutUserAttribute(string, int64, string, string) error {
+	f.call("PutUserAttribute")
+	return nil
+}
+func (f *fakeTx) UserAttributes(string, int64) (map[string]string, error) {
+	f.call("UserAttributes")
+	return map[string]string{}, nil
+}
+func (f *fakeTx) DeleteUserAttribute(string, int64, string) error {
+	f.call("DeleteUserAttribute")
+	return nil
+}
+func (f *fakeTx) ClaimMappers(string) ([]store.ClaimMapper, error) {
+	f.call("ClaimMappers")
+	return nil, nil
+}
+func (f *fakeTx) PutClaimMapper(string, store.ClaimMapper) error {
+	f.call("PutClaimMapper")
+	return nil
+}
+func (f *fakeTx) DeleteClaimMapper(string, string) error { f.call("DeleteClaimMapper"); return nil }
+func (f *fakeTx) PutWebhook(string, store.Webhook) error { f.call("PutWebhook"); return nil }
+func (f *fakeTx) Webhook(string, int64) (store.Webhook, error) {
+	f.call("Webhook")
+	return store.Webhook{}, nil
+}
+func (f *fakeTx) Webhooks(string, int, int) ([]store.Webhook, int, error) {
+	f.call("Webhooks")
+	return nil, 0, nil
+}
+func (f *fakeTx) DeleteWebhook(string, int64) error      { f.call("DeleteWebhook"); return nil }
+func (f *fakeTx) PutSession(string, store.Session) error { f.call("PutSession"); return nil }
+func (f *fakeTx) Session(string, string) (store.Session, error) {
+	f.call("Session")
+	return store.Session{}, nil
+}
+func (f *fakeTx) UserSessions(string, int64) ([]store.Session, error) {
+	f.call("UserSessions")
+	return nil, nil
+}
+func (f *fakeTx) PutAPIKey(store.APIKey) error { f.call("PutAPIKey"); return nil }
+func (f *fakeTx) APIKey(string) (store.APIKey, error) {
+	f.call("APIKey")
+	return store.APIKey{}, nil
+}
+func (f *fakeTx) APIKeys(string) ([]store.APIKey, error) { f.call("APIKeys"); return nil, nil }
+func (f *fakeTx) DeleteAPIKey(string) error              { f.call("DeleteAPIKey"); return nil }
+func (f *fakeTx) PutVerificationToken(string, store.VerificationToken) error {
+	f.call("PutVerificationToken")
+	return nil
+}
+func (f *fakeTx) VerificationToken(string, string) (store.VerificationToken, error) {
+	f.call("VerificationToken")
+	return store.VerificationToken{}, nil
+}
+func (f *fakeTx) PutIdempotency(store.IdempotencyRecord) error { f.call("PutIdempotency"); return nil }
+func (f *fakeTx) Idempotency(string, string, string) (store.IdempotencyRecord, error) {
+	f.call("Idempotency")
+	return store.IdempotencyRecord{}, nil
+}
+func (f *fakeTx) DeleteIdempotency(string, string, string) error {
+	f.call("DeleteIdempotency")
+	return nil
+}
+func (f *fakeTx) DeleteExpiredIdempotency(time.Time, int) (int, error) {
+	f.call("DeleteExpiredIdempotency")
+	return 0, nil
+}
+func (f *fakeTx) PutDelivery(string, store.Delivery) error { f.call("PutDelivery"); return nil }
+func (f *fakeTx) Delivery(string, int64) (store.Delivery, error) {
+	f.call("Delivery")
+	return store.Delivery{}, nil
+}
+func (f *fakeTx) ClaimDelivery(string, int64) (store.Delivery, bool, error) {
+	f.call("ClaimDelivery")
+	return store.Delivery{}, true, nil
+}
+func (f *fakeTx) Deliveries(string, int64) ([]store.Delivery, error) {
+	f.call("Deliveries")
+	return nil, nil
+}
+func (f *fakeTx) MailJobs(string) ([]store.Delivery, error) { f.call("MailJobs"); return nil, nil }
+func (f *fakeTx) DueDeliveries(time.Time, int) ([]store.QueuedDelivery, error) {
+	f.call("DueDeliveries")
+	return nil, nil
+}
+func (f *fakeTx) NextDueAt() (time.Time, bool, error) {
+	f.call("NextDueAt")
+	return time.Time{}, false, nil
+}
+func (f *fakeTx) PendingDeliveries() (int, error) { f.call("PendingDeliveries"); return 0, nil }
+
+var _ store.Tx = (*fakeTx)(nil)
+
+// method calls one method of a Tx and returns its error.
+type method struct {
+	name string
+	call func(tx store.Tx) error
+}
+
+// webhookJob is a well-formed job for PutDelivery.
+var webhookJob = store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1}
+
+// writes are the write methods of store.Tx, every one of them.
+var writes = []method{
+	{"PutWorkspace", func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{}) }},
+	{"NextID", func(tx store.Tx) error { _, err := tx.NextID("a", store.SeqUsers); return err }},
+	{"PutUser", func(tx store.Tx) error { return tx.PutUser("a", store.User{}) }},
+	{"AddUserRole", func(tx store.Tx) error { return tx.AddUserRole("a", 1, 1) }},
+	{"RemoveUserRole", func(tx store.Tx) error { return tx.RemoveUserRole("a", 1, 1) }},
+	{"PutUserAttribute", func(tx store.Tx) error { return tx.PutUserAttribute("a", 1, "k", "v") }},
+	{"DeleteUserAttribute", func(tx store.Tx) error { return tx.DeleteUserAttribute("a", 1, "k") }},
+	{"PutClaimMapper", func(tx store.Tx) error { return tx.PutClaimMapper("a", store.ClaimMapper{}) }},
+	{"DeleteClaimMapper", func(tx store.Tx) error { return tx.DeleteClaimMapper("a", "k") }},
+	{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook("a", store.Webhook{}) }},
+	{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook("a", 1) }},
+	{"PutSession", func(tx store.Tx) error { return tx.PutSession("a", store.Session{}) }},
+	{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(store.APIKey{}) }},
+	{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("k") }},
+	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
+	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
+	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
+	{"DeleteExpiredIdempotency", func(tx store.Tx) error {
+		_, err := tx.DeleteExpiredIdempotency(time.Time{}, 1)
+		return err
+	}},
+	{"PutDelivery", func(tx store.Tx) error { return tx.PutDelivery("a", webhookJob) }},
+	{"ClaimDelivery", func(tx store.Tx) error { _, _, err := tx.ClaimDelivery("a", 1); return err }},
+}
+
+// reads are the read methods of store.Tx, every one of them.
+var reads = []method{
+	{"Workspace", func(tx store.Tx) error { _, err := tx.Workspace("a"); return err }},
+	{"Workspaces", func(tx store.Tx) error { _, err := tx.Workspaces(); return err }},
+	{"User", func(tx store.Tx) error { _, err := tx.User("a", 1); return err }},
+	{"UserIDByUsername", func(tx store.Tx) error { _, err := tx.UserIDByUsername("a", "u"); return err }},
+	{"UserIDByEmail", func(tx store.Tx) error { _, err := tx.UserIDByEmail("a", "e"); return err }},
+	{"Users", func(tx store.Tx) error { _, _, err := tx.Users("a", store.UserQuery{}); return err }},
+	{"UserRoles", func(tx store.Tx) error { _, err := tx.UserRoles("a", 1); return err }},
+	{"UserAttributes", func(tx store.Tx) error { _, err := tx.UserAttributes("a", 1); return err }},
+	{"ClaimMappers", func(tx store.Tx) error { _, err := tx.ClaimMappers("a"); return err }},
+	{"Webhook", func(tx store.Tx) error { _, err := tx.Webhook("a", 1); return err }},
+	{"Webhooks", func(tx store.Tx) error { _, _, err := tx.Webhooks("a", 0, 1); return err }},
+	{"Session", func(tx store.Tx) error { _, err := tx.Session("a", "s"); return err }},
+	{"UserSessions", func(tx store.Tx) error { _, err := tx.UserSessions("a", 1); return err }},
+	{"APIKey", func(tx store.Tx) error { _, err := tx.APIKey("k"); return err }},
+	{"APIKeys", func(tx store.Tx) error { _, err := tx.APIKeys("a"); return err }},
+	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
+	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
+	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
+	{"Deliveries", func(tx store.Tx) error { _, err := tx.Deliveries("a", 1); return err }},
+	{"MailJobs", func(tx store.Tx) error { _, err := tx.MailJobs("a"); return err }},
+	{"DueDeliveries", func(tx store.Tx) error { _, err := tx.DueDeliveries(time.Time{}, 1); return err }},
+	{"NextDueAt", func(tx store.Tx) error { _, _, err := tx.NextDueAt(); return err }},
+	{"PendingDeliveries", func(tx store.Tx) error { _, err := tx.PendingDeliveries(); return err }},
+}
+
+// TestListsCoverTx checks that writes and reads together name every
+// method of store.Tx once, so that a method added to the interface is
+// classified here too.
+func TestListsCoverTx(t *testing.T) {
+	var listed []string
+	for _, m := range slices.Concat(writes, reads) {
+		listed = append(listed, m.name)
+	}
+	slices.Sort(listed)
+	var methods []string
+	for m := range reflect.TypeFor[store.Tx]().Methods() {
+		methods = append(methods, m.Name)
+	}
+	if diff := cmp.Diff(methods, listed); diff != "" {
+		t.Errorf("methods of store.Tx (-) and the methods the test lists (+):\n%s", diff)
+	}
+}
+
+// TestRunView checks that in a View every write returns ErrReadOnly
+// without reaching the store's Tx, and every read reaches it.
+func TestRunView(t *testing.T) {
+	for _, m := range writes {
+		f := &fakeTx{}
+		err := store.RunView(f, func(tx store.Tx) error {
+			if err := m.call(tx); !errors.Is(err, store.ErrReadOnly) {
+				t.Errorf("%s in a View: error = %v, want ErrReadOnly", m.name, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("RunView around %s: %v", m.name, err)
+		}
+		if len(f.calls) != 0 {
+			t.Errorf("%s in a View reached the store: %v", m.name, f.calls)
+		}
+	}
+	for _, m := range reads {
+		f := &fakeTx{}
+		_ = store.RunView(f, func(tx store.Tx) error {
+			if err := m.call(tx); err != nil {
+				t.Errorf("%s in a View: %v", m.name, err)
+			}
+			return nil
+		})
+		if !slices.Equal(f.calls, []string{m.name}) {
+			t.Errorf("%s in a View: the store saw %v, want just it", m.name, f.calls)
+		}
+	}
+}
+
+// TestRunUpdate checks that in an Update every method reaches the store's
+// Tx.
+func TestRunUpdate(t *testing.T) {
+	for _, m := range slices.Concat(writes, reads) {
+		f := &fakeTx{}
+		_ = store.RunUpdate(f, func(tx store.Tx) error {
+			if err := m.call(tx); err != nil {
+				t.Errorf("%s in an Update: %v", m.name, err)
+			}
+			return nil
+		})
+		if !slices.Equal(f.calls, []string{m.name}) {
+			t.Errorf("%s in an Update: the store saw %v, want just it", m.name, f.calls)
+		}
+	}
+}
+
+// TestTxDone checks that every method of a Tx used after its function
+// returned, or panicked, returns ErrTxDone without reaching the store's
+// Tx, in a View and in an Update alike.
+func TestTxDone(t *testing.T) {
+	runs := []struct {
+		name string
+		run  func(store.Tx, func(store.Tx) error) error
+	}{
+		{"RunView", store.RunView},
+		{"RunUpdate", store.RunUpdate},
+	}
+	for _, r := range runs {
+		f := &fakeTx{}
+		var kept store.Tx
+		_ = r.run(f, func(tx store.Tx) error { kept = tx; return nil })
+		var panicked store.Tx
+		func() {
+			defer func() { _ = recover() }()
+			_ = r.run(f, func(tx store.Tx) error { panicked = tx; panic("boom") })
+		}()
+		for _, m := range slices.Concat(writes, reads) {
+			if err := m.call(kept); !errors.Is(err, store.ErrTxDone) {
+				t.Errorf("%s: %s after fn returned: error = %v, want ErrTxDone", r.name, m.name, err)
+			}
+			if err := m.call(panicked); !errors.Is(err, store.ErrTxDone) {
+				t.Errorf("%s: %s after fn panicked: error = %v, want ErrTxDone", r.name, m.name, err)
+			}
+		}
+		if len(f.calls) != 0 {
+			t.Errorf("%s: calls after fn ended reached the store: %v", r.name, f.calls)
+		}
+	}
+}
+
+// TestRunReturnsFnResult checks that RunView and RunUpdate return fn's
+// error itself.
+func TestRunReturnsFnResult(t *testing.T) {
+	boom := errors.New("boom")
+	for _, run := range []func(store.Tx, func(store.Tx) error) error{store.RunView, store.RunUpdate} {
+		if err := run(&fakeTx{}, func(store.Tx) error { return boom }); err != boom {
+			t.Errorf("error = %v, want fn's own", err)
+		}
+		if err := run(&fakeTx{}, func(store.Tx) error { return nil }); err != nil {
+			t.Errorf("error = %v, want nil", err)
+		}
+	}
+}
+
+// TestPutDeliveryChecksJob checks that PutDelivery passes the store only
+// a webhook job or a mail job without an endpoint.
+func TestPutDeliveryChecksJob(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		d    store.Delivery
+		ok   bool
+	}{
+		{"webhook job", store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 3}, true},
+		{"webhook job of endpoint 0", store.Delivery{ID: 1, Kind: store.JobWebhook}, true},
+		{"mail job", store.Delivery{ID: 1, Kind: store.JobMail}, true},
+		{"mail job with an endpoint", store.Delivery{ID: 1, Kind: store.JobMail, EndpointID: 3}, false},
+		{"no kind", store.Delivery{ID: 1, EndpointID: 3}, false},
+		{"unknown kind", store.Delivery{ID: 1, Kind: "sms"}, false},
+	} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error { err = tx.PutDelivery("a", c.d); return nil })
+		if c.ok && (err != nil || len(f.calls) != 1) {
+			t.Errorf("%s: error = %v, store saw %v; want it passed on", c.name, err, f.calls)
+		}
+		if !c.ok && (err == nil || len(f.calls) != 0) {
+			t.Errorf("%s: error = %v, store saw %v; want an error and nothing passed on", c.name, err, f.calls)
+		}
+	}
+}

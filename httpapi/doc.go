@@ -1,21 +1,24 @@
 // Package httpapi is the REST adapter of package identity: New returns an
-// http.Handler serving the management API of SPEC.md under
-// /t/{slug}/api/v1. Each request is decoded, authorized, passed to one
-// identity method and encoded; every rule (lengths, patterns, limits,
-// defaults) is the library's and arrives here as a typed error.
+// http.Handler serving the management API under /t/{slug}/api/v1. The
+// OpenAPI document openapi.yaml (also served at
+// /t/{slug}/api/v1/openapi.yaml) is its contract, and docs/api.md in the
+// repository describes it in prose. Each request is decoded, authorized,
+// passed to one identity method and encoded; every rule (lengths,
+// patterns, limits, defaults) is the library's and arrives here as a typed
+// error.
 //
 // # Routes and scopes
 //
 // Paths are below /t/{slug}/api/v1; each needs one scope of the API key
-// (the claims preview two). Routes marked * extend SPEC.md.
+// (the claims preview two).
 //
 //	GET    /users                              users:read             200 page of users (?search=&offset=&limit=)
 //	POST   /users                              users:write            201 user, Location, ETag
 //	GET    /users/{userId}                     users:read             200 user, ETag (304 for If-None-Match)
 //	PUT    /users/{userId}                     users:write            200 user, ETag (If-Match: 412)
 //	DELETE /users/{userId}                     users:write            204 (disables the user)
-//	POST   /users/{userId}/enable            * users:write            204 (enables the user)
-//	GET    /users/{userId}/claims?token=     * users:read and         200 {"claims": {...}} (token access or id)
+//	POST   /users/{userId}/enable              users:write            204 (enables the user)
+//	GET    /users/{userId}/claims?token=       users:read and         200 {"claims": {...}} (token access or id)
 //	                                             claim_mappers:read
 //	POST   /users/{userId}/roles/{roleId}      users:write            204
 //	DELETE /users/{userId}/roles/{roleId}      users:write            204
@@ -23,7 +26,7 @@
 //	PUT    /users/{userId}/attributes/{key}    user_attributes:write  204 (body {"value": "..."})
 //	DELETE /users/{userId}/attributes/{key}    user_attributes:write  204
 //	GET    /claim-mappers                      claim_mappers:read     200 {"mappers": [...]}
-//	GET    /claim-mappers/{attributeKey}     * claim_mappers:read     200 mapper, ETag (304 for If-None-Match)
+//	GET    /claim-mappers/{attributeKey}       claim_mappers:read     200 mapper, ETag (304 for If-None-Match)
 //	PUT    /claim-mappers/{attributeKey}       claim_mappers:write    204, ETag (If-Match, If-None-Match: 412)
 //	DELETE /claim-mappers/{attributeKey}       claim_mappers:write    204
 //	GET    /webhooks                           webhooks:read          200 page of endpoints (?offset=&limit=)
@@ -50,7 +53,7 @@
 //
 // # Conditional requests and idempotency keys
 //
-// Extensions of SPEC.md; without their headers nothing changes. A user's
+// Optional: without their headers nothing changes. A user's
 // and a claim mapper's version is its strong ETag (16 hex digits in
 // quotes). PUT of either evaluates If-Match (strong comparison; "*": the
 // record must exist) and If-None-Match ("*": it must not; tags: weak
@@ -79,16 +82,20 @@
 //
 //	invalid 422, not_found 404, conflict 409, reserved_claim 400,
 //	limit_reached 409, unauthenticated 401, forbidden 403, internal 500,
+//	token_invalid 400, token_expired 410, token_used 409,
 //	precondition_failed 412, idempotency_key_reused 422,
 //	idempotency_key_in_use 409
+//
+// (The token_ codes are those of email verification tokens, which no route
+// takes yet.)
 //
 // The adapter adds its own codes: unsupported_media_type 415 (a body that is
 // not application/json, or has no Content-Type), malformed_json 400 (bad
 // JSON, or data after it), body_too_large 413 (over 1 MiB), malformed_query
-// 400, malformed_precondition 400, method_not_allowed 405 (with Allow; it may precede authentication),
-// not_found 404 (an unknown path, or a path id that is not a positive
-// decimal integer) and unavailable 503 (the request was canceled or timed
-// out). A JSON member of the wrong type, a null member, a body that is not
+// 400, malformed_precondition 400, method_not_allowed 405 (with Allow; it
+// may precede authentication), not_found 404 (an unknown path, or a path
+// id that is not a positive decimal integer) and unavailable 503 (the
+// request was canceled or timed out). A JSON member of the wrong type, a null member, a body that is not
 // an object and a page parameter that is not an integer are invalid (422)
 // with the field named and rule "type". Unknown members are ignored; members
 // match by exact name. A 500 tells nothing of its cause, which goes to the

@@ -11,9 +11,10 @@ import (
 	"github.com/identitylib/identity"
 )
 
-// TestSpecErrors covers every row of SPEC.md's Errors table, with the
-// status, code and field errors the API answers.
-func TestSpecErrors(t *testing.T) {
+// TestOperationErrors covers the refusals of each operation that
+// docs/api.md lists (Errors), with the status, code and field errors the
+// API answers.
+func TestOperationErrors(t *testing.T) {
 	const base = "/t/acme/api/v1"
 	long := func(n int) string { return strings.Repeat("x", n) }
 	tests := []struct {

@@ -20,9 +20,7 @@ type route struct {
 type scopes []identity.Scope
 
 // routes is the route table and the scope table in one: every endpoint of
-// the API and the scopes it needs (SPEC.md, Authentication). The claims
-// preview, enabling a user and reading one claim mapper are extensions of
-// SPEC.md (see openapi.yaml).
+// the API and the scopes it needs, as openapi.yaml documents them.
 var routes = []route{
 	{http.MethodGet, "/users", scopes{identity.ScopeUsersRead}, listUsers},
 	{http.MethodPost, "/users", scopes{identity.ScopeUsersWrite}, createUser},

@@ -18,16 +18,7 @@ func keyCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (er
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace the key is for")
 	scopeList := fs.String("scopes", "", "comma-separated `SCOPES` the key grants (see identityd -h)")
 	name := fs.String("name", "", "an optional `NAME` shown by key list")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := positional(fs); err != nil {
-		return err
-	}
-	if err := required(fs, "workspace", *slug); err != nil {
-		return err
-	}
-	if err := required(fs, "scopes", *scopeList); err != nil {
+	if _, err := parseCommand(fs, args, nil, "workspace", "scopes"); err != nil {
 		return err
 	}
 	// Scopes are checked before the database is opened, so that a typo
@@ -72,13 +63,7 @@ func parseScopes(list string) ([]identity.Scope, error) {
 // identityd key list -workspace SLUG.
 func keyList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := positional(fs); err != nil {
-		return err
-	}
-	if err := required(fs, "workspace", *slug); err != nil {
+	if _, err := parseCommand(fs, args, nil, "workspace"); err != nil {
 		return err
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
@@ -103,14 +88,8 @@ func keyList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err 
 // identityd key revoke -workspace SLUG ID.
 func keyRevoke(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace the key belongs to")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	pos, err := positional(fs, "ID")
+	pos, err := parseCommand(fs, args, []string{"ID"}, "workspace")
 	if err != nil {
-		return err
-	}
-	if err := required(fs, "workspace", *slug); err != nil {
 		return err
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {

@@ -11,7 +11,7 @@
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -41,8 +41,15 @@
 //	 "passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$...","emailVerified":true,
 //	 "disabled":false,"attributes":{"dept":"math"},"roles":[7]}
 //
-// Users are imported in batches of up to identity.MaxImportBatch, each batch
-// all or nothing; the counts are reported at the end or at the first error.
+// The fields are username, email and fullName (required), passwordHash
+// (argon2id, bcrypt or PBKDF2 in PHC, passlib or Django form; absent: no
+// password), emailVerified, disabled, mfaEnabled, createdAt (RFC 3339),
+// attributes and roles; "identityd user import -h" describes each. A field
+// not in that list is an error naming the line (the REST API ignores
+// unknown members, but a misspelt field in a migration would silently lose
+// data). Users are imported in batches of up to identity.MaxImportBatch,
+// each batch all or nothing; the counts are reported at the end or at the
+// first error.
 //
 // serve listens on -addr (default 127.0.0.1:8080; port 0 picks a free port,
 // and the address actually bound is logged), serves the API under
@@ -50,8 +57,13 @@
 // standard error with log/slog, one line per request unless
 // -access-log=false. SIGINT or SIGTERM stops it gracefully: the listener
 // closes, in-flight requests get 5 seconds to finish, then the database is
-// closed and identityd exits 0. A second signal kills it at once. Every acknowledged write is on disk (bbolt fsyncs each
-// commit, PostgreSQL commits durably), so even SIGKILL loses none.
+// closed and identityd exits 0. A second signal kills it at once. Every
+// acknowledged write is on disk (bbolt fsyncs each commit, PostgreSQL
+// commits durably), so even SIGKILL loses none. serve also runs the
+// dispatcher of webhook deliveries and verification emails;
+// -attempt-timeout (default 15s) bounds each attempt, and a delivery whose
+// process died mid-attempt is taken over twice that long after it was
+// claimed.
 //
 // Only one process may hold a bbolt file: while serve runs, the other
 // commands fail with "database FILE is in use by another process". A

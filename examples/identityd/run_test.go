@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity/internal/testutil"
 
@@ -114,7 +120,8 @@ func TestKeyCreateErrors(t *testing.T) {
 		{"unknown scope", []string{"-workspace", "acme", "-scopes", "users:read,users:admin"}, exitError,
 			`identityd: unknown scope "users:admin" (known scopes: users:read,users:write,`},
 		{"empty scope", []string{"-workspace", "acme", "-scopes", "users:read,"}, exitError, `unknown scope ""`},
-		{"duplicate scope", []string{"-workspace", "acme", "-scopes", "users:read,users:read"}, exitError, "listed twice"},
+		{"duplicate scope", []string{"-workspace", "acme", "-scopes", "users:read,users:read"}, exitError,
+			"identityd: invalid API key request: scopes[1] scope \"users:read\" is listed twice\n"},
 		{"unknown workspace", []string{"-workspace", "nope", "-scopes", "users:read"}, exitError,
 			"identityd: workspace \"nope\" does not exist\n"},
 		{"missing workspace", []string{"-scopes", "users:read"}, exitUsage, "identityd: key create: -workspace is required\n"},
@@ -213,6 +220,64 @@ func TestUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a usage error created the database file (stat: %v)", err)
+	}
+}
+
+// TestSynopses checks that the synopsis of every command names each flag
+// the command defines, and that the README's list of commands is the list
+// identityd -h prints.
+func TestSynopses(t *testing.T) {
+	for _, c := range commands() {
+		fs := c.flagSet(io.Discard)
+		// -h stops every command after its flags are defined, before it
+		// touches the database.
+		if err := c.run(context.Background(), &env{dbPath: filepath.Join(t.TempDir(), "none.db")}, fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s -h: %v, want flag.ErrHelp", c.name, err)
+		}
+		fs.VisitAll(func(f *flag.Flag) {
+			if !regexp.MustCompile(`(^|[\[( ])-` + regexp.QuoteMeta(f.Name) + `([ =\])]|$)`).MatchString(c.args) {
+				t.Errorf("the synopsis of %s lacks its flag -%s: %s", c.name, f.Name, c.synopsis())
+			}
+		})
+	}
+
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for line := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(line, "identityd [-db FILE] ") {
+			syn, _, _ := strings.Cut(line, "#")
+			listed = append(listed, strings.TrimSpace(syn))
+		}
+	}
+	var want []string
+	for _, c := range commands() {
+		want = append(want, c.synopsis())
+	}
+	if diff := cmp.Diff(want, listed); diff != "" {
+		t.Errorf("the README's command list differs from identityd -h (-want +got):\n%s", diff)
+	}
+}
+
+// TestImportHelp checks that user import -h documents every field of an
+// input line, and says that other fields are refused.
+func TestImportHelp(t *testing.T) {
+	r := runCmd(t, "user", "import", "-h")
+	if r.code != exitOK {
+		t.Fatalf("user import -h: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[importRecord]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !regexp.MustCompile(`(?m)^  ` + name + ` `).MatchString(r.stderr) {
+			t.Errorf("user import -h does not document the field %q", name)
+		}
+	}
+	for _, want := range []string{"Any other field is refused", "$argon2id$", "$2b$", "$pbkdf2-sha256$", "pbkdf2_sha256$"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("user import -h lacks %q:\n%s", want, r.stderr)
+		}
 	}
 }
 

@@ -40,13 +40,7 @@ func workspaceSMTP(ctx context.Context, e *env, fs *flag.FlagSet, args []string)
 	username := fs.String("username", "", "the SMTP login `USER`; the password comes from $"+smtpPasswordEnv+" or -password-stdin")
 	passwordStdin := fs.Bool("password-stdin", false, "read the SMTP password from the first line of standard input")
 	lifetime := fs.Duration("token-lifetime", 0, "how long a verification link stays valid (`DURATION`); 0 means 24h")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := positional(fs); err != nil {
-		return err
-	}
-	if err := required(fs, "workspace", *slug); err != nil {
+	if _, err := parseCommand(fs, args, nil, "workspace"); err != nil {
 		return err
 	}
 	if *off {
@@ -67,10 +61,8 @@ func workspaceSMTP(ctx context.Context, e *env, fs *flag.FlagSet, args []string)
 			return nil
 		})
 	}
-	for _, f := range []struct{ name, value string }{{"host", *host}, {"from", *from}, {"verify-url", *verifyURL}} {
-		if err := required(fs, f.name, f.value); err != nil {
-			return err
-		}
+	if err := required(fs, "host", "from", "verify-url"); err != nil {
+		return err
 	}
 	m := &identity.SMTPSettings{
 		Host: *host, Port: *port, TLS: identity.SMTPTLSMode(*mode), Username: *username,

@@ -23,6 +23,46 @@ import (
 // exhaust memory.
 const maxImportLine = 16 << 20
 
+// importHelp documents the input of user import; its -h prints it after
+// the flags. Keep it in step with importRecord and identity.ImportedUser.
+const importHelp = `Input: JSON Lines, one JSON object per line, one user per object; blank
+lines are skipped. Fields:
+
+  username       string, required. 1-255 of a-z A-Z 0-9 . _ -; unique in
+                 the workspace ignoring case
+  email          string, required. A plain address (no display name), at
+                 most 254 characters; unique in the workspace ignoring case
+  fullName       string, required. 1-255 characters, not blank, no control
+                 characters
+  passwordHash   string, optional. The hash from the old system, in one of:
+                   argon2id  $argon2id$v=19$m=M,t=T,p=P$SALT$HASH
+                             (m at most 1048576 KiB, t at most 64)
+                   bcrypt    $2a$, $2b$ or $2y$, cost at most 16
+                   PBKDF2    $pbkdf2-sha256$i=N[,l=L]$SALT$HASH or
+                             $pbkdf2-sha256$N$SALT$HASH (also -sha1, -sha512,
+                             and passlib's $pbkdf2$ for SHA-1)
+                   PBKDF2    Django's pbkdf2_sha256$N$SALT$HASH (or _sha1)
+                 PBKDF2 at most 5000000 iterations. Absent or "": the user
+                 has no password and cannot log in with one. A hash other
+                 than argon2id at the current parameters is replaced at the
+                 user's first successful login.
+  emailVerified  boolean, default false
+  disabled       boolean, default false: true imports the user disabled
+  mfaEnabled     boolean, default false
+  createdAt      RFC 3339 timestamp, default the time of the import
+  attributes     object of string values, default none: keys 1-64
+                 characters, values 0-1024
+  roles          array of positive integer role ids, assigned directly
+
+Any other field is refused, naming the line, so that a misspelt field
+(such as "full_name") is not silently dropped; the REST API, by contrast,
+ignores unknown members. Imported users emit no user.created event and
+get no verification email.
+
+Example line:
+  {"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace","passwordHash":"$2b$12$...","emailVerified":true,"roles":[7]}
+`
+
 // importRecord is one line of user import.
 type importRecord struct {
 	Username      string            `json:"username"`
@@ -43,13 +83,7 @@ func userImport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (e
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace to import into")
 	file := fs.String("file", "-", "the JSON Lines `FILE` to read; - is standard input")
 	batch := fs.Int("batch", identity.MaxImportBatch, "import `N` users per transaction (1-10000)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := positional(fs); err != nil {
-		return err
-	}
-	if err := required(fs, "workspace", *slug); err != nil {
+	if _, err := parseCommand(fs, args, nil, "workspace"); err != nil {
 		return err
 	}
 	if *batch < 1 || *batch > identity.MaxImportBatch {

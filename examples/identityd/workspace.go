@@ -2,28 +2,25 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/identitylib/identity"
-	"github.com/identitylib/identity/store/memstore"
 )
 
 // workspaceCreate creates a workspace: identityd workspace create SLUG.
 func workspaceCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	pos, err := positional(fs, "SLUG")
+	pos, err := parseCommand(fs, args, []string{"SLUG"})
 	if err != nil {
 		return err
 	}
 	slug := pos[0]
-	if err := checkSlug(ctx, slug); err != nil {
-		return err
+	// The slug is checked before the database is opened, so that a typo
+	// neither creates an empty file nor waits for a locked one.
+	if identity.CheckSlug(slug) != nil {
+		return fmt.Errorf("invalid workspace slug %q: use 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit", slug)
 	}
 	svc, err := e.open(false, nil)
 	if err != nil {
@@ -37,27 +34,9 @@ func workspaceCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []strin
 	return nil
 }
 
-// checkSlug reports an invalid slug before the database is opened, so that
-// a typo neither creates an empty file nor waits for a locked one. The
-// library's own rule decides, applied in a throwaway in-memory Service.
-func checkSlug(ctx context.Context, slug string) error {
-	svc, err := identity.New(memstore.New(), nil)
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-	if _, err := svc.CreateWorkspace(ctx, slug, nil); errors.Is(err, identity.ErrInvalid) {
-		return fmt.Errorf("invalid workspace slug %q: use 1-63 lowercase letters, digits and hyphens, starting and ending with a letter or digit", slug)
-	}
-	return nil
-}
-
 // workspaceList prints every workspace: identityd workspace list.
 func workspaceList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := positional(fs); err != nil {
+	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
 	svc, err := e.open(true, nil)

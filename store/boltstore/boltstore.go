@@ -28,7 +28,8 @@
 //	  user_attrs             user id + attribute key -> value
 //	  mappers                attribute key -> claim mapper record (binary)
 //	  webhooks               id -> JSON endpoint
-//	  deliveries             endpoint id + delivery id -> JSON delivery
+//	  deliveries             endpoint id + delivery id -> JSON job;
+//	                         mail jobs under endpoint 0
 //	  delivery_endpoint      delivery id -> endpoint id, + due time when
 //	                         the delivery is pending
 //	  sessions               session id -> JSON session
@@ -52,6 +53,16 @@
 // A file written before a bucket existed opens cleanly: Open creates the
 // missing buckets. Its deliveries have no status, so none is pending and
 // the empty due index agrees with them.
+//
+// A job's record holds its kind, "webhook" or "mail". The previous
+// release wrote no kind: it told a mail job by the endpoint 0 it is stored
+// under. A record without a kind therefore reads as a mail job under
+// endpoint 0 and as a webhook job anywhere else, and is written with its
+// kind the next time it changes; a file needs no migration. Mail jobs
+// stay under endpoint 0, which the identity package never gives an
+// endpoint; should a store.Tx caller create endpoint 0, the kinds keep its
+// webhook jobs and the mail jobs apart (Deliveries, MailJobs and
+// DeleteWebhook read the kind of each record under endpoint 0).
 //
 // bbolt cannot store an empty key, yet the empty string is a username or
 // email like any other for the unique indexes. store.Fold always returns

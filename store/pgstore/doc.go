@@ -49,6 +49,10 @@
 //	idempotency          (workspace, scope, key); index on expires_at
 //	update_gate          no rows: the gate every Update locks (see below)
 //
+// Migration 0002 gave jobs their kind column: the rows of a schema that
+// the previous release filled which have no endpoint, its mail jobs,
+// became 'mail', the others 'webhook'.
+//
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
 // that this store agrees with every other on what "the same username" and

@@ -2,8 +2,10 @@ package pgstore_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strings"
 	"sync"
@@ -860,4 +862,93 @@ func TestDeepOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestUpgradeFromPreviousRelease brings a schema that the previous
+// release created and filled (migration 0001 only, mail jobs told apart by
+// a NULL endpoint_id alone) up to date with Open, and checks that its jobs
+// read back with their kinds and stay due.
+func TestUpgradeFromPreviousRelease(t *testing.T) {
+	first, err := fs.ReadFile(pgstore.MigrationFiles, "migrations/0001_schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A released migration is never edited: this is the previous release's.
+	const previousSHA256 = "386792df5e5658de656124fd5b376245b873ae7d3ca33900c34d9282d17b2a01"
+	if sum := fmt.Sprintf("%x", sha256.Sum256(first)); sum != previousSHA256 {
+		t.Fatalf("migrations/0001_schema.sql has changed since the previous release (sha256 %s)", sum)
+	}
+	previous := fstest.MapFS{"migrations/0001_schema.sql": {Data: first}}
+	url := pgtest.URL(t)
+	conn := connect(t, url)
+	if _, err := pgstore.Migrate(t.Context(), conn, previous); err != nil {
+		t.Fatalf("Migrate to the previous release's schema: %v", err)
+	}
+	// The rows as the previous release's pgstore wrote them: workspace
+	// acme, endpoint 1, a pending mail job 1 and a pending delivery 2.
+	zero := time.Time{}
+	for _, stmt := range []struct {
+		sql  string
+		args []any
+	}{
+		{"INSERT INTO workspaces (slug, created_at, settings) VALUES ('acme', $1, '\\x7b7d')", []any{t0}},
+		{`INSERT INTO webhooks (workspace, id, url, description, events, enabled, created_at, secret, failing_since, version)
+			VALUES ('acme', 1, 'https://hooks.example.com/', '', '{user.created}', true, $1, 'whsec_x', $2, 1)`, []any{t0, zero}},
+		{`INSERT INTO deliveries (workspace, id, endpoint_id, event_id, event_type, payload, created_at,
+				status, attempts, next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, due_at)
+			VALUES ('acme', 1, NULL, 'msg_1', 'email.verification', '\x7b7d', $1, 'pending', 0, $1, $2, '', $2, 0, '', $1),
+				('acme', 2, 1, 'msg_2', 'user.created', '\x7b7d', $1, 'pending', 0, $1, $2, '', $2, 0, '', $1)`, []any{t0, zero}},
+	} {
+		if _, err := conn.Exec(t.Context(), stmt.sql, stmt.args...); err != nil {
+			t.Fatalf("%s: %v", stmt.sql, err)
+		}
+	}
+
+	s, err := pgstore.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	mail := store.Delivery{
+		ID: 1, Kind: store.JobMail, EventID: "msg_1", EventType: "email.verification", Payload: []byte("{}"),
+		CreatedAt: t0, Status: store.DeliveryPending, NextAttemptAt: t0,
+	}
+	hook := store.Delivery{
+		ID: 2, Kind: store.JobWebhook, EndpointID: 1, EventID: "msg_2", EventType: "user.created", Payload: []byte("{}"),
+		CreatedAt: t0, Status: store.DeliveryPending, NextAttemptAt: t0,
+	}
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		mails, err := tx.MailJobs("acme")
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff([]store.Delivery{mail}, mails); diff != "" {
+			t.Errorf("MailJobs mismatch (-want +got):\n%s", diff)
+		}
+		hooks, err := tx.Deliveries("acme", 1)
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff([]store.Delivery{hook}, hooks); diff != "" {
+			t.Errorf("Deliveries(1) mismatch (-want +got):\n%s", diff)
+		}
+		due, err := tx.DueDeliveries(t0, 10)
+		if err != nil {
+			return err
+		}
+		want := []store.QueuedDelivery{{Workspace: "acme", Delivery: mail}, {Workspace: "acme", Delivery: hook}}
+		if diff := cmp.Diff(want, due); diff != "" {
+			t.Errorf("DueDeliveries mismatch (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("View: %v", err)
+	}
+	// The upgraded table takes new jobs of both kinds.
+	update(t, s, func(tx store.Tx) error {
+		m := mail
+		m.ID = 3
+		return tx.PutDelivery("acme", m)
+	})
 }

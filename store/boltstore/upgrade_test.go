@@ -1,0 +1,128 @@
+package boltstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
+)
+
+// previousReleaseFile is a file written by the previous release (see
+// testdata/README.md): workspace acme with webhook endpoint 1 and user 1,
+// whose creation queued mail job 1 (a verification email, stored under
+// endpoint 0 without a kind) and webhook delivery 2, both pending.
+const previousReleaseFile = "testdata/previous-release.db"
+
+// previousReleaseTime is the clock of the program that wrote it.
+var previousReleaseTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// copyFile copies src into a fresh temporary directory and returns the
+// copy's path, so that a test never changes the file it starts from.
+func copyFile(t *testing.T, src string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.WriteFile(dst, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestPreviousReleaseFile checks that the jobs of a file written by the
+// previous release, whose records have no kind, read back with their
+// kind: through Deliveries, MailJobs, Delivery and DueDeliveries, after a
+// write of the mail job, and after reopening.
+func TestPreviousReleaseFile(t *testing.T) {
+	path := copyFile(t, previousReleaseFile)
+	ignore := cmpopts.IgnoreFields(store.Delivery{}, "EventID", "Payload")
+	mail := store.Delivery{
+		ID: 1, Kind: store.JobMail, EventType: "email.verification",
+		CreatedAt: previousReleaseTime, Status: store.DeliveryPending, NextAttemptAt: previousReleaseTime,
+	}
+	hook := store.Delivery{
+		ID: 2, Kind: store.JobWebhook, EndpointID: 1, EventType: "user.created",
+		CreatedAt: previousReleaseTime, Status: store.DeliveryPending, NextAttemptAt: previousReleaseTime,
+	}
+	check := func(t *testing.T, s store.Store, mail, hook store.Delivery) {
+		t.Helper()
+		mustView(t, s, func(tx store.Tx) error {
+			hooks, err := tx.Deliveries(testSlug, 1)
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff([]store.Delivery{hook}, hooks, ignore); diff != "" {
+				t.Errorf("Deliveries(endpoint 1) mismatch (-want +got):\n%s", diff)
+			}
+			mails, err := tx.MailJobs(testSlug)
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff([]store.Delivery{mail}, mails, ignore); diff != "" {
+				t.Errorf("MailJobs mismatch (-want +got):\n%s", diff)
+			}
+			if len(mails) == 1 && string(mails[0].Payload) != `{"kind":"verify_email","userId":1,"email":"alice@acme.example"}` {
+				t.Errorf("mail job payload = %s", mails[0].Payload)
+			}
+			for _, want := range []store.Delivery{mail, hook} {
+				got, err := tx.Delivery(testSlug, want.ID)
+				if err != nil {
+					return err
+				}
+				if diff := cmp.Diff(want, got, ignore); diff != "" {
+					t.Errorf("Delivery(%d) mismatch (-want +got):\n%s", want.ID, diff)
+				}
+			}
+			due, err := tx.DueDeliveries(previousReleaseTime.Add(time.Hour), 10)
+			if err != nil {
+				return err
+			}
+			wantDue := []store.QueuedDelivery{{Workspace: testSlug, Delivery: mail}, {Workspace: testSlug, Delivery: hook}}
+			if mail.DueAt().After(hook.DueAt()) {
+				wantDue[0], wantDue[1] = wantDue[1], wantDue[0]
+			}
+			if diff := cmp.Diff(wantDue, due, ignore); diff != "" {
+				t.Errorf("DueDeliveries mismatch (-want +got):\n%s", diff)
+			}
+			if n, err := tx.PendingDeliveries(); err != nil || n != 2 {
+				t.Errorf("PendingDeliveries = %d, %v; want 2", n, err)
+			}
+			return nil
+		})
+	}
+
+	s, err := boltstore.Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	check(t, s, mail, hook)
+
+	// A dispatcher leases the mail job: the record is written again, now
+	// with its kind.
+	leased := mail
+	leased.LeaseUntil, leased.LeaseOwner = previousReleaseTime.Add(time.Minute), "dispatcher-1"
+	mustUpdate(t, s, func(tx store.Tx) error {
+		d, ok, err := tx.ClaimDelivery(testSlug, 1)
+		if err != nil || !ok {
+			t.Errorf("ClaimDelivery(1) = %t, %v; want the mail job", ok, err)
+			return err
+		}
+		d.LeaseUntil, d.LeaseOwner = leased.LeaseUntil, leased.LeaseOwner
+		return tx.PutDelivery(testSlug, d)
+	})
+	check(t, s, leased, hook)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, path, nil)
+	check(t, s, leased, hook)
+}

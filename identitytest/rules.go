@@ -1,10 +1,22 @@
-package storetest
+// Package identitytest holds the domain rules run over any Store: the
+// identity package's rules, limits, defaults and errors, checked through
+// a Service on a store that the caller provides, so that every rule holds
+// whatever the Store. Every store runs it from its conformance test,
+// beside the store contract of package storetest:
+//
+//	func TestConformance(t *testing.T) {
+//		newStore := func(t *testing.T) store.Store { ... }
+//		storetest.Run(t, newStore)
+//		identitytest.RunRules(t, newStore)
+//	}
+//
+// and the identity package runs it over memstore.
+package identitytest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,12 +24,18 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/testutil"
 	"github.com/identitylib/identity/store"
 )
 
-// runRules runs the identity package's rules over a Service on the store:
-// every rule, limit, default and error must hold whatever the Store.
-func runRules(t *testing.T, newStore func(t *testing.T) store.Store) {
+// RunRules runs the identity package's rules over Services on the stores
+// newStore returns, one fresh store per rule: every rule, limit, default
+// and error must hold whatever the Store.
+//
+// newStore must return a fresh, empty, open store and register with
+// t.Cleanup whatever releases it, as for storetest.Run.
+func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
+	t.Helper()
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, e *env)
@@ -71,30 +89,12 @@ var testArgon2 = identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}
 // testNow is the fake clock's starting time.
 var testNow = time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC)
 
-// clock is a fake clock that tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // env is one Service with one workspace "acme" over a fresh store.
 type env struct {
 	t     *testing.T
 	ctx   context.Context
 	store store.Store
-	clock *clock
+	clock *testutil.Clock
 	svc   *identity.Service
 	ws    *identity.Workspace
 }
@@ -104,7 +104,7 @@ func newEnv(t *testing.T, newStore func(t *testing.T) store.Store, opts *identit
 	if opts == nil {
 		opts = &identity.Options{}
 	}
-	clk := &clock{now: testNow}
+	clk := testutil.NewClock(testNow)
 	if opts.Now == nil {
 		opts.Now = clk.Now
 	}

@@ -1,4 +1,4 @@
-package storetest
+package identitytest
 
 import (
 	"encoding/json"

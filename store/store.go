@@ -12,7 +12,8 @@
 // package truncates them before it writes, so a record read back equals the
 // record written. Empty slices may come back nil; maps never do.
 //
-// Every implementation runs the conformance suite in package storetest.
+// Every implementation runs the conformance suite in package storetest,
+// and the identity package's rules over it with package identitytest.
 //
 // RunView and RunUpdate are the front every implementation puts before
 // its transactions (as database/sql is before its drivers): they refuse a

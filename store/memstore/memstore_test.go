@@ -7,16 +7,7 @@ import (
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/memstore"
-	"github.com/identitylib/identity/store/storetest"
 )
-
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s := memstore.New()
-		t.Cleanup(func() { s.Close() })
-		return s
-	})
-}
 
 func TestCloseTwice(t *testing.T) {
 	s := memstore.New()

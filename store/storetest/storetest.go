@@ -67,7 +67,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"VerificationTokens", testVerificationTokens},
 		{"Idempotency", testIdempotency},
 		{"Transactions", testTransactions},
-		{"Rules", runRules},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) { a.test(t, newStore) })

@@ -34,7 +34,7 @@ const (
 	// sweepInterval is how often serve deletes idempotency records whose
 	// lifetime has ended (they already count as absent; this reclaims the
 	// space).
-	sweepInterval = 10 * time.Minute
+	sweepInterval = identity.DefaultSweepInterval
 )
 
 // serve runs the REST API until ctx ends:
@@ -46,10 +46,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
 	attemptTimeout := fs.Duration("attempt-timeout", delivery.DefaultAttemptTimeout,
 		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if _, err := positional(fs); err != nil {
+	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))

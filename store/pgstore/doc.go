@@ -118,7 +118,7 @@
 // commits. Writes pause for as long as the longest transaction running at
 // that moment (a bulk import, say). Under heavy contention for one row, a
 // third of the Updates or more run alone; with 16 writers on distinct rows
-// of a table of 10,000, one in a hundred (BenchmarkUpdateParallel).
+// of a table of 10,000, one in a hundred (BenchmarkStore/UpdateParallel).
 // Options.MaxAttempts bounds the attempts in all, for failures that come
 // from outside the store. Views never touch the gate.
 //

@@ -21,6 +21,11 @@
 // The suite's transaction functions follow the contract of Store.Update:
 // they only assign variables afresh, so an implementation may call them
 // more than once.
+//
+// RunBenchmarks is the benchmark suite every implementation runs, under
+// the same names, so that stores compare side by side. The package
+// imports store alone: the identity package's rules over a store are
+// package identitytest's.
 package storetest
 
 import (

@@ -64,6 +64,8 @@ func checkJob(d Delivery) error {
 	switch {
 	case d.Kind == JobMail && d.EndpointID != 0:
 		return fmt.Errorf("store: mail job %d names endpoint %d; a mail job has EndpointID 0", d.ID, d.EndpointID)
+	case d.Kind == JobWebhook && d.EndpointID < 1:
+		return fmt.Errorf("store: webhook job %d names endpoint %d; endpoint ids are positive", d.ID, d.EndpointID)
 	case d.Kind != JobWebhook && d.Kind != JobMail:
 		return fmt.Errorf("store: job %d has kind %q, want %q or %q", d.ID, d.Kind, JobWebhook, JobMail)
 	}
@@ -201,6 +203,9 @@ func (g *guarded) DeleteClaimMapper(slug, attributeKey string) error {
 func (g *guarded) PutWebhook(slug string, w Webhook) error {
 	if err := g.write(); err != nil {
 		return err
+	}
+	if w.ID < 1 {
+		return fmt.Errorf("store: webhook id %d; ids are positive (NextID)", w.ID)
 	}
 	return g.tx.PutWebhook(slug, w)
 }

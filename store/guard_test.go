@@ -158,7 +158,7 @@ var writes = []method{
 	{"DeleteUserAttribute", func(tx store.Tx) error { return tx.DeleteUserAttribute("a", 1, "k") }},
 	{"PutClaimMapper", func(tx store.Tx) error { return tx.PutClaimMapper("a", store.ClaimMapper{}) }},
 	{"DeleteClaimMapper", func(tx store.Tx) error { return tx.DeleteClaimMapper("a", "k") }},
-	{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook("a", store.Webhook{}) }},
+	{"PutWebhook", func(tx store.Tx) error { return tx.PutWebhook("a", store.Webhook{ID: 1}) }},
 	{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook("a", 1) }},
 	{"PutSession", func(tx store.Tx) error { return tx.PutSession("a", store.Session{}) }},
 	{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(store.APIKey{}) }},
@@ -325,7 +325,8 @@ func TestPutDeliveryChecksJob(t *testing.T) {
 		ok   bool
 	}{
 		{"webhook job", store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 3}, true},
-		{"webhook job of endpoint 0", store.Delivery{ID: 1, Kind: store.JobWebhook}, true},
+		{"webhook job of endpoint 0", store.Delivery{ID: 1, Kind: store.JobWebhook}, false},
+		{"webhook job of endpoint -1", store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: -1}, false},
 		{"mail job", store.Delivery{ID: 1, Kind: store.JobMail}, true},
 		{"mail job with an endpoint", store.Delivery{ID: 1, Kind: store.JobMail, EndpointID: 3}, false},
 		{"no kind", store.Delivery{ID: 1, EndpointID: 3}, false},
@@ -339,6 +340,22 @@ func TestPutDeliveryChecksJob(t *testing.T) {
 		}
 		if !c.ok && (err == nil || len(f.calls) != 0) {
 			t.Errorf("%s: error = %v, store saw %v; want an error and nothing passed on", c.name, err, f.calls)
+		}
+	}
+}
+
+// TestPutWebhookChecksID checks that the front passes on only positive
+// endpoint ids, so that no endpoint shares EndpointID 0 with mail jobs.
+func TestPutWebhookChecksID(t *testing.T) {
+	for _, c := range []struct {
+		id int64
+		ok bool
+	}{{1, true}, {0, false}, {-1, false}} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error { err = tx.PutWebhook("a", store.Webhook{ID: c.id}); return nil })
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("PutWebhook(id %d): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
 		}
 	}
 }

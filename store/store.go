@@ -83,8 +83,11 @@ type Store interface {
 // store: a write method of a View transaction returns ErrReadOnly, and any
 // method called after fn returned returns ErrTxDone, before the store's
 // own method runs. An implementation therefore never checks either; it
-// states only its own work. The front also passes PutDelivery only a
-// well-formed job: Kind is JobWebhook, or JobMail with EndpointID 0.
+// states only its own work. The front also passes PutWebhook only a
+// positive id (ids come from NextID), and PutDelivery only a well-formed
+// job: Kind JobWebhook with a positive EndpointID, or JobMail with
+// EndpointID 0. So no endpoint shares EndpointID 0 with the mail jobs, and
+// a store may tell the kinds apart by it.
 type Tx interface {
 	Records
 	Queue

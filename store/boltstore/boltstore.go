@@ -54,15 +54,10 @@
 // missing buckets. Its deliveries have no status, so none is pending and
 // the empty due index agrees with them.
 //
-// A job's record holds its kind, "webhook" or "mail". The previous
-// release wrote no kind: it told a mail job by the endpoint 0 it is stored
-// under. A record without a kind therefore reads as a mail job under
-// endpoint 0 and as a webhook job anywhere else, and is written with its
-// kind the next time it changes; a file needs no migration. Mail jobs
-// stay under endpoint 0, which the identity package never gives an
-// endpoint; should a store.Tx caller create endpoint 0, the kinds keep its
-// webhook jobs and the mail jobs apart (Deliveries, MailJobs and
-// DeleteWebhook read the kind of each record under endpoint 0).
+// A job's kind is where it is stored: the front passes only positive
+// endpoint ids, so a job under endpoint 0 is a mail job and any other a
+// webhook job. The previous release stored them the same way, so its
+// files need no migration.
 //
 // bbolt cannot store an empty key, yet the empty string is a username or
 // email like any other for the unique indexes. store.Fold always returns

@@ -189,13 +189,12 @@ type webhookRecord struct {
 }
 
 // deliveryRecord is the stored form of store.Delivery; the key holds both
-// the endpoint id and the delivery id (endpoint 0 for a mail job). A
-// record written before Status existed has none, and is therefore not
-// pending. A record written before Kind existed has none either: it is a
-// mail job if it is stored under endpoint 0, else a webhook job (see
-// kindOf).
+// the endpoint id and the delivery id. The kind is where the record is
+// stored: endpoint ids are positive, so a job under endpoint 0 is a mail
+// job and any other a webhook job, as the previous release already stored
+// them. A record written before Status existed has none, and is therefore
+// not pending.
 type deliveryRecord struct {
-	Kind          string `json:"kind,omitempty"`
 	EventID       string `json:"event_id"`
 	EventType     string `json:"event_type"`
 	Payload       []byte `json:"payload,omitempty"`
@@ -333,7 +332,6 @@ func decodeWebhook(k, v []byte) (store.Webhook, error) {
 
 func encodeDelivery(d store.Delivery) ([]byte, error) {
 	return json.Marshal(deliveryRecord{
-		Kind:          string(d.Kind),
 		EventID:       d.EventID,
 		EventType:     d.EventType,
 		Payload:       d.Payload,
@@ -359,7 +357,7 @@ func decodeDelivery(k, v []byte) (store.Delivery, error) {
 	endpoint := decodeID(k)
 	return store.Delivery{
 		ID:            id,
-		Kind:          kindOf(r.Kind, endpoint),
+		Kind:          kindOf(endpoint),
 		EndpointID:    endpoint,
 		EventID:       r.EventID,
 		EventType:     r.EventType,
@@ -376,20 +374,12 @@ func decodeDelivery(k, v []byte) (store.Delivery, error) {
 	}, nil
 }
 
-// kindOf returns the kind of a delivery record stored under the endpoint
-// with the kind field kind. The previous release wrote no kind and stored
-// its mail jobs under endpoint 0, which no endpoint of the identity
-// package has, so a record without a kind is a mail job there and a
-// webhook job anywhere else.
-func kindOf(kind string, endpoint int64) store.JobKind {
-	switch {
-	case kind != "":
-		return store.JobKind(kind)
-	case endpoint == 0:
+// kindOf returns the kind of the jobs stored under the endpoint.
+func kindOf(endpoint int64) store.JobKind {
+	if endpoint == 0 {
 		return store.JobMail
-	default:
-		return store.JobWebhook
 	}
+	return store.JobWebhook
 }
 
 func encodeAPIKey(k store.APIKey) ([]byte, error) {

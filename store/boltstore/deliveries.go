@@ -140,27 +140,12 @@ func (t *tx) addPending(delta int) error {
 	return meta.Put(keyPendingDeliveries, binary.BigEndian.AppendUint64(nil, uint64(n)))
 }
 
-// deleteDeliveriesOf deletes every webhook job of the endpoint with the
-// key endpointKey in the workspace slug, their entries in
-// delivery_endpoint and delivery_due, and counts the pending ones out.
-// Mail jobs share the key prefix of endpoint 0; an endpoint with id 0
-// leaves them alone.
+// deleteDeliveriesOf deletes every job of the endpoint with the key
+// endpointKey in the workspace slug, their entries in delivery_endpoint
+// and delivery_due, and counts the pending ones out.
 func (t *tx) deleteDeliveriesOf(slug string, sp *space, endpointKey []byte) error {
 	deliveries := sp.bucket(bucketDeliveries)
 	keys := prefixKeys(deliveries, endpointKey)
-	if decodeID(endpointKey) == 0 {
-		webhookJobs := keys[:0]
-		for _, k := range keys {
-			d, err := decodeDelivery(k, deliveries.Get(k))
-			if err != nil {
-				return err
-			}
-			if d.Kind == store.JobWebhook {
-				webhookJobs = append(webhookJobs, k)
-			}
-		}
-		keys = webhookJobs
-	}
 	if err := deleteKeys(deliveries, keys); err != nil {
 		return err
 	}
@@ -225,17 +210,19 @@ func (sp *space) delivery(endpoint, id int64) (store.Delivery, error) {
 // Deliveries implements store.Tx. An endpoint that does not exist has no
 // deliveries; that is not an error.
 func (t *tx) Deliveries(slug string, endpointID int64) ([]store.Delivery, error) {
-	return t.jobs(slug, endpointID, store.JobWebhook)
+	if endpointID < 1 {
+		return nil, nil // mail jobs are no endpoint's
+	}
+	return t.jobs(slug, endpointID)
 }
 
 // MailJobs implements store.Tx: mail jobs are stored under endpoint 0.
 func (t *tx) MailJobs(slug string) ([]store.Delivery, error) {
-	return t.jobs(slug, 0, store.JobMail)
+	return t.jobs(slug, 0)
 }
 
-// jobs returns the jobs of the kind stored under the endpoint, in
-// ascending id order.
-func (t *tx) jobs(slug string, endpointID int64, kind store.JobKind) ([]store.Delivery, error) {
+// jobs returns the jobs stored under the endpoint, in ascending id order.
+func (t *tx) jobs(slug string, endpointID int64) ([]store.Delivery, error) {
 	sp, err := t.space(slug)
 	if err != nil {
 		return nil, err
@@ -248,9 +235,7 @@ func (t *tx) jobs(slug string, endpointID int64, kind store.JobKind) ([]store.De
 		if err != nil {
 			return nil, err
 		}
-		if d.Kind == kind {
-			out = append(out, d)
-		}
+		out = append(out, d)
 	}
 	return out, nil
 }

@@ -265,7 +265,7 @@ func TestDeliveryRecordOmitsZeroTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"kind":"webhook","event_id":"","event_type":"","created_us":-62135596800000000,"next_attempt_us":-62135596800000000}`
+	want := `{"event_id":"","event_type":"","created_us":-62135596800000000,"next_attempt_us":-62135596800000000}`
 	if string(v) != want {
 		t.Errorf("record of a bare delivery = %s, want %s", v, want)
 	}

@@ -1,6 +1,10 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -8,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
 )
 
 // sameResponse fails the test unless two responses are the same: status,
@@ -168,4 +174,53 @@ func TestIdempotentRefusalReplayed(t *testing.T) {
 	// Malformed JSON never reaches the library: the key stays free.
 	wantProblem(t, e.do(t, "POST", base+"/users", e.allKey, `{"username":`, "Idempotency-Key", "fresh"), 400, "malformed_json")
 	wantStatus(t, e.do(t, "POST", base+"/users", e.allKey, newUserBody("bob", "bob@example.com"), "Idempotency-Key", "fresh"), http.StatusCreated)
+}
+
+// storedFingerprint returns the fingerprint stored for an idempotency key
+// of workspace "acme" used with apiKey.
+func (e *testEnv) storedFingerprint(tb testing.TB, apiKey, key string) []byte {
+	tb.Helper()
+	scope, ok := identity.APIKeyID(apiKey)
+	if !ok {
+		tb.Fatalf("malformed API key %q", apiKey)
+	}
+	var rec store.IdempotencyRecord
+	err := e.store.View(tb.Context(), func(tx store.Tx) (err error) {
+		rec, err = tx.Idempotency("acme", scope, key)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rec.Fingerprint
+}
+
+// TestIdempotencyFingerprintKeyedWithAPIKey: the stored fingerprint is the
+// HMAC-SHA-256, keyed with the caller's API key, of the method, the route
+// and the body as sent; so the same body under two API keys gives two
+// fingerprints, and none is a plain hash of the body.
+func TestIdempotencyFingerprintKeyedWithAPIKey(t *testing.T) {
+	e := newTestEnv(t)
+	body := `{"username":"ada","email":"ada@example.com","fullName":"Ada","password":"analytical engine"}`
+	second := mustKey(t, e.ws, identity.ScopeUsersWrite)
+	wantStatus(t, e.do(t, "POST", base+"/users", e.allKey, body, "Idempotency-Key", "same"), http.StatusCreated)
+	wantStatus(t, e.do(t, "POST", base+"/users", second, body, "Idempotency-Key", "same"), http.StatusConflict)
+
+	first, again := e.storedFingerprint(t, e.allKey, "same"), e.storedFingerprint(t, second, "same")
+	if bytes.Equal(first, again) {
+		t.Errorf("the same body under two API keys has one fingerprint %x", first)
+	}
+	for _, c := range []struct {
+		apiKey string
+		got    []byte
+	}{{e.allKey, first}, {second, again}} {
+		mac := hmac.New(sha256.New, []byte(c.apiKey))
+		io.WriteString(mac, "POST /t/:slug/api/v1/users\n"+body)
+		if want := mac.Sum(nil); !bytes.Equal(c.got, want) {
+			t.Errorf("fingerprint %x, want HMAC-SHA-256 keyed with the API key %x", c.got, want)
+		}
+		if plain := sha256.Sum256([]byte(body)); bytes.Equal(c.got, plain[:]) {
+			t.Errorf("fingerprint %x is a plain hash of the body", c.got)
+		}
+	}
 }

@@ -3,8 +3,11 @@ package httpapi_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,31 +130,41 @@ func checkResponse(t *testing.T, e *testEnv, method string, status int, contentT
 // FuzzPreconditionHeaders sends arbitrary If-Match, If-None-Match and
 // Idempotency-Key values to the routes that read them and checks the
 // response contract (the OpenAPI validator checks the rest): no 5xx, no
-// error logged, errors as problems.
+// error logged, errors as problems. It also judges the conditions itself
+// (readCondition), against the record as it is before the request, and
+// checks the answer agrees: 400 for a malformed header, else on a PUT 412
+// exactly when a condition does not hold, on a GET 304 exactly when
+// If-None-Match matches, and on a POST no trace of either header.
 //
 //	go test -run '^$' -fuzz FuzzPreconditionHeaders -fuzztime 30s ./httpapi/
 func FuzzPreconditionHeaders(f *testing.F) {
 	e := newTestEnv(f)
 	e.seed(f)
-	u, err := e.ws.GetUser(f.Context(), 1)
-	if err != nil {
-		f.Fatal(err)
-	}
-	current := fmt.Sprintf(`"%016x"`, u.Version)
+	// "{v}" in a condition stands for the current version's 16 hex
+	// digits, so that seeds (and what the fuzzer makes of them) can name
+	// the current ETag, which every successful PUT changes.
 	for _, seed := range []struct {
 		route                            uint8
 		ifMatch, ifNoneMatch, idempotent string
 	}{
-		{0, current, "", ""},
+		{0, `"{v}"`, "", ""},
 		{0, "*", "", ""},
-		{1, "", current, ""},
-		{1, "W/" + current + `, "x"`, "*", ""},
+		{0, `W/"{v}"`, "", ""},
+		{0, `"0000000000000001", "{v}"`, `"{v}"`, ""},
+		{0, `"0000000000000001" , ,"{v}"`, `W/"0000000000000001"`, ""},
+		{1, "", `"{v}"`, ""},
+		{1, "", `W/"{v}"`, ""},
+		{1, "W/" + `"{v}", "x"`, "*", ""},
 		{2, "", "*", ""},
+		{2, `"{v}"`, `W/"{v}"`, ""},
+		{2, "*", "", ""},
 		{2, `"0000000000000001"`, "", ""},
 		{3, "", "", "key-1"},
 		{3, "", "", " \x7f"},
 		{4, "", "", strings.Repeat("k", 256)},
 		{0, `"unterminated`, "", ""},
+		{0, `"{v}" "{v}"`, "", ""},
+		{0, `*, "{v}"`, "", ""},
 		{1, "", `,,, W/"a" ,`, ""},
 	} {
 		f.Add(seed.route, seed.ifMatch, seed.ifNoneMatch, seed.idempotent)
@@ -174,8 +187,142 @@ func FuzzPreconditionHeaders(f *testing.F) {
 		e.logs.Reset()
 		e.report.use(t)
 		defer e.report.use(f)
+		// The record the conditions are judged against, as it is now.
+		var version int64
+		exists := true
+		switch route := int(route) % len(routes); route {
+		case 0, 1:
+			u, err := e.ws.GetUser(t.Context(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			version = u.Version
+		case 2:
+			m, err := e.ws.ClaimMapper(t.Context(), "dept")
+			switch {
+			case errors.Is(err, identity.ErrNotFound):
+				exists = false
+			case err != nil:
+				t.Fatal(err)
+			}
+			version = m.Version
+		}
+		current := fmt.Sprintf("%016x", version)
+		ifMatch = strings.ReplaceAll(ifMatch, "{v}", current)
+		ifNoneMatch = strings.ReplaceAll(ifNoneMatch, "{v}", current)
 		rec := e.do(t, rt.method, rt.path, e.allKey, rt.body,
 			"If-Match", ifMatch, "If-None-Match", ifNoneMatch, "Idempotency-Key", idempotent)
 		checkResponse(t, e, rt.method, rec.Code, rec.Header().Get("Content-Type"), rec.Body.Bytes(), rec.Header())
+
+		im, inm := readCondition(ifMatch), readCondition(ifNoneMatch)
+		code := problemCode(rec.Body.Bytes())
+		switch rt.method {
+		case "PUT":
+			wantOK := http.StatusOK
+			if strings.Contains(rt.path, "claim-mappers") {
+				wantOK = http.StatusNoContent
+			}
+			switch held := im.holds(exists, current, true) && inm.holds(exists, current, false); {
+			case im.malformed || inm.malformed:
+				if rec.Code != http.StatusBadRequest || code != "malformed_precondition" {
+					t.Fatalf("If-Match %q, If-None-Match %q are malformed: got %d %s", ifMatch, ifNoneMatch, rec.Code, code)
+				}
+			case held && rec.Code != wantOK, !held && rec.Code != http.StatusPreconditionFailed:
+				t.Fatalf("If-Match %q, If-None-Match %q against %q (exists %v): the conditions hold: %v; got %d %s",
+					ifMatch, ifNoneMatch, current, exists, held, rec.Code, code)
+			}
+		case "GET":
+			// If-Match is ignored on a GET.
+			switch {
+			case inm.malformed:
+				if rec.Code != http.StatusBadRequest || code != "malformed_precondition" {
+					t.Fatalf("If-None-Match %q is malformed: got %d %s", ifNoneMatch, rec.Code, code)
+				}
+			case inm.holds(exists, current, false) && rec.Code != http.StatusOK,
+				!inm.holds(exists, current, false) && rec.Code != http.StatusNotModified:
+				t.Fatalf("If-None-Match %q against %q: got %d", ifNoneMatch, current, rec.Code)
+			}
+		case "POST":
+			if rec.Code == http.StatusPreconditionFailed || rec.Code == http.StatusNotModified || code == "malformed_precondition" {
+				t.Fatalf("a POST read If-Match %q or If-None-Match %q: got %d %s", ifMatch, ifNoneMatch, rec.Code, code)
+			}
+		}
 	})
+}
+
+// condition is the test's own reading of an If-Match or If-None-Match
+// value (RFC 9110, 13.1.1 and 13.1.2): absent (an empty value, which the
+// test helper does not send), "*", or a comma-separated list of entity
+// tags in which empty elements are allowed. "*" may be repeated (two
+// field lines of "*" combine so) but never mixed with tags.
+type condition struct {
+	present, malformed, star bool
+	strong, weak             []string // the opaque parts of the tags
+}
+
+// conditionElement is one element at the start of a value: leading
+// separators, then "*" or an entity tag, then optional whitespace.
+var conditionElement = regexp.MustCompile(`^[ \t,]*(?:(\*)|(W/)?"([^"]*)")[ \t]*`)
+
+func readCondition(v string) condition {
+	c := condition{present: v != ""}
+	tags := 0
+	for strings.TrimLeft(v, " \t,") != "" {
+		m := conditionElement.FindStringSubmatchIndex(v)
+		if m == nil {
+			c.malformed = true
+			return c
+		}
+		if m[2] >= 0 {
+			c.star = true
+		} else {
+			opaque := v[m[6]:m[7]]
+			for i := 0; i < len(opaque); i++ { // etagc: %x21 / %x23-7E / obs-text
+				if b := opaque[i]; b < 0x21 || b == 0x7f {
+					c.malformed = true
+					return c
+				}
+			}
+			if m[4] >= 0 {
+				c.weak = append(c.weak, opaque)
+			} else {
+				c.strong = append(c.strong, opaque)
+			}
+			tags++
+		}
+		v = v[m[1]:]
+		if v != "" && v[0] != ',' {
+			c.malformed = true // elements are separated by commas
+			return c
+		}
+	}
+	c.malformed = c.star && tags > 0
+	return c
+}
+
+// holds reports whether the condition holds for a record that exists or
+// not, with the entity tag whose opaque part is current: If-Match
+// (ifMatch true) compares strongly, If-None-Match weakly. An absent
+// condition holds.
+func (c condition) holds(exists bool, current string, ifMatch bool) bool {
+	if !c.present {
+		return true
+	}
+	listed := slices.Contains(c.strong, current) || !ifMatch && slices.Contains(c.weak, current)
+	if ifMatch {
+		return exists && (c.star || listed)
+	}
+	if c.star {
+		return !exists
+	}
+	return !exists || !listed
+}
+
+// problemCode returns the code of a problem body, "" for any other body.
+func problemCode(body []byte) string {
+	var p struct {
+		Code string `json:"code"`
+	}
+	json.Unmarshal(body, &p)
+	return p.Code
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,25 +79,60 @@ func holdCommitter(t *testing.T, s store.Store) (release func()) {
 }
 
 // startQueued starts the calls, each in its own goroutine, while the
-// committer is held, waits until they have had ample time to queue, then
-// releases the committer. It returns each call's error, indexed like calls.
-func startQueued(t *testing.T, s store.Store, calls []func() error) []error {
+// committer is held, waits until every one that is an Update of s waits
+// for the committer (queued of them), then releases the committer. It
+// returns each call's error, indexed like calls.
+func startQueued(t *testing.T, s *boltstore.Store, queued int, calls []func() error) []error {
 	t.Helper()
 	release := holdCommitter(t, s)
 	errs := make([]error, len(calls))
-	var started, finished sync.WaitGroup
+	var finished sync.WaitGroup
 	for i, call := range calls {
-		started.Add(1)
-		finished.Go(func() {
-			started.Done()
-			errs[i] = call()
-		})
+		finished.Go(func() { errs[i] = call() })
 	}
-	started.Wait()
-	time.Sleep(50 * time.Millisecond) // let them reach the committer's queue
+	waitQueued(t, s, queued)
 	release()
 	finished.Wait()
 	return errs
+}
+
+// queueWait bounds waitQueued: far beyond what goroutines need to start
+// on a loaded machine.
+const queueWait = 5 * time.Minute
+
+// waitQueued waits until n Update calls of s wait for the committer to
+// take them: goroutines blocked in the select of s's Update, as the
+// runtime's stack dump shows them (the frame names the Store's address).
+func waitQueued(t *testing.T, s *boltstore.Store, n int) {
+	t.Helper()
+	frame := fmt.Sprintf("boltstore.(*Store).Update(%p,", s)
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(queueWait)
+	for {
+		for {
+			m := runtime.Stack(buf, true)
+			if m < len(buf) {
+				buf = buf[:m]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+		waiting := 0
+		for g := range strings.SplitSeq(string(buf), "\n\n") {
+			status, rest, _ := strings.Cut(g, "\n")
+			if strings.Contains(status, "[select") && strings.Contains(rest, frame) {
+				waiting++
+			}
+		}
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, %d Update calls wait for the committer, want %d", queueWait, waiting, n)
+		}
+		buf = buf[:cap(buf)]
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // updates returns calls that run each fn in an Update.
@@ -136,7 +172,7 @@ func TestFailingCallInGroup(t *testing.T) {
 		}
 	}
 
-	gotErrs := startQueued(t, s, updates(s, fns...))
+	gotErrs := startQueued(t, s, writers, updates(s, fns...))
 
 	if diff := cmp.Diff(wantErrs, gotErrs, cmp.Comparer(sameError)); diff != "" {
 		t.Errorf("Update errors mismatch (-want +got):\n%s", diff)
@@ -149,8 +185,8 @@ func TestFailingCallInGroup(t *testing.T) {
 	if diff := cmp.Diff(wantAttrs, gotAttrs); diff != "" {
 		t.Errorf("attributes mismatch (-want +got):\n%s", diff)
 	}
-	if _, largest := boltstore.CommitStats(s); largest < 2 {
-		t.Errorf("largest group was %d calls; the queued Updates were not grouped", largest)
+	if _, largest := boltstore.CommitStats(s); largest != writers {
+		t.Errorf("largest group was %d calls, want the %d queued Updates", largest, writers)
 	}
 }
 
@@ -183,7 +219,7 @@ func TestPanicInUpdate(t *testing.T) {
 		}
 		return nil
 	})
-	errs := startQueued(t, s, calls)
+	errs := startQueued(t, s, len(calls), calls)
 	if err := errors.Join(errs...); err != nil {
 		t.Error(err)
 	}
@@ -262,9 +298,9 @@ func TestEndedTxInGroup(t *testing.T) {
 			return tx.PutUserAttribute(testSlug, 1, fmt.Sprintf("k%02d", i), "v")
 		}
 	}
-	startQueued(t, s, updates(s, fns...))
-	if _, largest := boltstore.CommitStats(s); largest < 2 {
-		t.Errorf("largest group was %d calls; the queued Updates were not grouped", largest)
+	startQueued(t, s, writers, updates(s, fns...))
+	if _, largest := boltstore.CommitStats(s); largest != writers {
+		t.Errorf("largest group was %d calls, want the %d queued Updates", largest, writers)
 	}
 	if checked == 0 {
 		t.Error("no ended Tx was tried")

@@ -75,7 +75,7 @@ func (d *Dispatcher) record(job identity.Job, res identity.Result, took time.Dur
 	if err != nil {
 		if d.ctx.Err() == nil {
 			d.cfg.log.Error("delivery: recording an attempt failed", "workspace", job.Workspace,
-				"endpoint", job.EndpointID, "delivery", job.ID, "error", err)
+				"endpoint", job.EndpointID, "delivery", job.ID, "error", causeOf(err))
 		}
 		return
 	}
@@ -122,7 +122,7 @@ func (d *Dispatcher) logAttempt(job identity.Job, res identity.Result, out ident
 		slog.String("outcome", outcome),
 	}
 	if res.Err != nil {
-		attrs = append(attrs, slog.String("error", res.Err.Error()))
+		attrs = append(attrs, slog.String("error", causeOf(res.Err)))
 	}
 	if !out.Next.IsZero() {
 		attrs = append(attrs, slog.Time("next_attempt", out.Next))
@@ -135,6 +135,17 @@ func (d *Dispatcher) logAttempt(job identity.Job, res identity.Result, out ident
 		msg = "email attempt" // status is the SMTP reply code
 	}
 	d.cfg.log.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// causeOf describes err for the log, with the cause an *identity.Error
+// keeps out of its message ("identity: internal error" alone tells an
+// operator nothing).
+func causeOf(err error) string {
+	msg := err.Error()
+	if e, ok := errors.AsType[*identity.Error](err); ok && e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
 }
 
 // endpointAbortWait bounds how long EndpointDeleted waits for a cancelled

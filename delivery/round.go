@@ -34,7 +34,7 @@ func (d *Dispatcher) round() time.Duration {
 	}
 	if err != nil {
 		if d.ctx.Err() == nil {
-			d.cfg.log.Error("delivery: claiming due jobs failed", "error", err)
+			d.cfg.log.Error("delivery: claiming due jobs failed", "error", causeOf(err))
 		}
 		return d.cfg.poll
 	}

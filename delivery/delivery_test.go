@@ -547,11 +547,16 @@ func TestDeliverySurvivesKilledDispatcher(t *testing.T) {
 }
 
 // flakyReceiver fails a share of requests at random and records which
-// webhook-ids it answered 2xx.
-func flakyReceiver(t *testing.T, failShare float64, delay time.Duration) *dlvReceiver {
+// webhook-ids it answered 2xx. A non-nil gate holds requests until it
+// opens.
+func flakyReceiver(t *testing.T, failShare float64, delay time.Duration, g *gate) *dlvReceiver {
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
-	return newDlvReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+	return newDlvReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		if g != nil && !g.pass(r) {
+			w.WriteHeader(http.StatusServiceUnavailable) // the sender gave up
+			return
+		}
 		if delay > 0 {
 			time.Sleep(delay)
 		}
@@ -562,6 +567,55 @@ func flakyReceiver(t *testing.T, failShare float64, delay time.Duration) *dlvRec
 			w.WriteHeader(http.StatusInternalServerError)
 		}
 	})
+}
+
+// gate holds the requests that reach a receiver until n of them are held
+// at once; then it opens, for good. A dispatcher sends at most
+// MaxPerEndpoint requests to one endpoint at once, so with n above that,
+// the gate opens only when several dispatchers send at the same time: the
+// work cannot be done by one alone.
+type gate struct {
+	n      int
+	mu     sync.Mutex
+	held   int
+	opened chan struct{}
+}
+
+func newGate(n int) *gate { return &gate{n: n, opened: make(chan struct{})} }
+
+// pass waits until the gate is open, and reports false if the request
+// was abandoned first.
+func (g *gate) pass(r *http.Request) bool {
+	g.mu.Lock()
+	select {
+	case <-g.opened:
+		g.mu.Unlock()
+		return true
+	default:
+	}
+	if g.held++; g.held == g.n {
+		close(g.opened)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.opened:
+		return true
+	case <-r.Context().Done():
+		g.mu.Lock()
+		g.held--
+		g.mu.Unlock()
+		return false
+	}
+}
+
+// isOpen reports whether the gate has opened.
+func (g *gate) isOpen() bool {
+	select {
+	case <-g.opened:
+		return true
+	default:
+		return false
+	}
 }
 
 // checkAtLeastOnce checks that every one of want events (by username) got
@@ -646,7 +700,7 @@ func TestDeliveryManyEventsFlakyReceiver(t *testing.T) {
 		n = 100
 	}
 	env := openDlvEnv(t, filepath.Join(t.TempDir(), "id.db"), nil, true)
-	rc := flakyReceiver(t, 0.3, 0)
+	rc := flakyReceiver(t, 0.3, 0, nil)
 	hook := env.hook(rc.url("/hook"))
 	opts := env.options(dlvRoots(rc))
 	// Thirty quick retries: at 30% failures, all failing has odds 2e-16.
@@ -675,7 +729,9 @@ func TestDeliveryManyEventsFlakyReceiver(t *testing.T) {
 
 // TestTwoDispatchersNeverOverlap: two Services over one store, each with
 // its own dispatcher, as two processes would be: no webhook-id is ever
-// being sent twice at the same moment, and each event succeeds once.
+// being sent twice at the same moment, and each event succeeds once. The
+// receiver holds the first requests until more are in flight than one
+// dispatcher may send (a gate), so both must take part.
 func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	n := 300
 	if testing.Short() {
@@ -686,11 +742,14 @@ func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := flakyReceiver(t, 0.3, time.Millisecond)
+	const perEndpoint = 4
+	g := newGate(perEndpoint + 1)
+	rc := flakyReceiver(t, 0.3, time.Millisecond, g)
 	hook := env.hook(rc.url("/hook"))
 	opts := env.options(dlvRoots(rc))
 	opts.Retries = shortRetries(30)
-	opts.MaxPerEndpoint = 8
+	opts.MaxPerEndpoint = perEndpoint
+	opts.AttemptTimeout = 10 * time.Minute // only the gate holds requests
 	d1 := env.start(opts)
 	d2, err := delivery.Start(context.Background(), second, opts)
 	if err != nil {
@@ -698,7 +757,7 @@ func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	}
 	defer d2.Stop()
 	env.createUsers(n)
-	env.waitDeliveries(hook.Endpoint.ID, "every delivery to succeed", func(ds []identity.Delivery) bool {
+	env.waitDeliveries(hook.Endpoint.ID, "every delivery to succeed (the gate opens only when the dispatchers send at the same time)", func(ds []identity.Delivery) bool {
 		return len(ds) == n && settled(ds)
 	})
 	d1.Stop()
@@ -713,14 +772,21 @@ func TestTwoDispatchersNeverOverlap(t *testing.T) {
 	}
 	s1, _ := d1.Stats(context.Background())
 	s2, _ := d2.Stats(context.Background())
-	if s1.Attempts == 0 || s2.Attempts == 0 {
-		t.Logf("one dispatcher did all the work: %+v %+v", s1, s2)
+	if !g.isOpen() || s1.Attempts == 0 || s2.Attempts == 0 || s1.Successes+s2.Successes != uint64(n) {
+		t.Errorf("both dispatchers must have worked, %d successes in all: gate open %v, stats %+v and %+v", n, g.isOpen(), s1, s2)
 	}
+	t.Logf("attempts: %d and %d", s1.Attempts, s2.Attempts)
 }
 
-// TestDeliveryFailuresCounted: a redirect, a timeout, a response body that
-// never ends and a 5xx each count as a failed attempt with its reason,
-// while another endpoint is served.
+// TestDeliveryFailuresCounted: a redirect and a 5xx each count as a
+// failed attempt with its reason, while another endpoint is served; then,
+// under a dispatcher with a short attempt timeout, so do an answer that
+// never comes and a response body that never ends.
+//
+// The two phases have dispatchers of their own so that no answer has to
+// come within the short timeout: in the first the timeout is long, and in
+// the second the receivers never finish. Their endpoints subscribe to
+// different events, so each phase's event reaches only its own.
 func TestDeliveryFailuresCounted(t *testing.T) {
 	clock := newDlvClock()
 	env := newDlvEnv(t, clock)
@@ -728,6 +794,7 @@ func TestDeliveryFailuresCounted(t *testing.T) {
 	redirect := newDlvReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		http.Redirect(w, r, good.url("/redirected"), http.StatusFound)
 	})
+	broken := newDlvReceiver(t, failWith(http.StatusBadGateway))
 	hang := newDlvReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) { <-r.Context().Done() })
 	trickle := newDlvReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
 		w.WriteHeader(http.StatusOK)
@@ -737,20 +804,25 @@ func TestDeliveryFailuresCounted(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
-	broken := newDlvReceiver(t, failWith(http.StatusBadGateway))
 	hooks := map[string]int64{}
-	for name, rc := range map[string]*dlvReceiver{"good": good, "redirect": redirect, "hang": hang, "trickle": trickle, "broken": broken} {
+	for name, rc := range map[string]*dlvReceiver{"good": good, "redirect": redirect, "broken": broken} {
 		hooks[name] = env.hook(rc.url("/hook")).Endpoint.ID
 	}
-	opts := env.options(dlvRoots(good))
-	opts.AttemptTimeout = 2 * time.Second // ample for loopback, short for the test
-	d := env.start(opts)
-	env.user("ada")
-	for _, id := range hooks {
-		env.waitDeliveries(id, "one attempt each", attempted(1))
+	for name, rc := range map[string]*dlvReceiver{"hang": hang, "trickle": trickle} {
+		hooks[name] = env.hook(rc.url("/hook"), string(identity.EventUserDisabled)).Endpoint.ID
 	}
+	ctx := context.Background()
 
-	check := func(name string, status int, errPart string) {
+	// Phase 1: answers that come, with all the time they need.
+	opts := env.options(dlvRoots(good))
+	opts.AttemptTimeout = 10 * time.Minute
+	d := env.start(opts)
+	ada := env.user("ada")
+	for _, name := range []string{"good", "redirect", "broken"} {
+		env.waitDeliveries(hooks[name], name+": one attempt", attempted(1))
+	}
+	d.Stop()
+	check := func(name string, attempts, status int, errPart string) {
 		t.Helper()
 		ds := env.deliveries(hooks[name])
 		dl := ds[0]
@@ -758,23 +830,43 @@ func TestDeliveryFailuresCounted(t *testing.T) {
 		if errPart == "" {
 			wantStatus = identity.DeliverySucceeded
 		}
-		if len(ds) != 1 || dl.Attempts != 1 || dl.Status != wantStatus || dl.LastStatus != status ||
+		if len(ds) != 1 || dl.Attempts < attempts || dl.Status != wantStatus || dl.LastStatus != status ||
 			!strings.Contains(dl.LastError, errPart) {
 			t.Errorf("%s: %+v, want status %d and an error containing %q", name, dl, status, errPart)
 		}
 	}
-	check("good", 200, "")
-	check("redirect", 302, "HTTP status 302")
-	check("hang", 0, "timed out after 2s")
-	check("trickle", 200, "reading the response: timed out")
-	check("broken", 502, "HTTP status 502")
+	check("good", 1, 200, "")
+	check("redirect", 1, 302, "HTTP status 302")
+	check("broken", 1, 502, "HTTP status 502")
 	if n := good.count(); n != 1 {
 		t.Errorf("good endpoint got %d requests, want 1 (redirects are not followed)", n)
 	}
-	waitFor(t, "all results counted", func() bool {
-		st, _ := d.Stats(context.Background())
-		return st.Attempts == 5 && st.Successes == 1 && st.Failures == 4
+	if st, _ := d.Stats(ctx); st.Attempts != 3 || st.Successes != 1 || st.Failures != 2 {
+		t.Errorf("first dispatcher's stats %+v; want 3 attempts, 1 success, 2 failures", st)
+	}
+
+	// Phase 2: answers that never end, under a short timeout. The hanging
+	// receiver's attempts time out with no status whenever the timeout
+	// comes. The trickling one's status arrives with its headers, which a
+	// loaded machine may not deliver within the timeout: its delivery is
+	// retried until an attempt got them and then timed out reading the body.
+	opts = env.options(dlvRoots(good))
+	opts.AttemptTimeout = time.Second
+	opts.Retries = shortRetries(1000)
+	d = env.start(opts)
+	if err := env.ws.DisableUser(ctx, ada.ID); err != nil {
+		t.Fatal(err)
+	}
+	env.waitDeliveries(hooks["hang"], "hang: one attempt", attempted(1))
+	check("hang", 1, 0, "timed out after 1s")
+	env.waitDeliveries(hooks["trickle"], "trickle: an attempt that got the headers", func(ds []identity.Delivery) bool {
+		return len(ds) == 1 && ds[0].LastStatus == 200
 	})
+	check("trickle", 1, 200, "reading the response: timed out after 1s")
+	d.Stop()
+	if st, _ := d.Stats(ctx); st.Attempts < 2 || st.Successes != 0 || st.Failures != st.Attempts {
+		t.Errorf("second dispatcher's stats %+v; want only failures", st)
+	}
 }
 
 // TestDeliveryRefusesPrivateAddressAfterResolution: with the SSRF guard
@@ -1044,14 +1136,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// TestDispatcherStopWaitsForAttempts: Stop lets the attempt in flight
-// finish and records it; the queue depth counts it until then.
+// TestDispatcherStopWaitsForAttempts: Stop stops claiming jobs at once,
+// lets the attempt in flight finish and records it; the queue depth
+// counts it until then.
 func TestDispatcherStopWaitsForAttempts(t *testing.T) {
 	env := newDlvEnv(t, nil)
-	entered, release := make(chan struct{}), make(chan struct{})
-	rc := newDlvReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+	entered, release, abandoned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	rc := newDlvReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n > 0 {
+			return
+		}
 		close(entered)
-		<-release
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			close(abandoned) // the sender gave up on the attempt
+		}
 	})
 	hook := env.hook(rc.url("/hook"))
 	opts := env.options(dlvRoots(rc))
@@ -1069,10 +1169,24 @@ func TestDispatcherStopWaitsForAttempts(t *testing.T) {
 		d.Stop()
 		close(stopped)
 	}()
+	// Stop has begun once the loop has ended.
+	select {
+	case <-delivery.LoopDone(d):
+	case <-time.After(dlvWait):
+		t.Fatal("Stop did not end the dispatcher's loop")
+	}
+	// A job queued now is never claimed.
+	env.user("bob")
+	// Stop now waits for the attempt, which the receiver holds. A Stop
+	// that did not wait would return, or cancel the attempt, at once: it
+	// gets stopGrace to show it. (On a slow machine such a Stop may not
+	// be caught; a correct one is never failed.)
 	select {
 	case <-stopped:
 		t.Fatal("Stop returned while an attempt was in flight")
-	default:
+	case <-abandoned:
+		t.Fatal("Stop cancelled the attempt in flight")
+	case <-time.After(stopGrace):
 	}
 	close(release)
 	select {
@@ -1081,13 +1195,20 @@ func TestDispatcherStopWaitsForAttempts(t *testing.T) {
 		t.Fatal("Stop did not return")
 	}
 	ds := env.deliveries(hook.Endpoint.ID)
-	if ds[0].Status != identity.DeliverySucceeded {
-		t.Errorf("delivery after Stop: %+v", ds[0])
+	if len(ds) != 2 || ds[0].Status != identity.DeliverySucceeded || ds[1].Status != identity.DeliveryPending || ds[1].Attempts != 0 {
+		t.Errorf("deliveries after Stop: %+v; want ada's succeeded, bob's never attempted", ds)
 	}
-	if st, _ := d.Stats(ctx); st.Pending != 0 || st.InFlight != 0 || st.Successes != 1 {
+	if st, _ := d.Stats(ctx); st.Pending != 1 || st.InFlight != 0 || st.Successes != 1 || st.Attempts != 1 {
 		t.Errorf("stats after Stop %+v", st)
 	}
+	if n := rc.count(); n != 1 {
+		t.Errorf("receiver got %d requests, want 1", n)
+	}
 }
+
+// stopGrace is how long TestDispatcherStopWaitsForAttempts gives a Stop
+// that does not wait to return. It bounds nothing that must happen.
+const stopGrace = 200 * time.Millisecond
 
 // TestStartRejectsBadOptions: options that cannot work are a
 // CodeInvalid error.

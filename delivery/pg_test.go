@@ -14,7 +14,9 @@ import (
 // TestDispatchersOverPostgres: three Services, each with a pgstore Store
 // of its own on one PostgreSQL schema and a dispatcher, as three processes
 // sharing a database would be, work one queue: no webhook-id is ever
-// being sent twice at the same moment, and each event succeeds once.
+// being sent twice at the same moment, and each event succeeds once. The
+// receiver holds the first requests until more are in flight than two
+// dispatchers may send (a gate), so all three must take part.
 func TestDispatchersOverPostgres(t *testing.T) {
 	n := 200
 	if testing.Short() {
@@ -35,25 +37,28 @@ func TestDispatchersOverPostgres(t *testing.T) {
 		return svc
 	}
 	env := newDlvEnvOn(t, open(), nil, nil, true)
-	rc := flakyReceiver(t, 0.3, time.Millisecond)
+	const dispatchers, perEndpoint = 3, 4
+	g := newGate((dispatchers-1)*perEndpoint + 1)
+	rc := flakyReceiver(t, 0.3, time.Millisecond, g)
 	hook := env.hook(rc.url("/hook"))
 	opts := env.options(dlvRoots(rc))
 	opts.Retries = shortRetries(30)
-	opts.MaxPerEndpoint = 8
-	dispatchers := []*delivery.Dispatcher{env.start(opts)}
-	for range 2 {
+	opts.MaxPerEndpoint = perEndpoint
+	opts.AttemptTimeout = 10 * time.Minute // only the gate holds requests
+	ds := []*delivery.Dispatcher{env.start(opts)}
+	for range dispatchers - 1 {
 		d, err := delivery.Start(context.Background(), open(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(d.Stop)
-		dispatchers = append(dispatchers, d)
+		ds = append(ds, d)
 	}
 	env.createUsers(n)
-	env.waitDeliveries(hook.Endpoint.ID, "every delivery to succeed", func(ds []identity.Delivery) bool {
+	env.waitDeliveries(hook.Endpoint.ID, "every delivery to succeed (the gate opens only when the dispatchers send at the same time)", func(ds []identity.Delivery) bool {
 		return len(ds) == n && settled(ds)
 	})
-	for _, d := range dispatchers {
+	for _, d := range ds {
 		d.Stop()
 	}
 
@@ -64,18 +69,25 @@ func TestDispatchersOverPostgres(t *testing.T) {
 	if maxActive != 1 {
 		t.Errorf("a webhook-id was in flight %d times at once", maxActive)
 	}
-	busy := 0
-	for _, d := range dispatchers {
+	if !g.isOpen() {
+		t.Error("the gate never opened")
+	}
+	var successes uint64
+	for i, d := range ds {
 		st, err := d.Stats(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Attempts > 0 {
-			busy++
+		if st.Attempts == 0 {
+			t.Errorf("dispatcher %d made no attempt: %+v", i, st)
 		}
 		if st.Pending != 0 {
 			t.Errorf("stats %+v: deliveries still pending", st)
 		}
+		successes += st.Successes
+		t.Logf("dispatcher %d: %d attempts", i, st.Attempts)
 	}
-	t.Logf("%d of %d dispatchers made attempts", busy, len(dispatchers))
+	if successes != uint64(n) {
+		t.Errorf("%d successes in all, want %d", successes, n)
+	}
 }

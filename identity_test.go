@@ -170,17 +170,3 @@ func TestStoreFailureIsInternal(t *testing.T) {
 		t.Errorf("message %q leaks the internal cause", err.Error())
 	}
 }
-
-func TestReservedClaimsListed(t *testing.T) {
-	for _, name := range []string{"sub", "iss", "email", "aud", "exp", "nbf", "iat", "jti", "azp", "nonce",
-		"auth_time", "acr", "amr", "at_hash", "c_hash", "s_hash", "sid", "scope", "client_id", "cnf", "typ", "email_verified"} {
-		if !identity.IsReservedClaim(name) || !identity.IsReservedClaim(strings.ToUpper(name)) {
-			t.Errorf("%q is not reserved", name)
-		}
-	}
-	for _, name := range []string{"dept", "tenant", "employee_id"} {
-		if identity.IsReservedClaim(name) {
-			t.Errorf("%q is reserved", name)
-		}
-	}
-}

@@ -20,15 +20,18 @@ func errInvalidCredentials() *Error {
 // either matched ignoring case. It returns the user on success and a
 // CodeUnauthenticated error for an unknown user, a wrong password, a user
 // without a password and a disabled user alike, taking about the same time
-// in each case.
+// in each case. A password over MaxPasswordPolicyLength characters or not
+// valid UTF-8 is refused without being hashed, whoever the user. Every
+// refusal emits login.failed.
 //
 // A successful login with a hash that is not argon2id at the Service's
 // current parameters (an imported bcrypt or PBKDF2 hash, or older argon2id
 // parameters) replaces the stored hash with a current one.
 func (w *Workspace) Authenticate(ctx context.Context, login, password string) (User, error) {
-	if !utf8.ValidString(password) || utf8.RuneCountInString(password) > MaxPasswordPolicyLength {
-		return User{}, errInvalidCredentials()
-	}
+	// A password no policy can accept is never hashed, for any login
+	// alike, so that it costs no more work than a real one; it is refused,
+	// and reported, like a wrong one.
+	acceptable := utf8.ValidString(password) && utf8.RuneCountInString(password) <= MaxPasswordPolicyLength
 	var rec store.User
 	err := w.view(ctx, func(tx store.Tx) error {
 		lookup := tx.UserIDByUsername
@@ -51,14 +54,16 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		hash, _ = parsePasswordHash(rec.PasswordHash)
 	}
 	if hash == nil {
-		w.svc.dummy().matches(password)
+		if acceptable {
+			w.svc.dummy().matches(password)
+		}
 		reason := loginUnknownUser
 		if found {
 			reason = loginNoPassword
 		}
 		return User{}, w.loginFailed(ctx, login, reason, rec.ID)
 	}
-	if !hash.matches(password) {
+	if !acceptable || !hash.matches(password) {
 		return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
 	}
 	if !rec.Enabled {

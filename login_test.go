@@ -1,0 +1,333 @@
+package identity_test
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+)
+
+// allocated returns how many bytes fn allocated on the heap.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestAuthenticateSpendsAHashOnEveryRefusal: an unknown user, a wrong
+// password, a user without a password and a disabled user each cost one
+// argon2id verification, so that timing does not tell them apart. The
+// signal is argon2id's memory, which it allocates on every verification:
+// with m = 8 MiB every refusal allocates at least 8 MiB, and a password no
+// policy accepts (never hashed, for any login) well under 1 MiB. This
+// depends on no clock or machine speed.
+func TestAuthenticateSpendsAHashOnEveryRefusal(t *testing.T) {
+	const mib = 1 << 20
+	params := identity.Argon2Params{Memory: 8 * 1024, Time: 1, Threads: 1}
+	e := newTestEnv(t, &identity.Options{PasswordHashing: &params})
+	off := e.user("off")
+	if err := e.ws.DisableUser(e.ctx, off.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ws.ImportUsers(e.ctx, []identity.ImportedUser{{Username: "nopass", Email: "nopass@example.com", FullName: "N"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The first unknown login computes the dummy hash once.
+	if _, err := e.ws.Authenticate(e.ctx, "warm-up", "whatever-pass"); err == nil {
+		t.Fatal("warm-up login succeeded")
+	}
+	tests := []struct {
+		name            string
+		login, password string
+		hashed          bool
+	}{
+		{"unknown user", "ghost", "whatever-pass", true},
+		{"unknown email", "ghost@example.com", "whatever-pass", true},
+		{"wrong password", "ada", "wrong password", true},
+		{"no password", "nopass", "whatever-pass", true},
+		{"disabled user, right password", "off", "correct horse battery", true},
+		{"disabled user, wrong password", "off", "wrong password", true},
+		{"unknown user, 4097 characters", "ghost", strings.Repeat("a", 4097), false},
+		{"known user, 4097 characters", "ada", strings.Repeat("a", 4097), false},
+		{"unknown user, not UTF-8", "ghost", "whatever\xff", false},
+		{"no password, not UTF-8", "nopass", "whatever\xff", false},
+	}
+	for _, tt := range tests {
+		var err error
+		n := allocated(func() { _, err = e.ws.Authenticate(e.ctx, tt.login, tt.password) })
+		checkCode(t, err, identity.CodeUnauthenticated)
+		if tt.hashed && n < 8*mib {
+			t.Errorf("%s: allocated %d bytes, want an argon2id verification (8 MiB or more)", tt.name, n)
+		}
+		if !tt.hashed && n >= mib {
+			t.Errorf("%s: allocated %d bytes, want no hashing (under 1 MiB)", tt.name, n)
+		}
+	}
+}
+
+// TestLoginFailedForUnacceptablePasswords: a login refused for a password
+// over 4096 characters or not valid UTF-8 emits login.failed like any
+// refused login, with the reason the user's state gives.
+func TestLoginFailedForUnacceptablePasswords(t *testing.T) {
+	e := newTestEnv(t, nil)
+	hook := e.hook(identity.EventLoginFailed)
+	if _, err := e.ws.ImportUsers(e.ctx, []identity.ImportedUser{{Username: "nopass", Email: "nopass@example.com", FullName: "N"}}); err != nil {
+		t.Fatal(err)
+	}
+	off := e.user("off")
+	if err := e.ws.DisableUser(e.ctx, off.ID); err != nil {
+		t.Fatal(err)
+	}
+	attempts := []struct{ login, password string }{
+		{"ada", strings.Repeat("a", 4097)},
+		{"ada", adaPassword + "\xff"},
+		{"ghost", strings.Repeat("é", 4097)},
+		{"nopass", "\xff"},
+		{"off", strings.Repeat("a", 5000)},
+	}
+	for _, a := range attempts {
+		_, err := e.ws.Authenticate(e.ctx, a.login, a.password)
+		checkCode(t, err, identity.CodeUnauthenticated)
+	}
+	want := []string{
+		`{"login":"ada","reason":"wrong_password","userId":1}`,
+		`{"login":"ada","reason":"wrong_password","userId":1}`,
+		`{"login":"ghost","reason":"unknown_user"}`,
+		`{"login":"nopass","reason":"no_password","userId":2}`,
+		`{"login":"off","reason":"wrong_password","userId":3}`,
+	}
+	var got []string
+	for _, p := range e.payloads(hook) {
+		data, ok := strings.CutPrefix(p, `{"type":"login.failed","timestamp":"2026-03-14T15:09:26.535897Z","data":`)
+		if !ok {
+			t.Fatalf("payload %s", p)
+		}
+		got = append(got, strings.TrimSuffix(data, "}"))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("login.failed data (-want +got):\n%s", diff)
+	}
+	ds, err := e.ws.Deliveries(e.ctx, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		if d.Status != identity.DeliveryPending || d.EventType != identity.EventLoginFailed {
+			t.Errorf("delivery %+v, want a pending login.failed", d)
+		}
+	}
+}
+
+// TestLoginFailedLoginCut: the login in login.failed is cut to 255
+// characters, and never carries the password.
+func TestLoginFailedLoginCut(t *testing.T) {
+	e := newTestEnv(t, nil)
+	hook := e.hook(identity.EventLoginFailed)
+	for _, login := range []string{strings.Repeat("é", 256), strings.Repeat("x", 255), "bad\xffutf8"} {
+		if _, err := e.ws.Authenticate(e.ctx, login, "secret-password"); err == nil {
+			t.Fatal("login succeeded")
+		}
+	}
+	got := e.payloads(hook)
+	wantLogins := []string{strings.Repeat("é", 255), strings.Repeat("x", 255), `bad\ufffdutf8`} // as JSON writes U+FFFD
+	if len(got) != len(wantLogins) {
+		t.Fatalf("%d events, want %d", len(got), len(wantLogins))
+	}
+	for i, p := range got {
+		if !strings.Contains(p, `"login":"`+wantLogins[i]+`","reason":"unknown_user"`) || strings.Contains(p, "secret-password") {
+			t.Errorf("event %d: %s", i, p)
+		}
+	}
+}
+
+// TestAuthenticateStoreFailures: a store failure while looking the user
+// up or recording login.failed is an internal error, not a refusal; a
+// failed rehash after a good password does not fail the login.
+func TestAuthenticateStoreFailures(t *testing.T) {
+	e := newTestEnv(t, nil)
+	e.st.breakMethod("UserIDByUsername", errFlaky)
+	_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
+	checkCode(t, err, identity.CodeInternal)
+	e.st.mend()
+
+	e.hook(identity.EventLoginFailed)
+	e.st.breakMethod("PutDelivery", errFlaky)
+	_, err = e.ws.Authenticate(e.ctx, "ada", "wrong password")
+	checkCode(t, err, identity.CodeInternal)
+	e.st.mend()
+
+	// An imported PBKDF2 hash is replaced at a good login; if that write
+	// fails the login still succeeds and the old hash stays.
+	const pbkdf2 = "pbkdf2_sha256$1000$seasalt123$KuEnssc6S4MzVSS8Tu48m1RDSrTAn7j3CfgvvjkvfWA="
+	users, err := e.ws.ImportUsers(e.ctx, []identity.ImportedUser{{Username: "old", Email: "old@example.com", FullName: "O", PasswordHash: pbkdf2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st.set(false, true)
+	if _, err := e.ws.Authenticate(e.ctx, "old", "correct horse"); err != nil {
+		t.Errorf("login with a failing rehash: %v", err)
+	}
+	e.st.mend()
+	if h := e.storedUser(users[0].ID).PasswordHash; h != pbkdf2 {
+		t.Errorf("hash after a failed rehash = %q", h)
+	}
+	if _, err := e.ws.Authenticate(e.ctx, "old", "correct horse"); err != nil {
+		t.Fatal(err)
+	}
+	if h := e.storedUser(users[0].ID).PasswordHash; !strings.HasPrefix(h, "$argon2id$v=19$m=64,t=1,p=1$") {
+		t.Errorf("hash after the next login = %q, want argon2id", h)
+	}
+}
+
+// storedUser reads a user's record straight from the store.
+func (e *testEnv) storedUser(id int64) store.User {
+	e.t.Helper()
+	var u store.User
+	err := e.st.Store.View(e.ctx, func(tx store.Tx) (err error) {
+		u, err = tx.User("acme", id)
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("store User(%d): %v", id, err)
+	}
+	return u
+}
+
+// TestSessions: Login, StartSession, VerifySession and Sessions over a
+// session's life, on the fake clock.
+func TestSessions(t *testing.T) {
+	e := newTestEnv(t, &identity.Options{SessionLifetime: 2 * time.Hour})
+	start := e.clock.Now()
+	u, s1, token1, err := e.ws.Login(e.ctx, "ADA@example.com", adaPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want1 := identity.Session{ID: s1.ID, UserID: e.ada.ID, CreatedAt: start, ExpiresAt: start.Add(2 * time.Hour), LastSeenAt: start}
+	if diff := cmp.Diff(want1, s1); diff != "" || u.ID != e.ada.ID {
+		t.Errorf("Login: user %d, session (-want +got):\n%s", u.ID, diff)
+	}
+	if !strings.HasPrefix(token1, "ids_"+s1.ID+"_") {
+		t.Errorf("token %q does not carry the session id %s", token1, s1.ID)
+	}
+	e.clock.Advance(time.Minute)
+	s2, token2, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want2 := identity.Session{ID: s2.ID, UserID: e.ada.ID, CreatedAt: start.Add(time.Minute),
+		ExpiresAt: start.Add(time.Minute + 2*time.Hour), LastSeenAt: start.Add(time.Minute)}
+	if diff := cmp.Diff(want2, s2); diff != "" {
+		t.Errorf("StartSession (-want +got):\n%s", diff)
+	}
+
+	// LastSeenAt moves at most once a minute: at 59 s nothing is written,
+	// at 60 s it is.
+	e.clock.Advance(59 * time.Second)
+	vs, vu, err := e.ws.VerifySession(e.ctx, token2)
+	if err != nil || vu.ID != e.ada.ID || !vs.LastSeenAt.Equal(start.Add(time.Minute)) {
+		t.Fatalf("VerifySession at 59 s = %+v, %v", vs, err)
+	}
+	e.clock.Advance(time.Second)
+	if vs, _, err = e.ws.VerifySession(e.ctx, token2); err != nil || !vs.LastSeenAt.Equal(start.Add(2*time.Minute)) {
+		t.Errorf("VerifySession at 60 s: LastSeenAt %v, %v", vs.LastSeenAt, err)
+	}
+	if got, err := e.ws.GetSession(e.ctx, s2.ID); err != nil || !got.LastSeenAt.Equal(start.Add(2*time.Minute)) {
+		t.Errorf("GetSession = %+v, %v; want LastSeenAt stored", got, err)
+	}
+
+	// The first session expires two hours after it began; the second a
+	// minute later.
+	e.clock.Set(start.Add(2*time.Hour - time.Microsecond))
+	if _, _, err := e.ws.VerifySession(e.ctx, token1); err != nil {
+		t.Errorf("VerifySession just before expiry: %v", err)
+	}
+	e.clock.Set(start.Add(2 * time.Hour))
+	_, _, err = e.ws.VerifySession(e.ctx, token1)
+	checkCode(t, err, identity.CodeUnauthenticated)
+	if _, _, err := e.ws.VerifySession(e.ctx, token2); err != nil {
+		t.Errorf("the second session: %v", err)
+	}
+	if err := e.ws.RevokeSession(e.ctx, s2.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = e.ws.VerifySession(e.ctx, token2)
+	checkCode(t, err, identity.CodeUnauthenticated)
+
+	list, err := e.ws.Sessions(e.ctx, e.ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := start.Add(2 * time.Hour)
+	want1.LastSeenAt = start.Add(2*time.Hour - time.Microsecond)
+	want2.LastSeenAt, want2.RevokedAt = start.Add(2*time.Hour), &revoked
+	if diff := cmp.Diff([]identity.Session{want1, want2}, list); diff != "" {
+		t.Errorf("Sessions (-want +got):\n%s", diff)
+	}
+	for _, s := range list {
+		if s.Active(e.clock.Now()) {
+			t.Errorf("session %s active", s.ID)
+		}
+	}
+	other := e.user("bob")
+	if list, err := e.ws.Sessions(e.ctx, other.ID); err != nil || list == nil || len(list) != 0 {
+		t.Errorf("Sessions of a user without any = %#v, %v; want empty, not nil", list, err)
+	}
+
+	// Unknown and malformed tokens, and ids, are refused.
+	unknown := "ids_0123456789abcdef_" + token1[len(token1)-43:]
+	for _, token := range []string{"", "ids_", unknown, token1[:len(token1)-1], "idk_" + token2[4:], strings.ToUpper(token2)} {
+		_, _, err := e.ws.VerifySession(e.ctx, token)
+		checkCode(t, err, identity.CodeUnauthenticated)
+	}
+	_, err = e.ws.GetSession(e.ctx, "0123456789abcdef")
+	checkCode(t, err, identity.CodeNotFound)
+	checkCode(t, e.ws.RevokeSession(e.ctx, "0123456789abcdef"), identity.CodeNotFound)
+	_, _, _, err = e.ws.Login(e.ctx, "ada", "wrong password")
+	checkCode(t, err, identity.CodeUnauthenticated)
+	_, _, err = e.ws.StartSession(e.ctx, 999)
+	checkCode(t, err, identity.CodeNotFound)
+	_, err = e.ws.Sessions(e.ctx, 999)
+	checkCode(t, err, identity.CodeNotFound)
+}
+
+// TestSessionStoreFailures: a failing store makes VerifySession and
+// StartSession internal errors; a failure to record LastSeenAt does not
+// fail the check that asked.
+func TestSessionStoreFailures(t *testing.T) {
+	e := newTestEnv(t, nil)
+	_, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.st.breakMethod("Session", errFlaky)
+	_, _, err = e.ws.VerifySession(e.ctx, token)
+	checkCode(t, err, identity.CodeInternal)
+	e.st.mend()
+
+	e.st.breakMethod("PutSession", errFlaky)
+	_, _, err = e.ws.StartSession(e.ctx, e.ada.ID)
+	checkCode(t, err, identity.CodeInternal)
+	e.clock.Advance(time.Hour)
+	s, _, err := e.ws.VerifySession(e.ctx, token)
+	if err != nil || !s.LastSeenAt.Equal(e.clock.Now().Add(-time.Hour)) {
+		t.Errorf("VerifySession with LastSeenAt unwritable = %+v, %v; want the old LastSeenAt", s, err)
+	}
+	e.st.mend()
+	if s, _, err = e.ws.VerifySession(e.ctx, token); err != nil || !s.LastSeenAt.Equal(e.clock.Now()) {
+		t.Errorf("VerifySession = %+v, %v", s, err)
+	}
+	e.st.set(true, false)
+	_, err = e.ws.Sessions(e.ctx, e.ada.ID)
+	checkCode(t, err, identity.CodeInternal)
+	if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
+		t.Errorf("RevokeSession with reads failing: %v", err) // it reads in its write
+	}
+	e.st.mend()
+}

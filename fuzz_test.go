@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/memstore"
 )
 
 // FuzzImportHash feeds arbitrary hash encodings to ImportUsers and
@@ -29,7 +31,15 @@ func FuzzImportHash(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, hash, password string) {
 		ctx := context.Background()
-		ws := newExampleWorkspace()
+		st := memstore.New()
+		svc, err := identity.New(st, &identity.Options{PasswordHashing: &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := svc.CreateWorkspace(ctx, "acme", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		users, err := ws.ImportUsers(ctx, []identity.ImportedUser{{
 			Username: "fuzz", Email: "fuzz@example.com", FullName: "Fuzz", PasswordHash: hash,
 		}})
@@ -40,12 +50,40 @@ func FuzzImportHash(f *testing.F) {
 			}
 			return
 		}
-		_, err = ws.Authenticate(ctx, "fuzz", password)
-		if code := identity.ErrorCode(err); code != "" && code != identity.CodeUnauthenticated {
-			t.Fatalf("Authenticate with imported hash %q: %v", hash, err)
+		imported := users[0]
+		stored := func() (string, identity.User) {
+			t.Helper()
+			var rec store.User
+			if err := st.View(ctx, func(tx store.Tx) (err error) { rec, err = tx.User("acme", imported.ID); return err }); err != nil {
+				t.Fatal(err)
+			}
+			u, err := ws.GetUser(ctx, imported.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rec.PasswordHash, u
 		}
-		if got, _ := ws.GetUser(ctx, users[0].ID); got.Username != "fuzz" {
-			t.Fatalf("imported user reads back as %+v", got)
+		// A wrong password first (the fuzzed one with a byte more), then
+		// the fuzzed one: every refusal leaves the hash and the user as
+		// they were; only a success may replace the hash.
+		for _, pw := range []string{password + "\x00", password} {
+			_, err = ws.Authenticate(ctx, "fuzz", pw)
+			if code := identity.ErrorCode(err); code != "" && code != identity.CodeUnauthenticated {
+				t.Fatalf("Authenticate with imported hash %q: %v", hash, err)
+			}
+			if err == nil {
+				if _, u := stored(); u.Username != "fuzz" {
+					t.Fatalf("the user after a login reads back as %+v", u)
+				}
+				return
+			}
+			gotHash, gotUser := stored()
+			if gotHash != hash {
+				t.Fatalf("a failed login changed the hash %q to %q", hash, gotHash)
+			}
+			if diff := cmp.Diff(imported, gotUser); diff != "" {
+				t.Fatalf("a failed login changed the user (-imported +now):\n%s", diff)
+			}
 		}
 	})
 }
@@ -68,8 +106,8 @@ func FuzzCreateUser(f *testing.F) {
 			if identity.ErrorCode(err) != identity.CodeInvalid {
 				t.Fatalf("CreateUser(%+v) = %v, want success or a validation error", nu, err)
 			}
-			if list, _ := ws.ListUsers(ctx, "", nil); list.Total != 0 {
-				t.Fatalf("a refused create stored %d users", list.Total)
+			if list, err := ws.ListUsers(ctx, "", nil); err != nil || list.Total != 0 {
+				t.Fatalf("a refused create stored %d users (%v)", list.Total, err)
 			}
 			return
 		}

@@ -336,10 +336,16 @@ func TestPutClaimMapperPrecondition(t *testing.T) {
 				}
 				versions[current] = m.Version
 			}
-			before, _ := ws.ClaimMappers(ctx)
+			before, err := ws.ClaimMappers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			got, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-new", Precondition: tt.pre(versions)})
 			wantErrCode(t, err, tt.want)
-			after, _ := ws.ClaimMappers(ctx)
+			after, err := ws.ClaimMappers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tt.want != "" {
 				if diff := cmp.Diff(before, after); diff != "" {
 					t.Errorf("a refused put changed the mappers (-before +after):\n%s", diff)

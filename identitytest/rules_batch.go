@@ -52,8 +52,8 @@ func testRuleImportUsers(t *testing.T, e *env) {
 			wantCode(t, err, tt.code)
 			wantFields(t, err, tt.fields)
 			// All or nothing: the valid entries were not created either.
-			if list, _ := e.ws.ListUsers(e.ctx, "imp", nil); list.Total != 0 {
-				t.Errorf("%d users created by a failed batch", list.Total)
+			if list, err := e.ws.ListUsers(e.ctx, "imp", nil); err != nil || list.Total != 0 {
+				t.Errorf("%d users created by a failed batch (%v)", list.Total, err)
 			}
 		})
 	}
@@ -79,8 +79,14 @@ func testRuleImportUsers(t *testing.T, e *env) {
 	if diff := cmp.Diff(want, got, ignoreVersions); diff != "" {
 		t.Errorf("imported user mismatch (-want +got):\n%s", diff)
 	}
-	attrs, _ := e.ws.Attributes(e.ctx, 4)
-	roles, _ := e.ws.Roles(e.ctx, 4)
+	attrs, err := e.ws.Attributes(e.ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := e.ws.Roles(e.ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff(map[string]string{"dept": "ops"}, attrs); diff != "" {
 		t.Errorf("imported attributes (-want +got):\n%s", diff)
 	}

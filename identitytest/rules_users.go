@@ -246,8 +246,8 @@ func testRuleUserUniqueness(t *testing.T, e *env) {
 		})
 	}
 	// Stored as given.
-	if got, _ := e.ws.GetUser(e.ctx, ada.ID); got.Username != "Ada" || got.Email != "Ada@example.com" {
-		t.Errorf("stored user = %+v, want username and email as given", got)
+	if got, err := e.ws.GetUser(e.ctx, ada.ID); err != nil || got.Username != "Ada" || got.Email != "Ada@example.com" {
+		t.Errorf("stored user = %+v, %v; want username and email as given", got, err)
 	}
 	bob := e.user("bob")
 	_, err := e.ws.UpdateUser(e.ctx, bob.ID, identity.UserUpdate{Email: "ADA@example.com", FullName: "Bob"})
@@ -336,12 +336,17 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 			t.Fatalf("DisableUser: %v", err)
 		}
 	}
-	got, _ = e.ws.GetUser(e.ctx, first.ID)
-	if got.Enabled {
-		t.Error("disabled user is enabled")
+	if got, err = e.ws.GetUser(e.ctx, first.ID); err != nil || got.Enabled {
+		t.Errorf("disabled user = %+v, %v; want it disabled", got, err)
 	}
-	attrs, _ := e.ws.Attributes(e.ctx, first.ID)
-	roles, _ := e.ws.Roles(e.ctx, first.ID)
+	attrs, err := e.ws.Attributes(e.ctx, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := e.ws.Roles(e.ctx, first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff(map[string]string{"k": "v"}, attrs); diff != "" {
 		t.Errorf("attributes of disabled user (-want +got):\n%s", diff)
 	}
@@ -354,8 +359,8 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 	if err := e.ws.EnableUser(e.ctx, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.ws.GetUser(e.ctx, first.ID); !got.Enabled {
-		t.Error("enabled user is disabled")
+	if got, err := e.ws.GetUser(e.ctx, first.ID); err != nil || !got.Enabled {
+		t.Errorf("enabled user = %+v, %v; want it enabled", got, err)
 	}
 }
 
@@ -407,9 +412,9 @@ func testRuleListUsers(t *testing.T, e *env) {
 			t.Errorf("ListUsers(%q, %+v).Total = %d, want %d", tt.search, tt.page, got.Total, tt.wantTotal)
 		}
 	}
-	def, _ := e.ws.ListUsers(e.ctx, "", nil)
-	if def.Offset != 0 || def.Limit != 20 {
-		t.Errorf("default page = offset %d limit %d, want 0 and 20", def.Offset, def.Limit)
+	def, err := e.ws.ListUsers(e.ctx, "", nil)
+	if err != nil || def.Offset != 0 || def.Limit != 20 {
+		t.Errorf("default page = offset %d limit %d (%v), want 0 and 20", def.Offset, def.Limit, err)
 	}
 	bad := []struct {
 		page   identity.Page
@@ -455,7 +460,9 @@ func testRuleRoles(t *testing.T, e *env) {
 	wantCode(t, e.ws.AssignRole(e.ctx, u.ID, -2), identity.CodeNotFound)
 	_, err = e.ws.Roles(e.ctx, 999)
 	wantCode(t, err, identity.CodeNotFound)
-	roles, _ = e.ws.Roles(e.ctx, u.ID)
+	if roles, err = e.ws.Roles(e.ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff([]int64{3, 9}, roles); diff != "" {
 		t.Errorf("Roles after remove (-want +got):\n%s", diff)
 	}

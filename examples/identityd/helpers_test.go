@@ -30,10 +30,16 @@ type result struct {
 	stdout, stderr string
 }
 
+// procWait bounds every wait of these tests: for a command or a process
+// to finish, a log line, a request, a delivery. Nothing is timed: a wait
+// that runs out is a failure, however long the machine took, so the bound
+// is far beyond what any wait needs on a loaded machine.
+const procWait = 5 * time.Minute
+
 // runCmd runs the command line in-process with a bounded context.
 func runCmd(t *testing.T, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), procWait)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, args, &stdout, &stderr)
@@ -96,7 +102,7 @@ func waitFor(t *testing.T, log *testutil.SyncBuffer, re *regexp.Regexp, timeout 
 }
 
 // client is the HTTP client of the tests: every request is bounded.
-var client = &http.Client{Timeout: 15 * time.Second}
+var client = &http.Client{Timeout: procWait}
 
 // send sends a request with the key (none if empty) and a JSON body (nil
 // for none) and returns the status and the body. It does not touch t, so

@@ -72,7 +72,7 @@ func TestIdempotencyAcrossRestart(t *testing.T) {
 		t.Fatalf("first requests: %+v, %+v", firstUser, firstHook)
 	}
 	p.signal(t, syscall.SIGKILL)
-	p.wait(t, 10*time.Second)
+	p.wait(t, procWait)
 
 	p = startServe(t, db)
 	userURL = p.base + "/t/acme/api/v1/users"
@@ -125,7 +125,7 @@ func TestSweeperDeletesExpiredRecords(t *testing.T) {
 	}
 	log := new(testutil.SyncBuffer)
 	stop := startSweeper(ctx, svc, slog.New(slog.NewTextHandler(log, nil)), time.Hour)
-	waitFor(t, log, regexp.MustCompile(`msg="swept expired idempotency records" count=1`), 5*time.Second)
+	waitFor(t, log, regexp.MustCompile(`msg="swept expired idempotency records" count=1`), procWait)
 	stop()
 	err = st.View(ctx, func(tx store.Tx) error {
 		if _, err := tx.Idempotency("acme", "s", "old"); !errors.Is(err, store.ErrNotFound) {

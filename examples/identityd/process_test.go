@@ -50,9 +50,7 @@ func TestMain(m *testing.M) {
 // binary builds identityd once for all the tests and returns its path.
 func binary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the identityd binary")
-	}
+	skipShort(t)
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -70,6 +68,27 @@ func binary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// shortSaid holds the tests that skipShort has logged for.
+var shortSaid sync.Map
+
+// skipShort skips, under -short, a test that builds and runs identityd,
+// and says why. With CI=true it does not: CI must never pass without the
+// tests of processes (the multi-process PostgreSQL ones among them), so
+// there -short runs them all the same, and says so.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if !testing.Short() {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		if _, said := shortSaid.LoadOrStore(t, true); !said {
+			t.Log("-short would skip this test, which builds and runs identityd; CI=true, so it runs")
+		}
+		return
+	}
+	t.Skip("-short: skips the tests that build and run identityd (CI=true runs them even with -short)")
 }
 
 // process is identityd serve running as a child process.
@@ -112,7 +131,7 @@ func startServeWith(t *testing.T, db string, env []string, flags ...string) *pro
 			<-p.done
 		}
 	})
-	p.addr = waitFor(t, p.log, listening, 10*time.Second)[1]
+	p.addr = waitFor(t, p.log, listening, procWait)[1]
 	p.base = "http://" + p.addr
 	return p
 }
@@ -141,7 +160,7 @@ func (p *process) signal(t *testing.T, sig os.Signal) {
 // runBinary runs the binary to its end and returns what it printed.
 func runBinary(t *testing.T, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), procWait)
 	defer cancel()
 	var stdout, stderr testutil.SyncBuffer
 	cmd := exec.CommandContext(ctx, binary(t), args...)
@@ -184,11 +203,9 @@ func TestBinaryCommandLine(t *testing.T) {
 func TestBinaryDatabaseInUse(t *testing.T) {
 	db, _ := newDB(t)
 	startServe(t, db)
-	start := time.Now()
+	// It gives up after the lock timeout (boltstore's tests time it);
+	// runBinary's bound catches one that would wait on.
 	r := runBinary(t, "-db", db, "workspace", "create", "beta")
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("took %v, want under 3s", took)
-	}
 	want := "identityd: database " + db + " is in use by another process (is identityd serve running?)\n"
 	if r.code != exitError || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, exitError, want)
@@ -200,7 +217,7 @@ func TestSIGINTStopsGracefully(t *testing.T) {
 	p := startServe(t, db)
 	createUser(t, p.base, key, "ada")
 	p.signal(t, os.Interrupt)
-	if code := p.wait(t, 10*time.Second); code != exitOK {
+	if code := p.wait(t, procWait); code != exitOK {
 		t.Fatalf("exit %d after SIGINT; log:\n%s", code, p.log)
 	}
 	assertUsers(t, db, "ada")
@@ -211,14 +228,15 @@ func TestSIGTERMFinishesRequestInFlight(t *testing.T) {
 	p := startServe(t, db)
 	createUser(t, p.base, key, "before")
 
-	// Send the headers and the start of the body, and hold back the rest,
-	// so that the request is in flight when the signal arrives.
-	conn, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	// Send the headers with Expect: 100-continue, and hold back the body.
+	// The server answers 100 Continue once the handler reads the body: the
+	// request is then in flight, and the signal comes.
+	conn, err := net.DialTimeout("tcp", p.addr, procWait)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+	if err := conn.SetDeadline(time.Now().Add(procWait)); err != nil {
 		t.Fatal(err)
 	}
 	body, err := json.Marshal(newUser("inflight"))
@@ -226,25 +244,32 @@ func TestSIGTERMFinishesRequestInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := fmt.Sprintf("POST /t/acme/api/v1/users HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"+
-		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", p.addr, key, len(body))
-	if _, err := conn.Write(append([]byte(head), body[:10]...)); err != nil {
+		"Content-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", p.addr, key, len(body))
+	if _, err := conn.Write([]byte(head)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // let the server read the headers
+	replies := bufio.NewReader(conn)
+	if cont, err := http.ReadResponse(replies, nil); err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("before the body: %v, %v; want 100 Continue", cont, err)
+	}
 
 	p.signal(t, syscall.SIGTERM)
-	waitFor(t, p.log, regexp.MustCompile(`msg="shutting down"`), 5*time.Second)
-	waitRefused(t, p.addr, 5*time.Second)
+	waitFor(t, p.log, regexp.MustCompile(`msg="shutting down"`), procWait)
+	waitRefused(t, p.addr, procWait)
+	// The listener is closed; the process must still wait for the request.
+	// An identityd that did not would exit at once: it gets exitGrace to
+	// show it. (On a slow machine it may not be caught; a correct one is
+	// never failed.)
 	select {
 	case <-p.done:
 		t.Fatalf("identityd exited with a request in flight; log:\n%s", p.log)
-	case <-time.After(300 * time.Millisecond): // still waiting for the request, as it should
+	case <-time.After(exitGrace):
 	}
 
-	if _, err := conn.Write(body[10:]); err != nil {
+	if _, err := conn.Write(body); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(replies, nil)
 	if err != nil {
 		t.Fatalf("reading the response of the request in flight: %v; log:\n%s", err, p.log)
 	}
@@ -252,20 +277,30 @@ func TestSIGTERMFinishesRequestInFlight(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Errorf("the request in flight got %d, want 201", resp.StatusCode)
 	}
-	if code := p.wait(t, 10*time.Second); code != exitOK {
+	if code := p.wait(t, procWait); code != exitOK {
 		t.Fatalf("exit %d after SIGTERM; log:\n%s", code, p.log)
 	}
 	assertUsers(t, db, "before", "inflight")
 }
 
-// waitRefused waits until the listener at addr is closed.
+// exitGrace is how long TestSIGTERMFinishesRequestInFlight gives an
+// identityd that does not wait for a request in flight to exit. It bounds
+// nothing that must happen.
+const exitGrace = 300 * time.Millisecond
+
+// waitRefused waits until the listener at addr is closed: a connection is
+// refused (a dial that fails otherwise, or times out, proves nothing).
 func waitRefused(t *testing.T, addr string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
+		c, err := net.DialTimeout("tcp", addr, timeout)
+		if errors.Is(err, syscall.ECONNREFUSED) {
 			return
+		}
+		if err != nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		// Close at once: an open new connection would hold up Shutdown.
 		c.Close()
@@ -344,11 +379,11 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 			}
 		})
 	}
-	waitCount(t, total, enough, 60*time.Second)
+	waitCount(t, total, enough, procWait)
 	if err := p.cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
-	p.wait(t, 10*time.Second)
+	p.wait(t, procWait)
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("identityd ended with %v, not by SIGKILL", p.cmd.ProcessState)
 	}

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -291,11 +290,9 @@ func TestLockedDatabase(t *testing.T) {
 		{"key", "create", "-workspace", "acme", "-scopes", "users:read"},
 		{"serve", "-addr", "127.0.0.1:0"},
 	} {
-		start := time.Now()
+		// Each gives up after the lock timeout (boltstore's tests time
+		// it); runCmd's bound catches one that would wait on.
 		r := runCmd(t, append([]string{"-db", db}, args...)...)
-		if took := time.Since(start); took > 3*time.Second {
-			t.Errorf("%v: took %v, want under 3s", args, took)
-		}
 		if r.code != exitError || r.stderr != want {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", args, r.code, r.stderr, exitError, want)
 		}

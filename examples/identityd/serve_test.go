@@ -23,15 +23,15 @@ func serveInProcess(t *testing.T, db string, flags ...string) (base string, log 
 	done := make(chan int, 1)
 	args := append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)
 	go func() { done <- run(ctx, args, new(testutil.SyncBuffer), log) }()
-	addr := waitFor(t, log, listening, 10*time.Second)[1]
+	addr := waitFor(t, log, listening, procWait)[1]
 	stop = func() int {
 		t.Helper()
 		cancel()
 		select {
 		case code := <-done:
 			return code
-		case <-time.After(10 * time.Second):
-			t.Fatalf("serve did not stop within 10s; log:\n%s", log)
+		case <-time.After(procWait):
+			t.Fatalf("serve did not stop within %v; log:\n%s", procWait, log)
 			return -1
 		}
 	}

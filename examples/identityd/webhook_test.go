@@ -28,9 +28,7 @@ type received struct {
 // deployment with its own CA would: a user created over the API reaches
 // the subscribed endpoint, signed with the endpoint's secret.
 func TestServeDeliversWebhooks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	skipShort(t)
 	got := make(chan received, 16)
 	receiver := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -61,8 +59,8 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	var req received
 	select {
 	case req = <-got:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no delivery within 20 s; log:\n%s", p.log)
+	case <-time.After(procWait):
+		t.Fatalf("no delivery within %v; log:\n%s", procWait, p.log)
 	}
 	var event struct {
 		Type string
@@ -75,7 +73,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 		t.Errorf("webhook-signature = %q, want %q", req.header.Get("webhook-signature"), want)
 	}
 	p.signal(t, syscall.SIGTERM)
-	if code := p.wait(t, 10*time.Second); code != 0 {
+	if code := p.wait(t, procWait); code != 0 {
 		t.Errorf("exit status %d after SIGTERM; log:\n%s", code, p.log)
 	}
 }

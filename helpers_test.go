@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/internal/testutil"
@@ -95,6 +94,23 @@ func (e *testEnv) hook(events ...identity.EventType) int64 {
 	return created.Endpoint.ID
 }
 
+// disableInStore disables the endpoint straight in the store, as a
+// dispatcher of another process would, so that its pending jobs stay.
+func (e *testEnv) disableInStore(hook int64) {
+	e.t.Helper()
+	err := e.st.Store.Update(e.ctx, func(tx store.Tx) error {
+		w, err := tx.Webhook("acme", hook)
+		if err != nil {
+			return err
+		}
+		w.Enabled = false
+		return tx.PutWebhook("acme", w)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // stored reads a delivery's record straight from the store.
 func (e *testEnv) stored(id int64) store.Delivery {
 	e.t.Helper()
@@ -127,33 +143,7 @@ func (e *testEnv) payloads(endpointID int64) []string {
 	return out
 }
 
-// checkCode fails the test unless err has the code ("" for nil) and
-// matches the code's sentinel with errors.Is.
-func checkCode(t *testing.T, err error, code identity.Code) {
-	t.Helper()
-	if got := identity.ErrorCode(err); got != code {
-		t.Fatalf("error code %q (err %v), want %q", got, err, code)
-	}
-	if code != "" && !errors.Is(err, &identity.Error{Code: code}) {
-		t.Fatalf("errors.Is(%v, the sentinel of %q) = false", err, code)
-	}
-}
-
-// checkFields fails the test unless err is an *identity.Error whose
-// Fields are exactly want, compared by field and rule.
-func checkFields(t *testing.T, err error, want []identity.FieldError) {
-	t.Helper()
-	e, ok := errors.AsType[*identity.Error](err)
-	if !ok {
-		t.Fatalf("err = %v, want an *identity.Error", err)
-	}
-	opts := cmp.Options{cmpopts.IgnoreFields(identity.FieldError{}, "Message"), cmpopts.EquateEmpty()}
-	if diff := cmp.Diff(want, e.Fields, opts); diff != "" {
-		t.Fatalf("Fields mismatch (-want +got):\n%s", diff)
-	}
-}
-
-// field is a FieldError of field and rule, for checkFields.
+// field is a FieldError of field and rule, for identitytest.WantFields.
 func field(name, rule string) []identity.FieldError {
 	return []identity.FieldError{{Field: name, Rule: rule}}
 }

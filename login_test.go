@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/identitytest"
 	"github.com/identitylib/identity/store"
 )
 
@@ -62,7 +63,7 @@ func TestAuthenticateSpendsAHashOnEveryRefusal(t *testing.T) {
 	for _, tt := range tests {
 		var err error
 		n := allocated(func() { _, err = e.ws.Authenticate(e.ctx, tt.login, tt.password) })
-		checkCode(t, err, identity.CodeUnauthenticated)
+		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 		if tt.hashed && n < 8*mib {
 			t.Errorf("%s: allocated %d bytes, want an argon2id verification (8 MiB or more)", tt.name, n)
 		}
@@ -94,7 +95,7 @@ func TestLoginFailedForUnacceptablePasswords(t *testing.T) {
 	}
 	for _, a := range attempts {
 		_, err := e.ws.Authenticate(e.ctx, a.login, a.password)
-		checkCode(t, err, identity.CodeUnauthenticated)
+		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	want := []string{
 		`{"login":"ada","reason":"wrong_password","userId":1}`,
@@ -154,13 +155,13 @@ func TestAuthenticateStoreFailures(t *testing.T) {
 	e := newTestEnv(t, nil)
 	e.st.breakMethod("UserIDByUsername", errFlaky)
 	_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 
 	e.hook(identity.EventLoginFailed)
 	e.st.breakMethod("PutDelivery", errFlaky)
 	_, err = e.ws.Authenticate(e.ctx, "ada", "wrong password")
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 
 	// An imported PBKDF2 hash is replaced at a good login; if that write
@@ -250,7 +251,7 @@ func TestSessions(t *testing.T) {
 	}
 	e.clock.Set(start.Add(2 * time.Hour))
 	_, _, err = e.ws.VerifySession(e.ctx, token1)
-	checkCode(t, err, identity.CodeUnauthenticated)
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	if _, _, err := e.ws.VerifySession(e.ctx, token2); err != nil {
 		t.Errorf("the second session: %v", err)
 	}
@@ -258,7 +259,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = e.ws.VerifySession(e.ctx, token2)
-	checkCode(t, err, identity.CodeUnauthenticated)
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 
 	list, err := e.ws.Sessions(e.ctx, e.ada.ID)
 	if err != nil {
@@ -284,17 +285,17 @@ func TestSessions(t *testing.T) {
 	unknown := "ids_0123456789abcdef_" + token1[len(token1)-43:]
 	for _, token := range []string{"", "ids_", unknown, token1[:len(token1)-1], "idk_" + token2[4:], strings.ToUpper(token2)} {
 		_, _, err := e.ws.VerifySession(e.ctx, token)
-		checkCode(t, err, identity.CodeUnauthenticated)
+		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	_, err = e.ws.GetSession(e.ctx, "0123456789abcdef")
-	checkCode(t, err, identity.CodeNotFound)
-	checkCode(t, e.ws.RevokeSession(e.ctx, "0123456789abcdef"), identity.CodeNotFound)
+	identitytest.WantCode(t, err, identity.CodeNotFound)
+	identitytest.WantCode(t, e.ws.RevokeSession(e.ctx, "0123456789abcdef"), identity.CodeNotFound)
 	_, _, _, err = e.ws.Login(e.ctx, "ada", "wrong password")
-	checkCode(t, err, identity.CodeUnauthenticated)
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	_, _, err = e.ws.StartSession(e.ctx, 999)
-	checkCode(t, err, identity.CodeNotFound)
+	identitytest.WantCode(t, err, identity.CodeNotFound)
 	_, err = e.ws.Sessions(e.ctx, 999)
-	checkCode(t, err, identity.CodeNotFound)
+	identitytest.WantCode(t, err, identity.CodeNotFound)
 }
 
 // TestSessionStoreFailures: a failing store makes VerifySession and
@@ -308,12 +309,12 @@ func TestSessionStoreFailures(t *testing.T) {
 	}
 	e.st.breakMethod("Session", errFlaky)
 	_, _, err = e.ws.VerifySession(e.ctx, token)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 
 	e.st.breakMethod("PutSession", errFlaky)
 	_, _, err = e.ws.StartSession(e.ctx, e.ada.ID)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.clock.Advance(time.Hour)
 	s, _, err := e.ws.VerifySession(e.ctx, token)
 	if err != nil || !s.LastSeenAt.Equal(e.clock.Now().Add(-time.Hour)) {
@@ -325,7 +326,7 @@ func TestSessionStoreFailures(t *testing.T) {
 	}
 	e.st.set(true, false)
 	_, err = e.ws.Sessions(e.ctx, e.ada.ID)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
 		t.Errorf("RevokeSession with reads failing: %v", err) // it reads in its write
 	}

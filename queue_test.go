@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/identitytest"
 	"github.com/identitylib/identity/store"
 )
 
@@ -188,7 +189,7 @@ func TestRetryPolicy(t *testing.T) {
 		{DisableAfter: -time.Hour},
 	} {
 		_, err := e.svc.Queue(&bad)
-		checkCode(t, err, identity.CodeInvalid)
+		identitytest.WantCode(t, err, identity.CodeInvalid)
 	}
 	custom := []time.Duration{time.Minute, 0}
 	q := e.queue(&identity.RetryPolicy{Retries: custom})
@@ -334,7 +335,7 @@ func TestDisableEndpoint(t *testing.T) {
 			if after, err := e.ws.Deliveries(e.ctx, hook); err != nil || len(after) != len(ds) {
 				t.Errorf("%d deliveries after a new event (%v), want %d", len(after), err, len(ds))
 			}
-			checkCode(t, e.ws.RetryDelivery(e.ctx, ds[0].ID), identity.CodeConflict)
+			identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, ds[0].ID), identity.CodeConflict)
 		})
 	}
 }
@@ -422,7 +423,7 @@ func TestSuccessRecorded(t *testing.T) {
 	if n, err := q.Pending(e.ctx); err != nil || n != 0 {
 		t.Errorf("Pending = %d, %v; want 0", n, err)
 	}
-	checkCode(t, e.ws.RetryDelivery(e.ctx, 1), identity.CodeConflict)
+	identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, 1), identity.CodeConflict)
 }
 
 // TestLeaseTakenOver: a job whose lease passed to another owner is not
@@ -586,17 +587,7 @@ func TestDisabledEndpointJob(t *testing.T) {
 	q := e.queue(nil)
 	hook := e.hook(identity.EventUserCreated)
 	e.user("bob")
-	err := e.st.Store.Update(e.ctx, func(tx store.Tx) error {
-		w, err := tx.Webhook("acme", hook)
-		if err != nil {
-			return err
-		}
-		w.Enabled = false
-		return tx.PutWebhook("acme", w)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.disableInStore(hook)
 	due, err := q.Due(e.ctx, q.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
@@ -650,7 +641,7 @@ func TestRecordFailureKeepsLease(t *testing.T) {
 			}
 			b.apply(e.st)
 			_, err = q.Record(e.ctx, owner, job, identity.Result{At: att.At, Status: 500, Err: errors.New("status 500")})
-			checkCode(t, err, identity.CodeInternal)
+			identitytest.WantCode(t, err, identity.CodeInternal)
 			if !errors.Is(err, errFlaky) {
 				t.Errorf("Record = %v, want it to wrap the store's failure", err)
 			}
@@ -714,24 +705,14 @@ func TestLeaseFailureOfDisabledEndpoint(t *testing.T) {
 	q := e.queue(nil)
 	hook := e.hook(identity.EventUserCreated)
 	e.user("bob")
-	err := e.st.Store.Update(e.ctx, func(tx store.Tx) error {
-		w, err := tx.Webhook("acme", hook)
-		if err != nil {
-			return err
-		}
-		w.Enabled = false
-		return tx.PutWebhook("acme", w)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.disableInStore(hook)
 	due, err := q.Due(e.ctx, q.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.st.breakMethod("PutDelivery", errFlaky)
 	_, err = q.Lease(e.ctx, owner, q.Now(), time.Minute, due)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.breakMethod("PutDelivery", nil)
 	if d := e.stored(1); d.Status != store.DeliveryPending {
 		t.Errorf("delivery %+v, want still pending", d)
@@ -761,16 +742,16 @@ func TestDeliveriesInspection(t *testing.T) {
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("retried delivery (-want +got):\n%s", diff)
 	}
-	checkCode(t, e.ws.RetryDelivery(e.ctx, 1), identity.CodeConflict) // pending
-	checkCode(t, e.ws.RetryDelivery(e.ctx, 0), identity.CodeNotFound)
-	checkCode(t, e.ws.RetryDelivery(e.ctx, 9), identity.CodeNotFound)
+	identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, 1), identity.CodeConflict) // pending
+	identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, 0), identity.CodeNotFound)
+	identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, 9), identity.CodeNotFound)
 	for _, id := range []int64{0, 9} {
 		_, err := e.ws.GetDelivery(e.ctx, id)
-		checkCode(t, err, identity.CodeNotFound)
+		identitytest.WantCode(t, err, identity.CodeNotFound)
 	}
 	for _, id := range []int64{0, 9} {
 		_, err := e.ws.Deliveries(e.ctx, id)
-		checkCode(t, err, identity.CodeNotFound)
+		identitytest.WantCode(t, err, identity.CodeNotFound)
 	}
 	// The retried delivery starts its schedule over: one attempt again.
 	out := e.attempt(q, e.leaseOne(q, 1), failure(500))

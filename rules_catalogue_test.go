@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/identitytest"
 	"github.com/identitylib/identity/store/memstore"
 )
 
@@ -53,9 +54,9 @@ func TestRulesCatalogue(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newTestEnv(t, nil)
 			err := row.call(e)
-			checkCode(t, err, row.code)
+			identitytest.WantCode(t, err, row.code)
 			if row.fields != nil {
-				checkFields(t, err, row.fields)
+				identitytest.WantFields(t, err, row.fields)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/identitytest"
 	"github.com/identitylib/identity/store"
 )
 
@@ -122,11 +123,11 @@ func TestVerificationEmail(t *testing.T) {
 		t.Fatalf("ConfirmEmail = %+v, %v", u, err)
 	}
 	_, err = e.ws.ConfirmEmail(e.ctx, token)
-	checkCode(t, err, identity.CodeTokenUsed)
+	identitytest.WantCode(t, err, identity.CodeTokenUsed)
 	if got, err := e.ws.GetUser(e.ctx, bob.ID); err != nil || !got.EmailVerified {
 		t.Errorf("after a second confirmation: %+v, %v; want the email verified", got, err)
 	}
-	checkCode(t, e.ws.SendVerificationEmail(e.ctx, bob.ID), identity.CodeConflict)
+	identitytest.WantCode(t, e.ws.SendVerificationEmail(e.ctx, bob.ID), identity.CodeConflict)
 }
 
 // TestVerificationTokenLifetime: a token works until its lifetime (24 h
@@ -287,16 +288,16 @@ func TestConfirmEmailRefusals(t *testing.T) {
 	for _, bad := range []string{"", "idv_", token[:len(token)-1], "ids_" + token[4:], forged,
 		"idv_0123456789abcdef_" + token[len(token)-43:]} {
 		_, err := e.ws.ConfirmEmail(e.ctx, bad)
-		checkCode(t, err, identity.CodeTokenInvalid)
+		identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 	}
 	_, err = other.ConfirmEmail(e.ctx, token)
-	checkCode(t, err, identity.CodeTokenInvalid)
+	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 	// Sent to an address the user no longer has.
 	if _, err := e.ws.UpdateUser(e.ctx, bob.ID, identity.UserUpdate{Email: "robert@example.com", FullName: bob.FullName}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.ws.ConfirmEmail(e.ctx, token)
-	checkCode(t, err, identity.CodeTokenInvalid)
+	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 	// The new address gets its own link, which works.
 	u, err := e.ws.ConfirmEmail(e.ctx, e.sendMail(q, 2))
 	if err != nil || !u.EmailVerified || u.Email != "robert@example.com" {
@@ -308,12 +309,12 @@ func TestConfirmEmailRefusals(t *testing.T) {
 // settings or for a verified email.
 func TestSendVerificationEmail(t *testing.T) {
 	e := newTestEnv(t, nil)
-	checkCode(t, e.ws.SendVerificationEmail(e.ctx, e.ada.ID), identity.CodeConflict) // no SMTP
+	identitytest.WantCode(t, e.ws.SendVerificationEmail(e.ctx, e.ada.ID), identity.CodeConflict) // no SMTP
 	if jobs, err := e.ws.EmailJobs(e.ctx); err != nil || len(jobs) != 0 {
 		t.Errorf("EmailJobs without SMTP = %+v, %v", jobs, err)
 	}
 	e.setSMTP(new(testSMTP()))
-	checkCode(t, e.ws.SendVerificationEmail(e.ctx, 999), identity.CodeNotFound)
+	identitytest.WantCode(t, e.ws.SendVerificationEmail(e.ctx, 999), identity.CodeNotFound)
 	if err := e.ws.SendVerificationEmail(e.ctx, e.ada.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -333,11 +334,11 @@ func TestVerificationStoreFailures(t *testing.T) {
 	job := e.leaseOne(q, 1)
 	e.st.breakMethod("PutVerificationToken", errFlaky)
 	_, err := q.Begin(e.ctx, owner, job)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 	e.st.breakMethod("User", errFlaky)
 	_, err = q.Begin(e.ctx, owner, job)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 	if _, err := q.Begin(e.ctx, "dispatcher-2", job); !errors.Is(err, identity.ErrLeaseLost) {
 		t.Errorf("Begin by another owner = %v, want ErrLeaseLost", err)
@@ -349,11 +350,11 @@ func TestVerificationStoreFailures(t *testing.T) {
 	token := linkPattern.FindStringSubmatch(att.Mail.Link)[1]
 	e.st.breakMethod("VerificationToken", errFlaky)
 	_, err = e.ws.ConfirmEmail(e.ctx, token)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 	e.st.set(false, true)
 	_, err = e.ws.ConfirmEmail(e.ctx, token)
-	checkCode(t, err, identity.CodeInternal)
+	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 	if u, err := e.ws.ConfirmEmail(e.ctx, token); err != nil || !u.EmailVerified {
 		t.Errorf("ConfirmEmail after the store recovered = %+v, %v", u, err)

@@ -143,9 +143,9 @@ func newUser(username string) identity.NewUser {
 	}
 }
 
-// wantCode fails the test unless err is an *identity.Error of code (or nil
-// when code is "").
-func wantCode(t *testing.T, err error, code identity.Code) {
+// WantCode fails the test unless err is an *identity.Error of code (or nil
+// when code is "") that matches the code's sentinel with errors.Is.
+func WantCode(t testing.TB, err error, code identity.Code) {
 	t.Helper()
 	if got := identity.ErrorCode(err); got != code {
 		t.Fatalf("error code = %q (err %v), want %q", got, err, code)
@@ -155,9 +155,9 @@ func wantCode(t *testing.T, err error, code identity.Code) {
 	}
 }
 
-// wantFields fails the test unless err carries exactly the field problems
-// want (compared by field and rule).
-func wantFields(t *testing.T, err error, want []identity.FieldError) {
+// WantFields fails the test unless err is an *identity.Error that carries
+// exactly the field problems want (compared by field and rule).
+func WantFields(t testing.TB, err error, want []identity.FieldError) {
 	t.Helper()
 	var e *identity.Error
 	if !errors.As(err, &e) {
@@ -169,7 +169,7 @@ func wantFields(t *testing.T, err error, want []identity.FieldError) {
 	}
 }
 
-// fe is a FieldError with field and rule only, for wantFields.
+// fe is a FieldError with field and rule only, for WantFields.
 func fe(field, rule string) identity.FieldError {
 	return identity.FieldError{Field: field, Rule: rule}
 }

@@ -49,8 +49,8 @@ func testRuleImportUsers(t *testing.T, e *env) {
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.ws.ImportUsers(e.ctx, tt.batch)
-			wantCode(t, err, tt.code)
-			wantFields(t, err, tt.fields)
+			WantCode(t, err, tt.code)
+			WantFields(t, err, tt.fields)
 			// All or nothing: the valid entries were not created either.
 			if list, err := e.ws.ListUsers(e.ctx, "imp", nil); err != nil || list.Total != 0 {
 				t.Errorf("%d users created by a failed batch (%v)", list.Total, err)
@@ -97,7 +97,7 @@ func testRuleImportUsers(t *testing.T, e *env) {
 		t.Errorf("user imported without a hash has hash %q", rec.PasswordHash)
 	}
 	_, err = e.ws.Authenticate(e.ctx, "full", "")
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	if users, err := e.ws.ImportUsers(e.ctx, nil); err != nil || len(users) != 0 {
 		t.Errorf("empty batch = %v, %v", users, err)
 	}

@@ -168,10 +168,10 @@ func testRuleEventsRollBack(t *testing.T, e *env) {
 	hook := e.endpoint(identity.EventTypes()...)
 	u := e.user("ada")
 	_, err := e.ws.CreateUser(e.ctx, newUser("ADA")) // conflict: rolls back
-	wantCode(t, err, identity.CodeConflict)
+	WantCode(t, err, identity.CodeConflict)
 	_, err = e.ws.UpdateUser(e.ctx, u.ID, identity.UserUpdate{Email: "bad", FullName: "x"})
-	wantCode(t, err, identity.CodeInvalid)
-	wantCode(t, e.ws.RemoveRole(e.ctx, u.ID, 9), identity.CodeNotFound)
+	WantCode(t, err, identity.CodeInvalid)
+	WantCode(t, e.ws.RemoveRole(e.ctx, u.ID, 9), identity.CodeNotFound)
 	if diff := cmp.Diff([]string{"user.created"}, eventTypes(e.events(hook))); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
@@ -186,7 +186,7 @@ func testRuleLoginFailedEvents(t *testing.T, e *env) {
 	nopass := imported[0]
 	// Nobody listens: a refused login writes nothing.
 	_, err = e.ws.Authenticate(e.ctx, "ada", "wrong password")
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	if n := e.pending(); n != 0 {
 		t.Fatalf("%d deliveries queued with no subscriber", n)
 	}
@@ -215,7 +215,7 @@ func testRuleLoginFailedEvents(t *testing.T, e *env) {
 			}
 			continue
 		}
-		wantCode(t, err, identity.CodeUnauthenticated)
+		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	var got []string
 	for _, ev := range e.events(hook) {
@@ -251,7 +251,7 @@ func testRuleSessions(t *testing.T, e *env) {
 		t.Errorf("Login session (-want +got):\n%s", diff)
 	}
 	_, _, _, err = e.ws.Login(e.ctx, "ada", "wrong password")
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 
 	// Verify; LastSeenAt moves at most once a minute.
 	e.clock.Advance(30 * time.Second)
@@ -273,13 +273,13 @@ func testRuleSessions(t *testing.T, e *env) {
 	}
 	for _, bad := range []string{"", "ids_", flipped, "idk_" + token[4:]} {
 		_, _, err := e.ws.VerifySession(e.ctx, bad)
-		wantCode(t, err, identity.CodeUnauthenticated)
+		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 
 	// Expiry: an expired session is refused; revoking it emits nothing.
 	e.clock.Advance(identity.DefaultSessionLifetime)
 	_, _, err = e.ws.VerifySession(e.ctx, token)
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func testRuleSessions(t *testing.T, e *env) {
 		}
 	}
 	_, _, err = e.ws.VerifySession(e.ctx, token2)
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	var data []string
 	for _, ev := range e.events(hook) {
 		data = append(data, string(ev.Data))
@@ -303,15 +303,15 @@ func testRuleSessions(t *testing.T, e *env) {
 	if diff := cmp.Diff([]string{`{"sessionId":"` + s2.ID + `","userId":1,"reason":"revoked"}`}, data); diff != "" {
 		t.Errorf("session.revoked events (-want +got):\n%s", diff)
 	}
-	wantCode(t, e.ws.RevokeSession(e.ctx, "0000000000000000"), identity.CodeNotFound)
+	WantCode(t, e.ws.RevokeSession(e.ctx, "0000000000000000"), identity.CodeNotFound)
 	sessions, err := e.ws.Sessions(e.ctx, u.ID)
 	if err != nil || len(sessions) != 2 || sessions[0].ID != s.ID || sessions[1].RevokedAt == nil {
 		t.Errorf("Sessions = %+v, %v", sessions, err)
 	}
 	_, err = e.ws.Sessions(e.ctx, 999)
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 	_, _, err = e.ws.StartSession(e.ctx, 999)
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 }
 
 func testRuleDisableRevokesSessions(t *testing.T, e *env) {
@@ -334,7 +334,7 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 	}
 	for _, token := range tokens {
 		_, _, err := e.ws.VerifySession(e.ctx, token)
-		wantCode(t, err, identity.CodeUnauthenticated)
+		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	var got []string
 	for _, ev := range e.events(hook) {
@@ -365,10 +365,10 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 		}
 	}
 	_, _, err = e.ws.VerifySession(e.ctx, tokens[2])
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	if err := e.ws.DisableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = e.ws.StartSession(e.ctx, u.ID)
-	wantCode(t, err, identity.CodeForbidden)
+	WantCode(t, err, identity.CodeForbidden)
 }

@@ -39,8 +39,8 @@ func testRuleAttributes(t *testing.T, e *env) {
 				want[tt.key] = tt.value
 				return
 			}
-			wantCode(t, err, identity.CodeInvalid)
-			wantFields(t, err, tt.fields)
+			WantCode(t, err, identity.CodeInvalid)
+			WantFields(t, err, tt.fields)
 		})
 	}
 	if err := e.ws.SetAttribute(e.ctx, u.ID, "department", "research"); err != nil { // upsert
@@ -57,11 +57,11 @@ func testRuleAttributes(t *testing.T, e *env) {
 	if err := e.ws.DeleteAttribute(e.ctx, u.ID, "department"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.ws.DeleteAttribute(e.ctx, u.ID, "department"), identity.CodeNotFound)
-	wantCode(t, e.ws.SetAttribute(e.ctx, 999, "k", "v"), identity.CodeNotFound)
-	wantCode(t, e.ws.DeleteAttribute(e.ctx, 999, "k"), identity.CodeNotFound)
+	WantCode(t, e.ws.DeleteAttribute(e.ctx, u.ID, "department"), identity.CodeNotFound)
+	WantCode(t, e.ws.SetAttribute(e.ctx, 999, "k", "v"), identity.CodeNotFound)
+	WantCode(t, e.ws.DeleteAttribute(e.ctx, 999, "k"), identity.CodeNotFound)
 	_, err = e.ws.Attributes(e.ctx, 999)
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 	none, err := e.ws.Attributes(e.ctx, e.user("bare").ID)
 	if err != nil || none == nil || len(none) != 0 {
 		t.Errorf("Attributes of bare user = %#v, %v; want empty non-nil map", none, err)
@@ -96,15 +96,15 @@ func testRuleClaimMappers(t *testing.T, e *env) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := put(tt.key, tt.spec)
-			wantCode(t, err, tt.code)
+			WantCode(t, err, tt.code)
 			if tt.fields != nil {
-				wantFields(t, err, tt.fields)
+				WantFields(t, err, tt.fields)
 			}
 		})
 	}
 	for _, name := range []string{"aud", "exp", "nbf", "iat", "jti", "azp", "nonce", "auth_time", "acr", "amr",
 		"at_hash", "c_hash", "s_hash", "sid", "scope", "client_id", "cnf", "typ", "email_verified"} {
-		wantCode(t, put("a", identity.ClaimMapperSpec{ClaimName: name}), identity.CodeReservedClaim)
+		WantCode(t, put("a", identity.ClaimMapperSpec{ClaimName: name}), identity.CodeReservedClaim)
 	}
 	if err := put("a", identity.ClaimMapperSpec{ClaimName: repeat("é", 128)}); err != nil {
 		t.Errorf("128-character claim name: %v", err)
@@ -135,7 +135,7 @@ func testRuleClaimMappers(t *testing.T, e *env) {
 	if err := e.ws.DeleteClaimMapper(e.ctx, "department"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.ws.DeleteClaimMapper(e.ctx, "department"), identity.CodeNotFound)
+	WantCode(t, e.ws.DeleteClaimMapper(e.ctx, "department"), identity.CodeNotFound)
 	// The freed claim name can be taken by another mapper.
 	if err := put("other", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
 		t.Errorf("reuse of a deleted mapper's claim name: %v", err)
@@ -156,7 +156,7 @@ func testRuleClaimMapperLimit(t *testing.T, e *env) {
 		}
 	}
 	_, err := e.ws.PutClaimMapper(e.ctx, "k20", identity.ClaimMapperSpec{ClaimName: "c20"})
-	wantCode(t, err, identity.CodeLimitReached)
+	WantCode(t, err, identity.CodeLimitReached)
 	// Updating an existing mapper at the limit is allowed.
 	if _, err := e.ws.PutClaimMapper(e.ctx, "k05", identity.ClaimMapperSpec{ClaimName: "renamed", IncludeInID: ptr(true)}); err != nil {
 		t.Errorf("update at the limit: %v", err)
@@ -164,7 +164,7 @@ func testRuleClaimMapperLimit(t *testing.T, e *env) {
 	// A conflicting claim name at the limit is still a conflict for an
 	// update.
 	_, err = e.ws.PutClaimMapper(e.ctx, "k06", identity.ClaimMapperSpec{ClaimName: "c07"})
-	wantCode(t, err, identity.CodeConflict)
+	WantCode(t, err, identity.CodeConflict)
 	if got, err := e.ws.ClaimMappers(e.ctx); err != nil || len(got) != 20 {
 		t.Errorf("%d mappers (%v), want 20", len(got), err)
 	}
@@ -219,9 +219,9 @@ func testRuleClaims(t *testing.T, e *env) {
 	check(identity.AccessToken, map[string]string{})
 	check(identity.IDToken, map[string]string{"nick": "adi"})
 	_, err := e.ws.Claims(e.ctx, 999, identity.AccessToken)
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 	_, err = e.ws.Claims(e.ctx, u.ID, identity.TokenKind(0))
-	wantCode(t, err, identity.CodeInvalid)
+	WantCode(t, err, identity.CodeInvalid)
 }
 
 func testRuleWebhooks(t *testing.T, e *env) {
@@ -267,8 +267,8 @@ func testRuleWebhooks(t *testing.T, e *env) {
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.ws.CreateWebhook(e.ctx, tt.nw)
-			wantCode(t, err, identity.CodeInvalid)
-			wantFields(t, err, tt.fields)
+			WantCode(t, err, identity.CodeInvalid)
+			WantFields(t, err, tt.fields)
 			if tt.message != "" && !strings.Contains(err.Error(), tt.message) {
 				t.Errorf("error %q does not list %q", err, tt.message)
 			}
@@ -287,15 +287,15 @@ func testRuleWebhooks(t *testing.T, e *env) {
 		t.Errorf("ListWebhooks page = %+v, %v", page, err)
 	}
 	_, err = e.ws.ListWebhooks(e.ctx, &identity.Page{Limit: 101})
-	wantCode(t, err, identity.CodeInvalid)
+	WantCode(t, err, identity.CodeInvalid)
 
 	if err := e.ws.DeleteWebhook(e.ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.ws.DeleteWebhook(e.ctx, 1), identity.CodeNotFound)
-	wantCode(t, e.ws.DeleteWebhook(e.ctx, 0), identity.CodeNotFound)
+	WantCode(t, e.ws.DeleteWebhook(e.ctx, 1), identity.CodeNotFound)
+	WantCode(t, e.ws.DeleteWebhook(e.ctx, 0), identity.CodeNotFound)
 	_, err = e.ws.GetWebhook(e.ctx, 1)
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 	third, err := e.ws.CreateWebhook(e.ctx, identity.NewWebhook{URL: "https://c.example.com", Events: []string{"login.failed"}})
 	if err != nil || third.Endpoint.ID != 3 {
 		t.Errorf("id after delete = %d, %v; want 3 (ids are never reused)", third.Endpoint.ID, err)
@@ -346,7 +346,7 @@ func testRuleWebhookURLs(t *testing.T, e *env) {
 			t.Errorf("CreateWebhook(%q) = %s, want invalid", tt.url, describe(err))
 			continue
 		}
-		wantFields(t, err, []identity.FieldError{fe("url", tt.rule)})
+		WantFields(t, err, []identity.FieldError{fe("url", tt.rule)})
 	}
 	// With the guard turned off, local receivers are allowed.
 	svc, err := identity.New(e.store, &identity.Options{AllowPrivateWebhooks: true, PasswordHashing: &testArgon2})
@@ -363,7 +363,7 @@ func testRuleWebhookURLs(t *testing.T, e *env) {
 		}
 	}
 	_, err = ws.CreateWebhook(e.ctx, identity.NewWebhook{URL: "http://127.0.0.1", Events: []string{"user.created"}})
-	wantCode(t, err, identity.CodeInvalid) // still https only
+	WantCode(t, err, identity.CodeInvalid) // still https only
 }
 
 func testRuleAPIKeys(t *testing.T, e *env) {
@@ -401,7 +401,7 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 	tampered := secret[:len(secret)-1] + flipped
 	for _, bad := range []string{"", "idk_", secret + "x", secret[:len(secret)-1], tampered, strings.ToUpper(secret), "Bearer " + secret} {
 		_, err := e.svc.VerifyAPIKey(e.ctx, bad)
-		wantCode(t, err, identity.CodeUnauthenticated)
+		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	invalid := []struct {
 		name   string
@@ -416,8 +416,8 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 	}
 	for _, tt := range invalid {
 		_, _, err := e.ws.CreateAPIKey(e.ctx, tt.kname, tt.scopes)
-		wantCode(t, err, identity.CodeInvalid)
-		wantFields(t, err, tt.fields)
+		WantCode(t, err, identity.CodeInvalid)
+		WantFields(t, err, tt.fields)
 	}
 	all := identity.Scopes()
 	if len(all) != 8 {
@@ -438,13 +438,13 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, other.RevokeAPIKey(e.ctx, k.ID), identity.CodeNotFound) // not its key
+	WantCode(t, other.RevokeAPIKey(e.ctx, k.ID), identity.CodeNotFound) // not its key
 	if err := e.ws.RevokeAPIKey(e.ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.ws.RevokeAPIKey(e.ctx, k.ID), identity.CodeNotFound)
+	WantCode(t, e.ws.RevokeAPIKey(e.ctx, k.ID), identity.CodeNotFound)
 	_, err = e.svc.VerifyAPIKey(e.ctx, secret)
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	keys, err = e.ws.APIKeys(e.ctx)
 	if err != nil || len(keys) != 1 || keys[0].ID != k2.ID {
 		t.Errorf("APIKeys after revoke = %+v, %v", keys, err)
@@ -464,15 +464,15 @@ func testRuleAuthorize(t *testing.T, e *env) {
 		t.Fatalf("Authorize = %v, %v", ws, err)
 	}
 	_, err = e.svc.Authorize(e.ctx, "idk_nope", "acme", identity.ScopeUsersRead)
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	_, errExisting := e.svc.Authorize(e.ctx, key, "other", identity.ScopeUsersRead)
 	_, errMissing := e.svc.Authorize(e.ctx, key, "no-such-workspace", identity.ScopeUsersRead)
-	wantCode(t, errExisting, identity.CodeForbidden)
+	WantCode(t, errExisting, identity.CodeForbidden)
 	if diff := cmp.Diff(errExisting, errMissing); diff != "" {
 		t.Errorf("foreign workspace errors differ between existing and missing slugs (-existing +missing):\n%s", diff)
 	}
 	_, err = e.svc.Authorize(e.ctx, key, "acme", identity.ScopeUsersWrite)
-	wantCode(t, err, identity.CodeForbidden)
+	WantCode(t, err, identity.CodeForbidden)
 	if e, ok := err.(*identity.Error); !ok || e.Scope != identity.ScopeUsersWrite {
 		t.Errorf("missing-scope error = %#v, want Scope %q", err, identity.ScopeUsersWrite)
 	}
@@ -501,13 +501,13 @@ func testRuleAuthenticate(t *testing.T, e *env) {
 			}
 			continue
 		}
-		wantCode(t, err, identity.CodeUnauthenticated)
+		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	if err := e.ws.DisableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.ws.Authenticate(e.ctx, "Login.User", "s3cret-passphrase")
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	if err := e.ws.EnableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -516,14 +516,14 @@ func testRuleAuthenticate(t *testing.T, e *env) {
 	}
 	// SetPassword applies the policy and replaces the password.
 	err = e.ws.SetPassword(e.ctx, u.ID, "short")
-	wantCode(t, err, identity.CodeInvalid)
-	wantFields(t, err, []identity.FieldError{fe("password", identity.RulePasswordMinLength)})
-	wantCode(t, e.ws.SetPassword(e.ctx, 999, "long-enough-pass"), identity.CodeNotFound)
+	WantCode(t, err, identity.CodeInvalid)
+	WantFields(t, err, []identity.FieldError{fe("password", identity.RulePasswordMinLength)})
+	WantCode(t, e.ws.SetPassword(e.ctx, 999, "long-enough-pass"), identity.CodeNotFound)
 	if err := e.ws.SetPassword(e.ctx, u.ID, "a-new-passphrase"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.ws.Authenticate(e.ctx, "Login.User", "s3cret-passphrase")
-	wantCode(t, err, identity.CodeUnauthenticated)
+	WantCode(t, err, identity.CodeUnauthenticated)
 	if _, err := e.ws.Authenticate(e.ctx, "Login.User", "a-new-passphrase"); err != nil {
 		t.Errorf("Authenticate with new password: %v", err)
 	}
@@ -555,7 +555,7 @@ func testRuleImportedHashes(t *testing.T, e *env) {
 				t.Fatalf("ImportUsers: %v", err)
 			}
 			_, err = e.ws.Authenticate(e.ctx, username, h.password+"x")
-			wantCode(t, err, identity.CodeUnauthenticated)
+			WantCode(t, err, identity.CodeUnauthenticated)
 			if e.storedUser(users[0].ID).PasswordHash != h.hash {
 				t.Fatal("a failed login changed the hash")
 			}

@@ -22,10 +22,10 @@ func testRuleWorkspaces(t *testing.T, e *env) {
 		}
 	}
 	_, err := e.svc.CreateWorkspace(e.ctx, "acme", nil)
-	wantCode(t, err, identity.CodeConflict)
+	WantCode(t, err, identity.CodeConflict)
 
 	_, err = e.svc.Workspace(e.ctx, "nope")
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 	ws, err := e.svc.Workspace(e.ctx, "acme")
 	if err != nil || ws.Slug() != "acme" || !ws.CreatedAt().Equal(testNow.Truncate(1000)) {
 		t.Fatalf("Workspace(acme) = %v, %v", ws, err)
@@ -74,8 +74,8 @@ func testRuleSettings(t *testing.T, e *env) {
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
 			err := e.ws.UpdateSettings(e.ctx, tt.s)
-			wantCode(t, err, identity.CodeInvalid)
-			wantFields(t, err, tt.fields)
+			WantCode(t, err, identity.CodeInvalid)
+			WantFields(t, err, tt.fields)
 			if _, err := e.svc.CreateWorkspace(e.ctx, "other", &tt.s); identity.ErrorCode(err) != identity.CodeInvalid {
 				t.Errorf("CreateWorkspace with bad settings = %s", describe(err))
 			}
@@ -132,8 +132,8 @@ func testRuleCreateUserValidation(t *testing.T, e *env) {
 			nu := valid
 			tt.mod(&nu)
 			_, err := e.ws.CreateUser(e.ctx, nu)
-			wantCode(t, err, identity.CodeInvalid)
-			wantFields(t, err, tt.fields)
+			WantCode(t, err, identity.CodeInvalid)
+			WantFields(t, err, tt.fields)
 		})
 	}
 	list, err := e.ws.ListUsers(e.ctx, "", nil)
@@ -214,12 +214,12 @@ func testRulePasswordPolicy(t *testing.T, e *env) {
 				}
 				return
 			}
-			wantCode(t, err, identity.CodeInvalid)
+			WantCode(t, err, identity.CodeInvalid)
 			var want []identity.FieldError
 			for _, r := range tt.rules {
 				want = append(want, fe("password", r))
 			}
-			wantFields(t, err, want)
+			WantFields(t, err, want)
 		})
 	}
 }
@@ -241,8 +241,8 @@ func testRuleUserUniqueness(t *testing.T, e *env) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.ws.CreateUser(e.ctx, tt.nu)
-			wantCode(t, err, identity.CodeConflict)
-			wantFields(t, err, tt.fields)
+			WantCode(t, err, identity.CodeConflict)
+			WantFields(t, err, tt.fields)
 		})
 	}
 	// Stored as given.
@@ -251,8 +251,8 @@ func testRuleUserUniqueness(t *testing.T, e *env) {
 	}
 	bob := e.user("bob")
 	_, err := e.ws.UpdateUser(e.ctx, bob.ID, identity.UserUpdate{Email: "ADA@example.com", FullName: "Bob"})
-	wantCode(t, err, identity.CodeConflict)
-	wantFields(t, err, []identity.FieldError{fe("email", identity.RuleTaken)})
+	WantCode(t, err, identity.CodeConflict)
+	WantFields(t, err, []identity.FieldError{fe("email", identity.RuleTaken)})
 	// A user may keep its own email in another case, and the old email is
 	// free once changed.
 	if _, err := e.ws.UpdateUser(e.ctx, ada.ID, identity.UserUpdate{Email: "ADA@EXAMPLE.com", FullName: "Ada"}); err != nil {
@@ -280,7 +280,7 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 		t.Errorf("first user id = %d, want 1", first.ID)
 	}
 	_, err := e.ws.CreateUser(e.ctx, newUser("first")) // conflict: consumes no id
-	wantCode(t, err, identity.CodeConflict)
+	WantCode(t, err, identity.CodeConflict)
 	second := e.user("second")
 	if second.ID <= first.ID {
 		t.Errorf("second id %d not above first %d", second.ID, first.ID)
@@ -303,17 +303,17 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 
 	for _, id := range []int64{0, -1, 999} {
 		_, err := e.ws.GetUser(e.ctx, id)
-		wantCode(t, err, identity.CodeNotFound)
+		WantCode(t, err, identity.CodeNotFound)
 		_, err = e.ws.UpdateUser(e.ctx, id, identity.UserUpdate{Email: "z@example.com", FullName: "Z"})
-		wantCode(t, err, identity.CodeNotFound)
-		wantCode(t, e.ws.DisableUser(e.ctx, id), identity.CodeNotFound)
-		wantCode(t, e.ws.EnableUser(e.ctx, id), identity.CodeNotFound)
+		WantCode(t, err, identity.CodeNotFound)
+		WantCode(t, e.ws.DisableUser(e.ctx, id), identity.CodeNotFound)
+		WantCode(t, e.ws.EnableUser(e.ctx, id), identity.CodeNotFound)
 	}
 
 	// Update: email and full name only; a changed email is unverified.
 	_, err = e.ws.UpdateUser(e.ctx, first.ID, identity.UserUpdate{Email: "bad", FullName: ""})
-	wantCode(t, err, identity.CodeInvalid)
-	wantFields(t, err, []identity.FieldError{fe("email", identity.RuleFormat), fe("fullName", identity.RuleRequired)})
+	WantCode(t, err, identity.CodeInvalid)
+	WantFields(t, err, []identity.FieldError{fe("email", identity.RuleFormat), fe("fullName", identity.RuleRequired)})
 	updated, err := e.ws.UpdateUser(e.ctx, first.ID, identity.UserUpdate{Email: "new@example.com", FullName: "First Renamed"})
 	if err != nil {
 		t.Fatal(err)
@@ -427,8 +427,8 @@ func testRuleListUsers(t *testing.T, e *env) {
 	}
 	for _, tt := range bad {
 		_, err := e.ws.ListUsers(e.ctx, "", &tt.page)
-		wantCode(t, err, identity.CodeInvalid)
-		wantFields(t, err, tt.fields)
+		WantCode(t, err, identity.CodeInvalid)
+		WantFields(t, err, tt.fields)
 	}
 	if got, err := e.ws.ListUsers(e.ctx, "", &identity.Page{Limit: 100}); err != nil || len(got.Items) != 6 {
 		t.Errorf("limit 100: %d users, %v", len(got.Items), err)
@@ -452,14 +452,14 @@ func testRuleRoles(t *testing.T, e *env) {
 	if err := e.ws.RemoveRole(e.ctx, u.ID, 5); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.ws.RemoveRole(e.ctx, u.ID, 5), identity.CodeNotFound)
-	wantCode(t, e.ws.RemoveRole(e.ctx, u.ID, 4), identity.CodeNotFound)
-	wantCode(t, e.ws.AssignRole(e.ctx, 999, 1), identity.CodeNotFound)
-	wantCode(t, e.ws.RemoveRole(e.ctx, 999, 3), identity.CodeNotFound)
-	wantCode(t, e.ws.AssignRole(e.ctx, u.ID, 0), identity.CodeNotFound)
-	wantCode(t, e.ws.AssignRole(e.ctx, u.ID, -2), identity.CodeNotFound)
+	WantCode(t, e.ws.RemoveRole(e.ctx, u.ID, 5), identity.CodeNotFound)
+	WantCode(t, e.ws.RemoveRole(e.ctx, u.ID, 4), identity.CodeNotFound)
+	WantCode(t, e.ws.AssignRole(e.ctx, 999, 1), identity.CodeNotFound)
+	WantCode(t, e.ws.RemoveRole(e.ctx, 999, 3), identity.CodeNotFound)
+	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, 0), identity.CodeNotFound)
+	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, -2), identity.CodeNotFound)
 	_, err = e.ws.Roles(e.ctx, 999)
-	wantCode(t, err, identity.CodeNotFound)
+	WantCode(t, err, identity.CodeNotFound)
 	if roles, err = e.ws.Roles(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -55,39 +55,5 @@ func TestDispatchersOverPostgres(t *testing.T) {
 		ds = append(ds, d)
 	}
 	env.createUsers(n)
-	env.waitDeliveries(hook.Endpoint.ID, "every delivery to succeed (the gate opens only when the dispatchers send at the same time)", func(ds []identity.Delivery) bool {
-		return len(ds) == n && settled(ds)
-	})
-	for _, d := range ds {
-		d.Stop()
-	}
-
-	checkAtLeastOnce(t, rc.requests(), n)
-	rc.mu.Lock()
-	maxActive := rc.maxActive
-	rc.mu.Unlock()
-	if maxActive != 1 {
-		t.Errorf("a webhook-id was in flight %d times at once", maxActive)
-	}
-	if !g.isOpen() {
-		t.Error("the gate never opened")
-	}
-	var successes uint64
-	for i, d := range ds {
-		st, err := d.Stats(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Attempts == 0 {
-			t.Errorf("dispatcher %d made no attempt: %+v", i, st)
-		}
-		if st.Pending != 0 {
-			t.Errorf("stats %+v: deliveries still pending", st)
-		}
-		successes += st.Successes
-		t.Logf("dispatcher %d: %d attempts", i, st.Attempts)
-	}
-	if successes != uint64(n) {
-		t.Errorf("%d successes in all, want %d", successes, n)
-	}
+	checkSharedWork(t, env, hook.Endpoint.ID, rc, g, ds, n)
 }

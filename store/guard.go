@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,8 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // fn has returned (or panicked) every method returns ErrTxDone without
 // reaching tx. PutDelivery refuses a job whose Kind is neither JobWebhook
 // nor JobMail, or a mail job with an EndpointID, so a store sees only
-// well-formed jobs. A store's Update calls it afresh for every call of fn,
+// well-formed jobs; PutWebhook refuses an id below 1, and PutOAuthClient
+// an empty id. A store's Update calls it afresh for every call of fn,
 // including a call that runs fn again in a new transaction.
 func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
 
@@ -278,6 +280,37 @@ func (g *guarded) DeleteAPIKey(id string) error {
 		return err
 	}
 	return g.tx.DeleteAPIKey(id)
+}
+
+func (g *guarded) PutOAuthClient(slug string, c OAuthClient) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if c.ID == "" {
+		return errors.New("store: the OAuth client id is empty")
+	}
+	return g.tx.PutOAuthClient(slug, c)
+}
+
+func (g *guarded) OAuthClient(slug, id string) (OAuthClient, error) {
+	if err := g.read(); err != nil {
+		return OAuthClient{}, err
+	}
+	return g.tx.OAuthClient(slug, id)
+}
+
+func (g *guarded) OAuthClients(slug string) ([]OAuthClient, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.OAuthClients(slug)
+}
+
+func (g *guarded) DeleteOAuthClient(slug, id string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteOAuthClient(slug, id)
 }
 
 func (g *guarded) PutVerificationToken(slug string, t VerificationToken) error {

@@ -91,6 +91,19 @@ func (f *fakeTx) APIKey(string) (store.APIKey, error) {
 }
 func (f *fakeTx) APIKeys(string) ([]store.APIKey, error) { f.call("APIKeys"); return nil, nil }
 func (f *fakeTx) DeleteAPIKey(string) error              { f.call("DeleteAPIKey"); return nil }
+func (f *fakeTx) PutOAuthClient(string, store.OAuthClient) error {
+	f.call("PutOAuthClient")
+	return nil
+}
+func (f *fakeTx) OAuthClient(string, string) (store.OAuthClient, error) {
+	f.call("OAuthClient")
+	return store.OAuthClient{}, nil
+}
+func (f *fakeTx) OAuthClients(string) ([]store.OAuthClient, error) {
+	f.call("OAuthClients")
+	return nil, nil
+}
+func (f *fakeTx) DeleteOAuthClient(string, string) error { f.call("DeleteOAuthClient"); return nil }
 func (f *fakeTx) PutVerificationToken(string, store.VerificationToken) error {
 	f.call("PutVerificationToken")
 	return nil
@@ -163,6 +176,8 @@ var writes = []method{
 	{"PutSession", func(tx store.Tx) error { return tx.PutSession("a", store.Session{}) }},
 	{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(store.APIKey{}) }},
 	{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("k") }},
+	{"PutOAuthClient", func(tx store.Tx) error { return tx.PutOAuthClient("a", store.OAuthClient{ID: "c"}) }},
+	{"DeleteOAuthClient", func(tx store.Tx) error { return tx.DeleteOAuthClient("a", "c") }},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
 	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
@@ -191,6 +206,8 @@ var reads = []method{
 	{"UserSessions", func(tx store.Tx) error { _, err := tx.UserSessions("a", 1); return err }},
 	{"APIKey", func(tx store.Tx) error { _, err := tx.APIKey("k"); return err }},
 	{"APIKeys", func(tx store.Tx) error { _, err := tx.APIKeys("a"); return err }},
+	{"OAuthClient", func(tx store.Tx) error { _, err := tx.OAuthClient("a", "c"); return err }},
+	{"OAuthClients", func(tx store.Tx) error { _, err := tx.OAuthClients("a"); return err }},
 	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
 	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
@@ -356,6 +373,22 @@ func TestPutWebhookChecksID(t *testing.T) {
 		_ = store.RunUpdate(f, func(tx store.Tx) error { err = tx.PutWebhook("a", store.Webhook{ID: c.id}); return nil })
 		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
 			t.Errorf("PutWebhook(id %d): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
+		}
+	}
+}
+
+// TestPutOAuthClientChecksID checks that the front passes on only a
+// non-empty client id, which every store can hold as a key.
+func TestPutOAuthClientChecksID(t *testing.T) {
+	for _, c := range []struct {
+		id string
+		ok bool
+	}{{"c", true}, {"idc_0123456789abcdef", true}, {"", false}} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error { err = tx.PutOAuthClient("a", store.OAuthClient{ID: c.id}); return nil })
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("PutOAuthClient(id %q): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
 		}
 	}
 }

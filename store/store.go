@@ -84,10 +84,11 @@ type Store interface {
 // method called after fn returned returns ErrTxDone, before the store's
 // own method runs. An implementation therefore never checks either; it
 // states only its own work. The front also passes PutWebhook only a
-// positive id (ids come from NextID), and PutDelivery only a well-formed
-// job: Kind JobWebhook with a positive EndpointID, or JobMail with
-// EndpointID 0. So no endpoint shares EndpointID 0 with the mail jobs, and
-// a store may tell the kinds apart by it.
+// positive id (ids come from NextID), PutOAuthClient only a non-empty id
+// (a key every store can hold), and PutDelivery only a well-formed job:
+// Kind JobWebhook with a positive EndpointID, or JobMail with EndpointID
+// 0. So no endpoint shares EndpointID 0 with the mail jobs, and a store
+// may tell the kinds apart by it.
 type Tx interface {
 	Records
 	Queue
@@ -179,6 +180,17 @@ type Records interface {
 	APIKeys(slug string) ([]APIKey, error)
 	// DeleteAPIKey removes the key record, or returns ErrNotFound.
 	DeleteAPIKey(id string) error
+
+	// PutOAuthClient creates or replaces the OAuth client with c.ID in the
+	// workspace. Client ids are unique within a workspace only.
+	PutOAuthClient(slug string, c OAuthClient) error
+	// OAuthClient returns the workspace's OAuth client with the id.
+	OAuthClient(slug, id string) (OAuthClient, error)
+	// OAuthClients returns the workspace's OAuth clients in ascending id
+	// order (byte order, as Go compares strings).
+	OAuthClients(slug string) ([]OAuthClient, error)
+	// DeleteOAuthClient removes the OAuth client, or returns ErrNotFound.
+	DeleteOAuthClient(slug, id string) error
 
 	// PutVerificationToken creates or replaces the token with t.ID.
 	PutVerificationToken(slug string, t VerificationToken) error
@@ -412,6 +424,21 @@ type APIKey struct {
 	Workspace  string
 	Name       string
 	Scopes     []string
+	SecretHash []byte
+	CreatedAt  time.Time
+}
+
+// OAuthClient is the stored form of an OAuth client of a workspace: never
+// its secret, only a hash of it.
+type OAuthClient struct {
+	// ID is the client_id, unique within the workspace.
+	ID                     string
+	Name                   string
+	Public                 bool
+	RedirectURIs           []string
+	PostLogoutRedirectURIs []string
+	GrantTypes             []string
+	// SecretHash is empty for a public client, which has no secret.
 	SecretHash []byte
 	CreatedAt  time.Time
 }

@@ -44,6 +44,7 @@ const (
 	bucketUserSessions
 	bucketTokens
 	bucketIdempotency
+	bucketOAuthClients
 	numNested // the number of nested buckets
 )
 
@@ -66,6 +67,7 @@ var nestedNames = [numNested][]byte{
 	bucketUserSessions:     []byte("user_sessions"),
 	bucketTokens:           []byte("verification_tokens"),
 	bucketIdempotency:      []byte("idempotency"),
+	bucketOAuthClients:     []byte("oauth_clients"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

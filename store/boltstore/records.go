@@ -10,6 +10,100 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
+// OAuth clients live in their workspace's oauth_clients bucket under
+// their id.
+
+// errEmptyClientID is returned for an OAuth client without an id, which
+// the store front never passes on: bbolt cannot store an empty key.
+var errEmptyClientID = errors.New("boltstore: the OAuth client id is empty")
+
+// clientRecord is the stored form of store.OAuthClient; the id is the
+// key, and empty fields are left out.
+type clientRecord struct {
+	Name         string   `json:"name,omitempty"`
+	Public       bool     `json:"public,omitempty"`
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
+	PostLogout   []string `json:"post_logout_uris,omitempty"`
+	GrantTypes   []string `json:"grant_types,omitempty"`
+	SecretHash   []byte   `json:"secret_hash,omitempty"`
+	CreatedAt    int64    `json:"created_us"`
+}
+
+// PutOAuthClient implements store.Tx.
+func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
+	sp, err := t.space(slug)
+	if err != nil {
+		return err
+	}
+	if c.ID == "" {
+		return errEmptyClientID
+	}
+	v, err := json.Marshal(clientRecord{
+		Name: c.Name, Public: c.Public, RedirectURIs: c.RedirectURIs, PostLogout: c.PostLogoutRedirectURIs,
+		GrantTypes: c.GrantTypes, SecretHash: c.SecretHash, CreatedAt: toMicros(c.CreatedAt),
+	})
+	if err != nil {
+		return err
+	}
+	return sp.bucket(bucketOAuthClients).Put([]byte(c.ID), v)
+}
+
+func decodeClient(id, v []byte) (store.OAuthClient, error) {
+	var r clientRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.OAuthClient{}, fmt.Errorf("boltstore: OAuth client %q: %w", id, err)
+	}
+	return store.OAuthClient{
+		ID: string(id), Name: r.Name, Public: r.Public, RedirectURIs: r.RedirectURIs,
+		PostLogoutRedirectURIs: r.PostLogout, GrantTypes: r.GrantTypes, SecretHash: r.SecretHash,
+		CreatedAt: fromMicros(r.CreatedAt),
+	}, nil
+}
+
+// OAuthClient implements store.Tx.
+func (t *tx) OAuthClient(slug, id string) (store.OAuthClient, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return store.OAuthClient{}, err
+	}
+	var v []byte
+	if id != "" {
+		v = sp.bucket(bucketOAuthClients).Get([]byte(id))
+	}
+	if v == nil {
+		return store.OAuthClient{}, notFound("OAuth client %q", id)
+	}
+	return decodeClient([]byte(id), v)
+}
+
+// OAuthClients implements store.Tx: the bucket in key order.
+func (t *tx) OAuthClients(slug string) ([]store.OAuthClient, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.OAuthClient
+	err = sp.bucket(bucketOAuthClients).ForEach(func(k, v []byte) error {
+		c, err := decodeClient(k, v)
+		out = append(out, c)
+		return err
+	})
+	return out, err
+}
+
+// DeleteOAuthClient implements store.Tx.
+func (t *tx) DeleteOAuthClient(slug, id string) error {
+	sp, err := t.space(slug)
+	if err != nil {
+		return err
+	}
+	b := sp.bucket(bucketOAuthClients)
+	if id == "" || b.Get([]byte(id)) == nil { // a record is never empty
+		return notFound("OAuth client %q", id)
+	}
+	return b.Delete([]byte(id))
+}
+
 // Verification tokens.
 
 // errEmptyTokenID is returned by PutVerificationToken for a token without

@@ -125,4 +125,16 @@ func TestPreviousReleaseFile(t *testing.T) {
 
 	s = openStore(t, path, nil)
 	check(t, s, leased, hook)
+
+	// The file predates OAuth clients: Open gave its workspace their
+	// bucket.
+	client := store.OAuthClient{ID: "idc_0123456789abcdef", Public: true, RedirectURIs: []string{"https://app.example/cb"}}
+	mustUpdate(t, s, func(tx store.Tx) error { return tx.PutOAuthClient(testSlug, client) })
+	mustView(t, s, func(tx store.Tx) error {
+		got, err := tx.OAuthClients(testSlug)
+		if diff := cmp.Diff([]store.OAuthClient{client}, got); err != nil || diff != "" {
+			t.Errorf("OAuthClients = %v (-want +got):\n%s", err, diff)
+		}
+		return nil
+	})
 }

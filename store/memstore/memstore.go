@@ -82,8 +82,9 @@ type namespace struct {
 	sessions map[string]store.Session      // by id
 	byUser   map[int64]map[string]struct{} // user id -> session ids
 
-	tokens map[string]store.VerificationToken  // by id
-	idem   map[idemKey]store.IdempotencyRecord // by scope and key
+	clients map[string]store.OAuthClient        // by id
+	tokens  map[string]store.VerificationToken  // by id
+	idem    map[idemKey]store.IdempotencyRecord // by scope and key
 }
 
 // userEntry is a stored user with its folded index fields.
@@ -117,6 +118,7 @@ func newNamespace(w store.Workspace) *namespace {
 		mail:       make(map[int64]struct{}),
 		sessions:   make(map[string]store.Session),
 		byUser:     make(map[int64]map[string]struct{}),
+		clients:    make(map[string]store.OAuthClient),
 		tokens:     make(map[string]store.VerificationToken),
 		idem:       make(map[idemKey]store.IdempotencyRecord),
 	}

@@ -2,11 +2,84 @@ package memstore
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/identitylib/identity/store"
 )
+
+// OAuth clients.
+
+func copyClient(c store.OAuthClient) store.OAuthClient {
+	c.CreatedAt = normTime(c.CreatedAt)
+	c.RedirectURIs = slices.Clone(c.RedirectURIs)
+	c.PostLogoutRedirectURIs = slices.Clone(c.PostLogoutRedirectURIs)
+	c.GrantTypes = slices.Clone(c.GrantTypes)
+	c.SecretHash = slices.Clone(c.SecretHash)
+	return c
+}
+
+// PutOAuthClient implements store.Tx.
+func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
+	n, err := t.ns(slug)
+	if err != nil {
+		return err
+	}
+	c = copyClient(c)
+	old, had := n.clients[c.ID]
+	n.clients[c.ID] = c
+	t.onUndo(func() {
+		if had {
+			n.clients[c.ID] = old
+		} else {
+			delete(n.clients, c.ID)
+		}
+	})
+	return nil
+}
+
+// OAuthClient implements store.Tx.
+func (t *tx) OAuthClient(slug, id string) (store.OAuthClient, error) {
+	n, err := t.ns(slug)
+	if err != nil {
+		return store.OAuthClient{}, err
+	}
+	c, ok := n.clients[id]
+	if !ok {
+		return store.OAuthClient{}, store.ErrNotFound
+	}
+	return copyClient(c), nil
+}
+
+// OAuthClients implements store.Tx. It sorts the workspace's clients on
+// each call: a workspace has few.
+func (t *tx) OAuthClients(slug string) ([]store.OAuthClient, error) {
+	n, err := t.ns(slug)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.OAuthClient, 0, len(n.clients))
+	for _, id := range slices.Sorted(maps.Keys(n.clients)) {
+		out = append(out, copyClient(n.clients[id]))
+	}
+	return out, nil
+}
+
+// DeleteOAuthClient implements store.Tx.
+func (t *tx) DeleteOAuthClient(slug, id string) error {
+	n, err := t.ns(slug)
+	if err != nil {
+		return err
+	}
+	old, ok := n.clients[id]
+	if !ok {
+		return store.ErrNotFound
+	}
+	delete(n.clients, id)
+	t.onUndo(func() { n.clients[id] = old })
+	return nil
+}
 
 // Verification tokens.
 

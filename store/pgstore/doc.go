@@ -45,13 +45,16 @@
 //	sessions             (workspace, id); index on (workspace, user_id,
 //	                     created_at, id)
 //	api_keys             id; scopes text[]
+//	oauth_clients        (workspace, id); redirect_uris,
+//	                     post_logout_redirect_uris and grant_types text[]
 //	verification_tokens  (workspace, id)
 //	idempotency          (workspace, scope, key); index on expires_at
 //	update_gate          no rows: the gate every Update locks (see below)
 //
 // Migration 0002 gave jobs their kind column: the rows of a schema that
 // the previous release filled which have no endpoint, its mail jobs,
-// became 'mail', the others 'webhook'.
+// became 'mail', the others 'webhook'. Migration 0003 added
+// oauth_clients.
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so

@@ -324,6 +324,97 @@ func (t *tx) DeleteAPIKey(id string) error {
 	return nil
 }
 
+// OAuth clients.
+
+// clientColumns are the columns scanClient reads, in its order.
+const clientColumns = "id, name, public, redirect_uris, post_logout_redirect_uris, grant_types, secret_hash, created_at"
+
+// scanClient reads a row of clientColumns.
+func scanClient(r pgx.Row) (store.OAuthClient, error) {
+	var c store.OAuthClient
+	err := r.Scan(&c.ID, &c.Name, &c.Public, &c.RedirectURIs, &c.PostLogoutRedirectURIs, &c.GrantTypes, &c.SecretHash, &c.CreatedAt)
+	return c, err
+}
+
+// PutOAuthClient implements store.Tx.
+func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	if err := checkText("OAuth client id", c.ID, "OAuth client name", c.Name); err != nil {
+		return err
+	}
+	for _, list := range [][]string{c.RedirectURIs, c.PostLogoutRedirectURIs, c.GrantTypes} {
+		if err := checkTexts("OAuth client value", list); err != nil {
+			return err
+		}
+	}
+	tag, err := t.exec(`INSERT INTO oauth_clients (workspace, id, name, public, redirect_uris, post_logout_redirect_uris,
+			grant_types, secret_hash, created_at)
+		SELECT slug, $2::text, $3::text, $4::boolean, $5::text[], $6::text[], $7::text[], $8::bytea, $9::timestamptz
+		FROM workspaces WHERE slug = $1
+		ON CONFLICT (workspace, id) DO UPDATE SET name = excluded.name, public = excluded.public,
+			redirect_uris = excluded.redirect_uris, post_logout_redirect_uris = excluded.post_logout_redirect_uris,
+			grant_types = excluded.grant_types, secret_hash = excluded.secret_hash, created_at = excluded.created_at`,
+		slug, c.ID, c.Name, c.Public, texts(c.RedirectURIs), texts(c.PostLogoutRedirectURIs), texts(c.GrantTypes),
+		bin(c.SecretHash), ts(c.CreatedAt))
+	return t.written(tag, err, slug)
+}
+
+// OAuthClient implements store.Tx.
+func (t *tx) OAuthClient(slug, id string) (store.OAuthClient, error) {
+	if !storable(slug) {
+		return store.OAuthClient{}, notFound("workspace %q", slug)
+	}
+	if !storable(id) {
+		return store.OAuthClient{}, t.missing(slug, "OAuth client %q", id)
+	}
+	c, err := scanClient(t.row("SELECT "+clientColumns+" FROM oauth_clients WHERE workspace = $1 AND id = $2", slug, id))
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return store.OAuthClient{}, t.missing(slug, "OAuth client %q", id)
+	default:
+		return store.OAuthClient{}, t.fail(err)
+	}
+}
+
+// OAuthClients implements store.Tx. Ids are text COLLATE "C", so they
+// sort byte by byte, as Go strings do.
+func (t *tx) OAuthClients(slug string) ([]store.OAuthClient, error) {
+	if !storable(slug) {
+		return nil, notFound("workspace %q", slug)
+	}
+	cs, err := collect(t, "SELECT "+clientColumns+" FROM oauth_clients WHERE workspace = $1 ORDER BY id", []any{slug},
+		func(r pgx.Rows) (store.OAuthClient, error) { return scanClient(r) })
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 {
+		return nil, t.emptyResult(slug)
+	}
+	return cs, nil
+}
+
+// DeleteOAuthClient implements store.Tx.
+func (t *tx) DeleteOAuthClient(slug, id string) error {
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	if !storable(id) {
+		return notFound("OAuth client %q", id)
+	}
+	tag, err := t.exec("DELETE FROM oauth_clients WHERE workspace = $1 AND id = $2", slug, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("OAuth client %q", id)
+	}
+	return nil
+}
+
 // Verification tokens.
 
 // errEmptyTokenID is returned by PutVerificationToken for a token without

@@ -69,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DueIndex", testDueIndex},
 		{"Sessions", testSessions},
 		{"APIKeys", testAPIKeys},
+		{"OAuthClients", testOAuthClients},
 		{"VerificationTokens", testVerificationTokens},
 		{"Idempotency", testIdempotency},
 		{"Transactions", testTransactions},
@@ -199,6 +200,10 @@ type snapshot struct {
 	Sessions    map[int64][]store.Session
 	SessionByID map[string]store.Session
 	APIKeys     []store.APIKey
+	Clients     []store.OAuthClient
+	// ClientByID holds what OAuthClient returns for the ids in
+	// snapshotClients that it finds.
+	ClientByID map[string]store.OAuthClient
 }
 
 // The delivery and user ids, and session ids, whose records a snapshot
@@ -206,6 +211,7 @@ type snapshot struct {
 var (
 	snapshotIDs      = []int64{1, 2, 3, 4}
 	snapshotSessions = []string{"sess-1", "sess-2", "sess-3"}
+	snapshotClients  = []string{"client-1", "client-2", "client-3"}
 )
 
 // takeSnapshot reads the workspace's state. lookups are extra usernames
@@ -267,13 +273,16 @@ func takeSnapshot(t *testing.T, s store.Store, slug string, lookups ...string) s
 		if snap.APIKeys, err = tx.APIKeys(slug); err != nil {
 			return fmt.Errorf("APIKeys: %w", err)
 		}
+		if snap.Clients, err = tx.OAuthClients(slug); err != nil {
+			return fmt.Errorf("OAuthClients: %w", err)
+		}
 		return nil
 	})
 	return snap
 }
 
-// readByID reads into snap the deliveries, user sessions and sessions
-// whose ids the snapshot always reads.
+// readByID reads into snap the deliveries, user sessions, sessions and
+// OAuth clients whose ids the snapshot always reads.
 func (snap *snapshot) readByID(tx store.Tx, slug string) error {
 	snap.DeliveryByID = map[int64]store.Delivery{}
 	snap.Sessions = map[int64][]store.Session{}
@@ -297,6 +306,16 @@ func (snap *snapshot) readByID(tx store.Tx, slug string) error {
 			snap.SessionByID[id] = sess
 		case !errors.Is(err, store.ErrNotFound):
 			return fmt.Errorf("Session: %w", err)
+		}
+	}
+	snap.ClientByID = map[string]store.OAuthClient{}
+	for _, id := range snapshotClients {
+		c, err := tx.OAuthClient(slug, id)
+		switch {
+		case err == nil:
+			snap.ClientByID[id] = c
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("OAuthClient: %w", err)
 		}
 	}
 	return nil
@@ -346,6 +365,8 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			delivGot store.Delivery
 			dueGot   dueState
 			sessGot  []store.Session
+			cliGot   store.OAuthClient
+			clisGot  []store.OAuthClient
 		)
 		update(t, s, func(tx store.Tx) error {
 			if err := tx.PutWorkspace(workspace(slugB)); err != nil {
@@ -394,6 +415,15 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			if sessGot, err = tx.UserSessions(slugB, 1); err != nil {
 				return fmt.Errorf("UserSessions: %w", err)
 			}
+			if err := tx.PutOAuthClient(slugB, oauthClient("client-1", 1)); err != nil {
+				return err
+			}
+			if cliGot, err = tx.OAuthClient(slugB, "client-1"); err != nil {
+				return fmt.Errorf("OAuthClient: %w", err)
+			}
+			if clisGot, err = tx.OAuthClients(slugB); err != nil {
+				return fmt.Errorf("OAuthClients: %w", err)
+			}
 			return nil
 		})
 		if diff := cmp.Diff(workspace(slugB), wsGot, equateEmpty); diff != "" {
@@ -426,6 +456,12 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		if diff := cmp.Diff([]store.Session{storedSession("sess-1", 1, 10)}, sessGot); diff != "" {
 			t.Errorf("UserSessions mismatch (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(oauthClient("client-1", 1), cliGot); diff != "" {
+			t.Errorf("OAuthClient mismatch (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]store.OAuthClient{oauthClient("client-1", 1)}, clisGot); diff != "" {
+			t.Errorf("OAuthClients mismatch (-want +got):\n%s", diff)
 		}
 	})
 
@@ -517,7 +553,7 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 			return err
 		})
 		before := takeSnapshot(t, s, slugA, "alice2", "alice2@example.com", "bob", "bob@example.com")
-		if before.UserTotal != 2 || len(before.Webhooks) != 2 || len(before.APIKeys) != 2 {
+		if before.UserTotal != 2 || len(before.Webhooks) != 2 || len(before.APIKeys) != 2 || len(before.Clients) != 2 {
 			t.Fatalf("baseline not written: %+v", before)
 		}
 
@@ -567,7 +603,8 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 		// Committing the same changes works and is visible.
 		update(t, s, func(tx store.Tx) error { return changeEverything(tx, slugA) })
 		changed := takeSnapshot(t, s, slugA)
-		if changed.UserTotal != 2 || changed.Users[0].FullName != "Renamed Person" || len(changed.APIKeys) != 2 || changed.APIKeys[1].ID != "key-9" {
+		if changed.UserTotal != 2 || changed.Users[0].FullName != "Renamed Person" || len(changed.APIKeys) != 2 || changed.APIKeys[1].ID != "key-9" ||
+			len(changed.Clients) != 2 || changed.Clients[0].Name != "renamed" || changed.Clients[1].ID != "client-3" {
 			t.Errorf("committed changes not visible: %+v", changed)
 		}
 	})
@@ -645,7 +682,8 @@ func testTransactions(t *testing.T, newStore func(t *testing.T) store.Store) {
 // writeEverything writes one of every record into the existing workspace
 // slug: users 1 and 2, roles, attributes, mappers, webhooks 1 and 2 with
 // deliveries 1 and 2 (pending) and 3 (succeeded), mail job 4 (pending), sessions sess-1 and
-// sess-2 of user 1, API keys key-1 and key-2, and a sequence value.
+// sess-2 of user 1, API keys key-1 and key-2, OAuth clients client-1 and
+// client-2, and a sequence value.
 func writeEverything(tx store.Tx, slug string) error {
 	steps := []func() error{
 		func() error { return tx.PutUser(slug, user(1, "alice", "alice@example.com", "Alice Liddell")) },
@@ -671,6 +709,8 @@ func writeEverything(tx store.Tx, slug string) error {
 		func() error { return tx.PutSession(slug, storedSession("sess-2", 1, 20)) },
 		func() error { return tx.PutAPIKey(apiKey("key-1", slug)) },
 		func() error { return tx.PutAPIKey(apiKey("key-2", slug)) },
+		func() error { return tx.PutOAuthClient(slug, oauthClient("client-1", 1)) },
+		func() error { return tx.PutOAuthClient(slug, publicClient("client-2", 2)) },
 		func() error { _, err := tx.NextID(slug, store.SeqWebhooks); return err },
 	}
 	for i, step := range steps {
@@ -728,6 +768,13 @@ func changeEverything(tx store.Tx, slug string) error {
 		},
 		func() error { return tx.DeleteAPIKey("key-2") },
 		func() error { return tx.PutAPIKey(apiKey("key-9", slug)) },
+		func() error {
+			c := oauthClient("client-1", 1)
+			c.Name = "renamed"
+			return tx.PutOAuthClient(slug, c)
+		},
+		func() error { return tx.DeleteOAuthClient(slug, "client-2") },
+		func() error { return tx.PutOAuthClient(slug, oauthClient("client-3", 3)) },
 		func() error { _, err := tx.NextID(slug, store.SeqUsers); return err },
 	}
 	for i, step := range steps {
@@ -817,6 +864,13 @@ func checkEmptyWorkspace(t *testing.T, s store.Store, slug string) {
 		if err != nil || len(keys) != 0 {
 			t.Errorf("APIKeys = %v, %v; want none", keys, err)
 		}
+		for _, id := range snapshotClients {
+			_, err := tx.OAuthClient(slug, id)
+			checkErr(t, "OAuthClient("+id+")", err, store.ErrNotFound)
+		}
+		if cs, err := tx.OAuthClients(slug); err != nil || len(cs) != 0 {
+			t.Errorf("OAuthClients = %v, %v; want none", cs, err)
+		}
 		return nil
 	})
 }
@@ -867,6 +921,9 @@ func testViewIsReadOnly(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(apiKey("key-7", slugA)) }},
 		{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("key-1") }},
+		{"PutOAuthClient(new)", func(tx store.Tx) error { return tx.PutOAuthClient(slugA, oauthClient("client-3", 3)) }},
+		{"PutOAuthClient(existing)", func(tx store.Tx) error { return tx.PutOAuthClient(slugA, publicClient("client-1", 9)) }},
+		{"DeleteOAuthClient", func(tx store.Tx) error { return tx.DeleteOAuthClient(slugA, "client-1") }},
 	}
 	for _, w := range writes {
 		err := s.View(t.Context(), func(tx store.Tx) error {
@@ -921,6 +978,10 @@ func testUsedAfterReturn(t *testing.T, newStore func(t *testing.T) store.Store) 
 		{"ClaimDelivery", func(tx store.Tx) error { _, _, err := tx.ClaimDelivery(slugA, 1); return err }},
 		{"DeleteWebhook", func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 1) }},
 		{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("key-1") }},
+		{"OAuthClient", func(tx store.Tx) error { _, err := tx.OAuthClient(slugA, "client-1"); return err }},
+		{"OAuthClients", func(tx store.Tx) error { _, err := tx.OAuthClients(slugA); return err }},
+		{"PutOAuthClient", func(tx store.Tx) error { return tx.PutOAuthClient(slugA, oauthClient("client-3", 3)) }},
+		{"DeleteOAuthClient", func(tx store.Tx) error { return tx.DeleteOAuthClient(slugA, "client-1") }},
 	}
 	var fromView, fromUpdate store.Tx
 	view(t, s, func(tx store.Tx) error { fromView = tx; return nil })

@@ -189,6 +189,8 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"Session", func(tx store.Tx) error { _, err := tx.Session(m, "sess-1"); return err }},
 		{"UserSessions", func(tx store.Tx) error { _, err := tx.UserSessions(m, 1); return err }},
 		{"APIKeys", func(tx store.Tx) error { _, err := tx.APIKeys(m); return err }},
+		{"OAuthClient", func(tx store.Tx) error { _, err := tx.OAuthClient(m, "client-1"); return err }},
+		{"OAuthClients", func(tx store.Tx) error { _, err := tx.OAuthClients(m); return err }},
 	}
 	writes := []struct {
 		name string
@@ -211,6 +213,8 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"ClaimDelivery", func(tx store.Tx) error { _, _, err := tx.ClaimDelivery(m, 1); return err }},
 		{"PutSession", func(tx store.Tx) error { return tx.PutSession(m, storedSession("sess-1", 1, 1)) }},
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(apiKey("key-m", m)) }},
+		{"PutOAuthClient", func(tx store.Tx) error { return tx.PutOAuthClient(m, oauthClient("client-1", 1)) }},
+		{"DeleteOAuthClient", func(tx store.Tx) error { return tx.DeleteOAuthClient(m, "client-1") }},
 	}
 	before := takeSnapshot(t, s, slugA)
 	view(t, s, func(tx store.Tx) error {

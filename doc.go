@@ -1,8 +1,8 @@
 // Package identity is an embedded library for multi-workspace identity
 // management: users with argon2id-hashed passwords, per-user attributes,
 // claim mappers that project attributes into token claims, webhook endpoint
-// subscriptions, scoped API keys, and verification email through a
-// workspace's SMTP server (see ConfirmEmail).
+// subscriptions, scoped API keys, OAuth clients (see CreateClient), and
+// verification email through a workspace's SMTP server (see ConfirmEmail).
 //
 // A Service holds many workspaces over one store.Store. Open gives the
 // one-call default, a bbolt file. New takes any Store: store/pgstore for a

@@ -19,17 +19,18 @@ const (
 	// every problem.
 	CodeInvalid Code = "invalid"
 	// CodeNotFound: the user, workspace, mapper, attribute, role
-	// assignment, endpoint or key does not exist.
+	// assignment, endpoint, key or OAuth client does not exist.
 	CodeNotFound Code = "not_found"
 	// CodeConflict: a unique value (username, email, claim name, workspace
 	// slug) is already taken.
 	CodeConflict Code = "conflict"
 	// CodeReservedClaim: a claim mapper names a registered JWT/OIDC claim.
 	CodeReservedClaim Code = "reserved_claim"
-	// CodeLimitReached: a per-workspace limit (20 claim mappers) is reached.
+	// CodeLimitReached: a per-workspace limit (20 claim mappers, 100 OAuth
+	// clients) is reached.
 	CodeLimitReached Code = "limit_reached"
-	// CodeUnauthenticated: credentials (a password or an API key) are
-	// missing, malformed, unknown or wrong.
+	// CodeUnauthenticated: credentials (a password, an API key or an OAuth
+	// client's secret) are missing, malformed, unknown or wrong.
 	CodeUnauthenticated Code = "unauthenticated"
 	// CodeForbidden: valid credentials that do not grant the operation;
 	// Error.Scope names a missing scope where that is the reason.
@@ -119,6 +120,9 @@ const (
 	// RuleLoopbackOnly: plain-text SMTP or an http verification link,
 	// allowed only for localhost or a loopback address.
 	RuleLoopbackOnly = "loopback_only"
+	// RuleNotAllowed: a known value that the rest of the input rules out,
+	// such as the client_credentials grant for a public OAuth client.
+	RuleNotAllowed = "not_allowed"
 	// Password policy rules.
 	RulePasswordMinLength = "password_min_length"
 	RulePasswordMaxLength = "password_max_length"

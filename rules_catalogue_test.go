@@ -39,7 +39,7 @@ func TestRulesCatalogue(t *testing.T) {
 	for _, group := range [][]catalogueRow{
 		slugRows(), usernameRows(), emailRows(), fullNameRows(), passwordRows(), passwordPolicyRows(),
 		pagingRows(), searchRows(), idRows(), attributeRows(), claimMapperRows(), claimsRows(),
-		webhookRows(), apiKeyRows(), importRows(), importedHashRows(), argon2Rows(), smtpRows(),
+		webhookRows(), apiKeyRows(), clientRows(), importRows(), importedHashRows(), argon2Rows(), smtpRows(),
 		idempotencyRows(), sessionRows(), loginRows(), roleRows(),
 	} {
 		rows = append(rows, group...)
@@ -428,6 +428,104 @@ func idRows() []catalogueRow {
 			_, err := e.ws.GetWebhook(e.ctx, 0)
 			return err
 		}, identity.CodeNotFound, nil},
+	}
+}
+
+func clientRows() []catalogueRow {
+	create := func(mod func(*identity.NewClient)) func(e *testEnv) error {
+		return func(e *testEnv) error {
+			nc := identity.NewClient{RedirectURIs: []string{"https://app.example.com/cb"}}
+			mod(&nc)
+			_, err := e.ws.CreateClient(e.ctx, nc)
+			return err
+		}
+	}
+	name := func(n string) func(e *testEnv) error { return create(func(nc *identity.NewClient) { nc.Name = n }) }
+	redirect := func(uris ...string) func(e *testEnv) error {
+		return create(func(nc *identity.NewClient) { nc.RedirectURIs = uris })
+	}
+	postLogout := func(uris ...string) func(e *testEnv) error {
+		return create(func(nc *identity.NewClient) { nc.PostLogoutRedirectURIs = uris })
+	}
+	grants := func(public bool, g ...identity.GrantType) func(e *testEnv) error {
+		return create(func(nc *identity.NewClient) { nc.Public, nc.GrantTypes = public, g })
+	}
+	n := func(count int, format string) []string {
+		out := make([]string, count)
+		for i := range out {
+			out[i] = fmt.Sprintf(format, i)
+		}
+		return out
+	}
+	const names = "OAuth client name: at most 255, no control characters"
+	const uris = "OAuth client redirectUris: 1-20; each absolute, at most 2048, https (http on localhost or a loopback IP), no fragment, no duplicates"
+	const logout = "OAuth client postLogoutRedirectUris: 0-20, each as a redirect URI"
+	const grant = "OAuth client grantTypes: known, no duplicates; none means authorization_code and refresh_token"
+	const combos = "OAuth client grantTypes: client_credentials for confidential clients only, refresh_token only with authorization_code"
+	const limit = "OAuth clients: at most 100 a workspace"
+	const auth = "OAuth client authentication: an unknown client, a wrong secret and a public client are one unauthenticated error"
+	authenticate := func(secretOf func(c identity.CreatedClient) (string, string), public bool) func(e *testEnv) error {
+		return func(e *testEnv) error {
+			c, err := e.ws.CreateClient(e.ctx, identity.NewClient{Public: public, RedirectURIs: []string{"https://app.example.com/cb"}})
+			if err != nil {
+				return err
+			}
+			id, secret := secretOf(c)
+			_, err = e.ws.AuthenticateClient(e.ctx, id, secret)
+			if err != nil && err.Error() != "identity: invalid client credentials" {
+				return fmt.Errorf("message %q, want the one of every refusal", err)
+			}
+			return err
+		}
+	}
+	return []catalogueRow{
+		{names, "empty", name(""), "", nil},
+		{names, "255 characters", name(strings.Repeat("é", 255)), "", nil},
+		{names, "256 characters", name(strings.Repeat("é", 256)), identity.CodeInvalid, field("name", "max_length")},
+		{names, "a control character", name("a\tb"), identity.CodeInvalid, field("name", "control_character")},
+		{uris, "none", redirect(), identity.CodeInvalid, field("redirectUris", "required")},
+		{uris, "20", redirect(n(20, "https://app.example.com/%d")...), "", nil},
+		{uris, "21", redirect(n(21, "https://app.example.com/%d")...), identity.CodeInvalid, field("redirectUris", "range")},
+		{uris, "2048 characters", redirect("https://app.example.com/" + strings.Repeat("p", 2024)), "", nil},
+		{uris, "2049 characters", redirect("https://app.example.com/" + strings.Repeat("p", 2025)), identity.CodeInvalid, field("redirectUris[0]", "max_length")},
+		{uris, "http on localhost", redirect("http://localhost:8080/cb"), "", nil},
+		{uris, "http on an IPv6 loopback", redirect("http://[::1]/cb"), "", nil},
+		{uris, "http on a public host", redirect("http://app.example.com/cb"), identity.CodeInvalid, field("redirectUris[0]", "loopback_only")},
+		{uris, "relative", redirect("/cb"), identity.CodeInvalid, field("redirectUris[0]", "format")},
+		{uris, "custom scheme", redirect("com.example.app:/cb"), identity.CodeInvalid, field("redirectUris[0]", "format")},
+		{uris, "fragment", redirect("https://app.example.com/cb#x"), identity.CodeInvalid, field("redirectUris[0]", "format")},
+		{uris, "duplicate", redirect("https://app.example.com/cb", "https://app.example.com/cb"), identity.CodeInvalid, field("redirectUris[1]", "duplicate")},
+		{logout, "none", postLogout(), "", nil},
+		{logout, "20", postLogout(n(20, "https://app.example.com/bye/%d")...), "", nil},
+		{logout, "21", postLogout(n(21, "https://app.example.com/bye/%d")...), identity.CodeInvalid, field("postLogoutRedirectUris", "range")},
+		{logout, "http on a public host", postLogout("http://app.example.com/"), identity.CodeInvalid, field("postLogoutRedirectUris[0]", "loopback_only")},
+		{grant, "the default", func(e *testEnv) error {
+			c, err := e.ws.CreateClient(e.ctx, identity.NewClient{RedirectURIs: []string{"https://app.example.com/cb"}})
+			if err != nil {
+				return err
+			}
+			return mismatch("GrantTypes", []identity.GrantType{"authorization_code", "refresh_token"}, c.Client.GrantTypes)
+		}, "", nil},
+		{grant, "unknown", grants(false, "password"), identity.CodeInvalid, field("grantTypes[0]", "unknown")},
+		{grant, "duplicate", grants(false, "authorization_code", "authorization_code"), identity.CodeInvalid, field("grantTypes[1]", "duplicate")},
+		{combos, "client_credentials, confidential", grants(false, "client_credentials"), "", nil},
+		{combos, "client_credentials, public", grants(true, "client_credentials"), identity.CodeInvalid, field("grantTypes[0]", "not_allowed")},
+		{combos, "refresh_token with authorization_code", grants(true, "authorization_code", "refresh_token"), "", nil},
+		{combos, "refresh_token alone", grants(false, "refresh_token"), identity.CodeInvalid, field("grantTypes[0]", "not_allowed")},
+		{combos, "refresh_token with client_credentials", grants(false, "client_credentials", "refresh_token"), identity.CodeInvalid, field("grantTypes[1]", "not_allowed")},
+		{limit, "the 101st", func(e *testEnv) error {
+			for range 100 {
+				if _, err := e.ws.CreateClient(e.ctx, identity.NewClient{RedirectURIs: []string{"https://app.example.com/cb"}}); err != nil {
+					return err
+				}
+			}
+			_, err := e.ws.CreateClient(e.ctx, identity.NewClient{RedirectURIs: []string{"https://app.example.com/cb"}})
+			return err
+		}, identity.CodeLimitReached, nil},
+		{auth, "the right secret", authenticate(func(c identity.CreatedClient) (string, string) { return c.Client.ID, c.Secret }, false), "", nil},
+		{auth, "a wrong secret", authenticate(func(c identity.CreatedClient) (string, string) { return c.Client.ID, c.Secret + "x" }, false), identity.CodeUnauthenticated, nil},
+		{auth, "an unknown client", authenticate(func(c identity.CreatedClient) (string, string) { return "idc_0000000000000000", c.Secret }, false), identity.CodeUnauthenticated, nil},
+		{auth, "a public client", authenticate(func(c identity.CreatedClient) (string, string) { return c.Client.ID, "" }, true), identity.CodeUnauthenticated, nil},
 	}
 }
 
@@ -1300,10 +1398,10 @@ func TestCataloguesOfNames(t *testing.T) {
 	rules := []string{identity.RuleRequired, identity.RuleMinLength, identity.RuleMaxLength, identity.RulePattern,
 		identity.RuleFormat, identity.RuleUTF8, identity.RuleControlCharacter, identity.RuleRange, identity.RuleUnknown,
 		identity.RuleDuplicate, identity.RuleTaken, identity.RulePrivateAddress, identity.RuleLoopbackOnly,
-		identity.RulePasswordMinLength, identity.RulePasswordMaxLength, identity.RulePasswordUpper,
+		identity.RuleNotAllowed, identity.RulePasswordMinLength, identity.RulePasswordMaxLength, identity.RulePasswordUpper,
 		identity.RulePasswordLower, identity.RulePasswordDigit, identity.RulePasswordSymbol, identity.RulePasswordIdentity}
 	documentedRules := []string{"required", "min_length", "max_length", "pattern", "format", "utf8", "control_character",
-		"range", "unknown", "duplicate", "taken", "private_address", "loopback_only", "password_min_length",
+		"range", "unknown", "duplicate", "taken", "private_address", "loopback_only", "not_allowed", "password_min_length",
 		"password_max_length", "password_uppercase", "password_lowercase", "password_digit", "password_symbol",
 		"password_matches_identity"}
 	if diff := cmp.Diff(documentedRules, rules); diff != "" {
@@ -1329,7 +1427,8 @@ func TestCataloguesOfNames(t *testing.T) {
 }
 
 // TestTokenShapes: keys, session and verification tokens, webhook
-// secrets and event ids have their documented shapes.
+// secrets, OAuth client ids and secrets and event ids have their
+// documented shapes.
 func TestTokenShapes(t *testing.T) {
 	e := newTestEnv(t, nil)
 	k, key, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
@@ -1349,9 +1448,15 @@ func TestTokenShapes(t *testing.T) {
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("Deliveries = %v, %v", ds, err)
 	}
+	client, err := e.ws.CreateClient(e.ctx, identity.NewClient{RedirectURIs: []string{"https://app.example.com/cb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	shapes := []struct {
 		what, value, pattern string
 	}{
+		{"OAuth client id", client.Client.ID, `^idc_[0-9a-f]{16}$`},
+		{"OAuth client secret", client.Secret, `^idcs_[A-Za-z0-9_-]{43}$`},
 		{"API key", key, `^idk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$`},
 		{"session token", session, `^ids_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$`},
 		{"webhook secret", created.Secret, `^whsec_[A-Za-z0-9+/]{43}=$`},

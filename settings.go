@@ -202,20 +202,32 @@ func (m *SMTPSettings) validateVerifyURL(p *problems) {
 		return
 	}
 	// Judge the URL as it will be sent, with a token in place.
-	u, err := url.Parse(m.verifyLink(verificationPrefix + "0123456789abcdef_token"))
-	if err != nil || u.Host == "" || u.User != nil || strings.ContainsFunc(m.VerifyURL, unicode.IsSpace) ||
-		strings.IndexFunc(m.VerifyURL, unicode.IsControl) >= 0 {
+	checkLinkURL(p, field, m.verifyLink(verificationPrefix+"0123456789abcdef_token"))
+}
+
+// checkLinkURL checks a URL that a user's browser is sent to (a
+// verification link, an OAuth redirect URI): absolute, with a host and
+// no user information, no white space or control characters, and https,
+// or http only for localhost or a loopback IP address. It returns the
+// parsed URL, or nil after adding a problem for field.
+func checkLinkURL(p *problems, field, link string) *url.URL {
+	u, err := url.Parse(link)
+	if err != nil || u.Hostname() == "" || u.User != nil || strings.ContainsFunc(link, unicode.IsSpace) ||
+		strings.IndexFunc(link, unicode.IsControl) >= 0 {
 		p.add(field, RuleFormat, "must be an absolute URL with a host and no user information")
-		return
+		return nil
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
 	case u.Scheme == "http":
 		p.add(field, RuleLoopbackOnly, "may use http only for localhost or a loopback address")
+		return nil
 	default:
 		p.add(field, RuleFormat, "must be an https URL")
+		return nil
 	}
+	return u
 }
 
 // DefaultPasswordPolicy is the policy of a new workspace: 8 to 1024

@@ -1,6 +1,6 @@
 // Command identityd serves the identity management REST API over a bbolt
 // database file or a PostgreSQL database and administers it: workspaces,
-// API keys and bulk user imports.
+// API keys, OAuth clients and bulk user imports.
 //
 // Usage:
 //
@@ -10,6 +10,9 @@
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
+//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]
+//	identityd [-db FILE] client list -workspace SLUG
+//	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]
 //
@@ -24,6 +27,13 @@
 //
 // key create prints only the new key, on one line; it is shown once and
 // only a hash of it is stored. key list never shows secrets.
+//
+// client create registers an OAuth client of the workspace and prints its
+// id on the first line and, for a confidential client (without -public),
+// its secret on the second; the secret is shown once and only a hash of it
+// is stored. -grant-types defaults to authorization_code,refresh_token;
+// client_credentials is for confidential clients only. client list never
+// shows secrets; client delete stops a client at once.
 //
 // workspace smtp sets the workspace's SMTP server, with which new users
 // and changed email addresses get a verification email that serve's

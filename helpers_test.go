@@ -289,6 +289,13 @@ func (tx *flakyTx) NextDueAt() (time.Time, bool, error) {
 	return tx.Tx.NextDueAt()
 }
 
+func (tx *flakyTx) PutUser(slug string, u store.User) error {
+	if err := tx.s.err("PutUser"); err != nil {
+		return err
+	}
+	return tx.Tx.PutUser(slug, u)
+}
+
 func (tx *flakyTx) User(slug string, id int64) (store.User, error) {
 	if err := tx.s.err("User"); err != nil {
 		return store.User{}, err

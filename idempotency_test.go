@@ -461,3 +461,106 @@ func TestIdempotencyKeyRules(t *testing.T) {
 		})
 	}
 }
+
+// TestIdempotentReplayWritesNothing: a retry of a finished call is
+// answered from a read, in no write transaction.
+func TestIdempotentReplayWritesNothing(t *testing.T) {
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, nil, nil)
+	first, err := ws.CreateUser(t.Context(), newAda(keyed("k", "fp")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := 0
+	st.arm(func(int) error { updates++; return nil })
+	replay, err := ws.CreateUser(t.Context(), newAda(keyed("k", "fp")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, replay); diff != "" {
+		t.Errorf("replay (-created +replay):\n%s", diff)
+	}
+	if updates != 0 {
+		t.Errorf("the replay ran %d write transactions, want 0", updates)
+	}
+}
+
+// TestIdempotentKeyTakenBetweenLookAndHold: a key found free by the first
+// look but used by another request before the hold is taken is refused,
+// and the other request's outcome stays.
+func TestIdempotentKeyTakenBetweenLookAndHold(t *testing.T) {
+	ctx := t.Context()
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, nil, nil)
+	grace := newUserNamed("grace")
+	grace.Idempotency = keyed("k", "fp-grace")
+	st.arm(func(n int) error {
+		if n == 1 { // the hold of bob's call, after its look found the key free
+			if _, err := ws.CreateUser(ctx, grace); err != nil {
+				t.Errorf("CreateUser(grace): %v", err)
+			}
+		}
+		return nil
+	})
+	bob := newUserNamed("bob")
+	bob.Idempotency = keyed("k", "fp-bob")
+	_, err := ws.CreateUser(ctx, bob)
+	wantErrCode(t, err, identity.CodeIdempotencyKeyReused)
+	st.arm(nil)
+	if n := userCount(t, ws); n != 1 {
+		t.Errorf("%d users, want 1 (grace)", n)
+	}
+	replay, err := ws.CreateUser(ctx, grace)
+	if err != nil || replay.Username != "grace" {
+		t.Errorf("grace's retry = %+v, %v; want grace's outcome", replay, err)
+	}
+}
+
+// TestIdempotentHoldTakenOverByARunningCall: a call whose hold was taken
+// over creates nothing even while the call that took it over still runs.
+func TestIdempotentHoldTakenOverByARunningCall(t *testing.T) {
+	ctx := t.Context()
+	clock := newFakeClock()
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, clock, nil)
+	// Updates: 1 the first call's hold, 2 its creation, 3 the second
+	// call's hold, 4 its creation. Both creations wait for the test.
+	entered := map[int]chan struct{}{2: make(chan struct{}), 4: make(chan struct{})}
+	release := map[int]chan struct{}{2: make(chan struct{}), 4: make(chan struct{})}
+	st.arm(func(n int) error {
+		if entered[n] != nil {
+			close(entered[n])
+			<-release[n]
+		}
+		return nil
+	})
+	type result struct {
+		u   identity.User
+		err error
+	}
+	call := func() chan result {
+		done := make(chan result, 1)
+		go func() {
+			u, err := ws.CreateUser(ctx, newAda(keyed("k", "fp")))
+			done <- result{u, err}
+		}()
+		return done
+	}
+	first := call()
+	<-entered[2]
+	clock.Advance(time.Minute) // the first call's hold is over
+	second := call()
+	<-entered[4]
+	close(release[2])
+	if r := <-first; identity.ErrorCode(r.err) != identity.CodeIdempotencyKeyInUse {
+		t.Errorf("the call whose hold was taken over = %+v, %v; want %s", r.u, r.err, identity.CodeIdempotencyKeyInUse)
+	}
+	close(release[4])
+	got := <-second
+	if got.err != nil {
+		t.Fatalf("the second call: %v", got.err)
+	}
+	if n := userCount(t, ws); n != 1 {
+		t.Errorf("%d users, want 1", n)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/identitytest"
 	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/memstore"
 )
 
 // allocated returns how many bytes fn allocated on the heap.
@@ -331,4 +332,107 @@ func TestSessionStoreFailures(t *testing.T) {
 		t.Errorf("RevokeSession with reads failing: %v", err) // it reads in its write
 	}
 	e.st.mend()
+}
+
+// TestRefusedLoginWithoutSubscriberWritesNothing: login.failed is written
+// only when an endpoint subscribes to it; otherwise a refused login runs
+// no write transaction.
+func TestRefusedLoginWithoutSubscriberWritesNothing(t *testing.T) {
+	ctx := t.Context()
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, nil, nil)
+	mustCreateUser(t, ws, "ada")
+	refusals := func() int {
+		t.Helper()
+		updates := 0
+		st.arm(func(int) error { updates++; return nil })
+		defer st.arm(nil)
+		for _, login := range []string{"ada", "ghost"} {
+			_, err := ws.Authenticate(ctx, login, "wrong password")
+			identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+		}
+		return updates
+	}
+	if n := refusals(); n != 0 {
+		t.Errorf("two refused logins with no subscriber ran %d write transactions, want 0", n)
+	}
+	if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/identity", Events: []string{"user.created"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := refusals(); n != 0 {
+		t.Errorf("two refused logins with a subscriber of another event ran %d write transactions, want 0", n)
+	}
+	if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/identity", Events: []string{"login.failed"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := refusals(); n != 2 {
+		t.Errorf("two refused logins with a subscriber ran %d write transactions, want 2", n)
+	}
+}
+
+// TestRehashKeepsAPasswordChangedMeanwhile: the upgrade of an imported
+// hash at login does not overwrite a password set since the login read
+// the user.
+func TestRehashKeepsAPasswordChangedMeanwhile(t *testing.T) {
+	ctx := t.Context()
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, nil, nil)
+	const pbkdf2 = "pbkdf2_sha256$1000$seasalt123$KuEnssc6S4MzVSS8Tu48m1RDSrTAn7j3CfgvvjkvfWA="
+	users, err := ws.ImportUsers(ctx, []identity.ImportedUser{{Username: "old", Email: "old@example.com", FullName: "O", PasswordHash: pbkdf2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.arm(func(n int) error {
+		if n == 1 { // the rehash, after the login checked the old password
+			if err := ws.SetPassword(ctx, users[0].ID, "a brand new password"); err != nil {
+				t.Errorf("SetPassword: %v", err)
+			}
+		}
+		return nil
+	})
+	if _, err := ws.Authenticate(ctx, "old", "correct horse"); err != nil {
+		t.Fatal(err)
+	}
+	st.arm(nil)
+	if _, err := ws.Authenticate(ctx, "old", "a brand new password"); err != nil {
+		t.Errorf("login with the new password: %v", err)
+	}
+	_, err = ws.Authenticate(ctx, "old", "correct horse")
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+}
+
+// TestSessionTouchNeverMovesBack: a check that read the session before
+// another check moved LastSeenAt later does not move it back.
+func TestSessionTouchNeverMovesBack(t *testing.T) {
+	ctx := t.Context()
+	clock := newFakeClock()
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, clock, nil)
+	ada := mustCreateUser(t, ws, "ada")
+	s, token, err := ws.StartSession(ctx, ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := clock.Now()
+	clock.Advance(time.Minute)
+	st.arm(func(n int) error {
+		if n == 1 { // the first check's touch, at start + 1 min
+			clock.Advance(time.Minute)
+			if _, _, err := ws.VerifySession(ctx, token); err != nil {
+				t.Errorf("the second check: %v", err)
+			}
+		}
+		return nil
+	})
+	if _, _, err := ws.VerifySession(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	st.arm(nil)
+	got, err := ws.GetSession(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := start.Add(2 * time.Minute); !got.LastSeenAt.Equal(want) {
+		t.Errorf("LastSeenAt = %v, want %v (the later check's)", got.LastSeenAt, want)
+	}
 }

@@ -184,12 +184,18 @@ func TestRetryJitter(t *testing.T) {
 // TestRetryPolicy: custom waits, a single attempt, and invalid policies.
 func TestRetryPolicy(t *testing.T) {
 	e := newTestEnv(t, nil)
-	for _, bad := range []identity.RetryPolicy{
-		{Retries: []time.Duration{time.Second, -time.Second}},
-		{DisableAfter: -time.Hour},
+	for _, bad := range []struct {
+		policy identity.RetryPolicy
+		fields []identity.FieldError
+	}{
+		{identity.RetryPolicy{Retries: []time.Duration{time.Second, -time.Second}}, field("Retries", "range")},
+		// Several negative waits are one problem.
+		{identity.RetryPolicy{Retries: []time.Duration{-time.Second, time.Second, -time.Minute}}, field("Retries", "range")},
+		{identity.RetryPolicy{DisableAfter: -time.Hour}, field("DisableAfter", "range")},
 	} {
-		_, err := e.svc.Queue(&bad)
+		_, err := e.svc.Queue(&bad.policy)
 		identitytest.WantCode(t, err, identity.CodeInvalid)
+		identitytest.WantFields(t, err, bad.fields)
 	}
 	custom := []time.Duration{time.Minute, 0}
 	q := e.queue(&identity.RetryPolicy{Retries: custom})
@@ -511,6 +517,12 @@ func TestLeaseOfStaleChoice(t *testing.T) {
 	stale, err = q.Lease(e.ctx, "dispatcher-2", q.Now(), time.Minute, gone)
 	if err != nil || len(stale.Jobs) != 0 || stale.Lost != 1 {
 		t.Errorf("Lease of a missing job = %+v, %v; want lost", stale, err)
+	}
+	// A job of a workspace deleted since it was chosen is lost too.
+	ofGone := []identity.DueJob{{Workspace: "gone", ID: 1, Lane: identity.Lane{Workspace: "gone"}, Open: true}}
+	stale, err = q.Lease(e.ctx, "dispatcher-2", q.Now(), time.Minute, ofGone)
+	if err != nil || len(stale.Jobs) != 0 || stale.Lost != 1 {
+		t.Errorf("Lease of a job of a missing workspace = %+v, %v; want lost", stale, err)
 	}
 }
 

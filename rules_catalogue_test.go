@@ -1,7 +1,14 @@
 package identity_test
 
 import (
+	"crypto/pbkdf2"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"hash"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -10,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/crypto/argon2"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/identitytest"
@@ -97,6 +105,7 @@ func slugRows() []catalogueRow {
 		{rule, "64 characters", create(strings.Repeat("a", 64)), identity.CodeInvalid, field("slug", "max_length")},
 		{rule, "empty", create(""), identity.CodeInvalid, field("slug", "required")},
 		{rule, "digits and an inner hyphen", create("a-1"), "", nil},
+		{rule, "z and 9, the last of their ranges, at both ends", create("z9-9z"), "", nil},
 		{rule, "upper case", create("Acme2"), identity.CodeInvalid, field("slug", "pattern")},
 		{rule, "underscore", create("ac_me"), identity.CodeInvalid, field("slug", "pattern")},
 		{rule, "leading hyphen", create("-acme"), identity.CodeInvalid, field("slug", "pattern")},
@@ -119,6 +128,7 @@ func usernameRows() []catalogueRow {
 		{rule, "256 characters", name(strings.Repeat("a", 256)), identity.CodeInvalid, field("username", "max_length")},
 		{rule, "empty", name(""), identity.CodeInvalid, field("username", "required")},
 		{rule, "every allowed class", name("Az.09_-"), "", nil},
+		{rule, "the first and last of every range", name("aAzZ09"), "", nil},
 		{rule, "plus", name("a+b"), identity.CodeInvalid, field("username", "pattern")},
 		{rule, "space", name("a b"), identity.CodeInvalid, field("username", "pattern")},
 		{rule, "at sign", name("a@b"), identity.CodeInvalid, field("username", "pattern")},
@@ -188,6 +198,7 @@ func fullNameRows() []catalogueRow {
 		{rule, "blank", fullName(" \t "), identity.CodeInvalid, field("fullName", "required")},
 		{rule, "NUL", fullName("Ada\x00"), identity.CodeInvalid, field("fullName", "control_character")},
 		{rule, "DEL", fullName("Ada\x7f"), identity.CodeInvalid, field("fullName", "control_character")},
+		{rule, "a control character first", fullName("\x01Ada"), identity.CodeInvalid, field("fullName", "control_character")},
 		{"any text: valid UTF-8", "fullName", fullName("Ada\xff"), identity.CodeInvalid, field("fullName", "utf8")},
 	}
 }
@@ -758,6 +769,7 @@ func webhookRows() []catalogueRow {
 		{urls, "http", url("http://hooks.example.com/identity"), identity.CodeInvalid, field("url", "format")},
 		{urls, "relative", url("/identity"), identity.CodeInvalid, field("url", "format")},
 		{urls, "no host", url("https:///identity"), identity.CodeInvalid, field("url", "format")},
+		{urls, "not parseable", url("https://hooks.example.com:port/identity"), identity.CodeInvalid, field("url", "format")},
 		{urls, "opaque", url("https:hooks.example.com"), identity.CodeInvalid, field("url", "format")},
 		{urls, "upper-case scheme and a port", url("HTTPS://hooks.example.com:8443/x?y=1"), "", nil},
 		{private, "localhost", url("https://localhost/hook"), identity.CodeInvalid, field("url", "private_address")},
@@ -794,6 +806,17 @@ func webhookRows() []catalogueRow {
 		{evs, "duplicate", events("user.created", "user.created"), identity.CodeInvalid, field("events[1]", "duplicate")},
 		{evs, "every unknown one listed", events("a", "user.created", "b"), identity.CodeInvalid,
 			[]identity.FieldError{{Field: "events[0]", Rule: "unknown"}, {Field: "events[2]", Rule: "unknown"}}},
+		{evs, "the message names unknown types only when there are some", func(e *testEnv) error {
+			var messages []string
+			for _, ev := range [][]string{{"user.created", "user.created"}, {"a", "user.created", "b"}} {
+				var ie *identity.Error
+				if err := events(ev...)(e); !errors.As(err, &ie) {
+					return fmt.Errorf("CreateWebhook with events %q = %v, want an *identity.Error", ev, err)
+				}
+				messages = append(messages, ie.Message)
+			}
+			return mismatch("messages", []string{"invalid webhook endpoint", "unknown event types: a, b"}, messages)
+		}, "", nil},
 		{evs, "all nine", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked"), "", nil},
 		{evs, "the email job is no event", events("email.verification"), identity.CodeInvalid, field("events[0]", "unknown")},
@@ -822,6 +845,12 @@ func apiKeyRows() []catalogueRow {
 		{rule, "duplicate scope", create("ci", "users:read", "users:read"), identity.CodeInvalid, field("scopes[1]", "duplicate")},
 		{rule, "all eight", create("ci", "users:read", "users:write", "user_attributes:read", "user_attributes:write",
 			"claim_mappers:read", "claim_mappers:write", "webhooks:read", "webhooks:write"), "", nil},
+		{"API key: idk_, 16 lower-case hex digits, _ and 43 characters of base64url", "APIKeyID of a secret with a line break", func(*testEnv) error {
+			const prefix = "idk_0123456789abcdef_"
+			id1, ok1 := identity.APIKeyID(prefix + strings.Repeat("A", 43))
+			id2, ok2 := identity.APIKeyID(prefix + strings.Repeat("A", 42) + "\n")
+			return mismatch("APIKeyID of a good key and of one with a line break", []any{"0123456789abcdef", true, "", false}, []any{id1, ok1, id2, ok2})
+		}, "", nil},
 		{"API key: a key of another workspace is forbidden, whether the workspace exists or not", "other workspaces", func(e *testEnv) error {
 			if _, err := e.svc.CreateWorkspace(e.ctx, "other", nil); err != nil {
 				return err
@@ -904,6 +933,10 @@ func importRows() []catalogueRow {
 			identity.CodeConflict, field("users[2].username", "taken")},
 		{rule, "twice in the batch", imp(append(batch(1), identity.ImportedUser{Username: "U00000", Email: "x@example.com", FullName: "X"})),
 			identity.CodeConflict, field("users[1].username", "duplicate")},
+		{rule, "username and email both twice", imp([]identity.ImportedUser{
+			{Username: "dup", Email: "dup@example.com", FullName: "D"},
+			{Username: "DUP", Email: "DUP@example.com", FullName: "D"},
+		}), identity.CodeConflict, []identity.FieldError{{Field: "users[1].username", Rule: "duplicate"}, {Field: "users[1].email", Rule: "duplicate"}}},
 		{"bulk import: attributes keys 1-64, values 0-1024", "key 65", one(func(u *identity.ImportedUser) {
 			u.Attributes = map[string]string{strings.Repeat("k", 65): "v"}
 		}), identity.CodeInvalid, field("users[0].attributes", "max_length")},
@@ -932,6 +965,18 @@ func importedHashRows() []catalogueRow {
 	}
 	const salt, key = "c2FsdHNhbHRzYWx0", "4mELq7hNUzGZvyZXLgouEc8/BWwYXjaTIDhSdkbPjyo"
 	const rule = "imported hashes: argon2id at most 1 GiB and t=64, bcrypt cost at most 16, PBKDF2 at most 5,000,000 iterations"
+	const argon2Shape = "imported hashes: argon2id $argon2id$v=19$m,t,p$salt$key with p at most 255, a salt of at least 8 bytes, a key of 16-128 bytes, both base64"
+	const pbkdf2Shape = "imported hashes: PBKDF2 with SHA-1, SHA-256 or SHA-512, at least 1 iteration, a key of 16-128 bytes, base64"
+	// login imports the hash and logs in with importedPassword.
+	login := func(h string) func(e *testEnv) error {
+		return func(e *testEnv) error {
+			if err := hash(h)(e); err != nil {
+				return err
+			}
+			_, err := e.ws.Authenticate(e.ctx, "imported", importedPassword)
+			return err
+		}
+	}
 	bad := field("users[0].passwordHash", "format")
 	return []catalogueRow{
 		{rule, "argon2id m=1048576", hash("$argon2id$v=19$m=1048576,t=1,p=1$" + salt + "$" + key), "", nil},
@@ -948,6 +993,25 @@ func importedHashRows() []catalogueRow {
 		{rule, "passlib pbkdf2 (SHA-1)", hash("$pbkdf2$1200$AAECAwQFBgcICQoLDA0ODw$djG.Q.ej.HjLOYOxC3tE9wAT5oos"), "", nil},
 		{rule, "PBKDF2 with MD5", hash("pbkdf2_md5$1000$seasalt123$KuEnssc6S4MzVSS8Tu48m1RDSrTAn7j3CfgvvjkvfWA="), identity.CodeInvalid, bad},
 		{rule, "unknown scheme", hash("$1$saltsalt$hash"), identity.CodeInvalid, bad},
+		{argon2Shape, "p=255", login(argon2PHC(255, 16, 32)), "", nil},
+		{argon2Shape, "p=256", hash(strings.Replace(argon2PHC(255, 16, 32), "p=255", "p=256", 1)), identity.CodeInvalid, bad},
+		{argon2Shape, "salt 8 bytes", login(argon2PHC(1, 8, 32)), "", nil},
+		{argon2Shape, "salt 7 bytes", hash(argon2PHC(1, 7, 32)), identity.CodeInvalid, bad},
+		{argon2Shape, "key 16 bytes", login(argon2PHC(1, 16, 16)), "", nil},
+		{argon2Shape, "key 128 bytes", login(argon2PHC(1, 16, 128)), "", nil},
+		{argon2Shape, "key 15 bytes", hash(argon2PHC(1, 16, 15)), identity.CodeInvalid, bad},
+		{argon2Shape, "key 129 bytes", hash(argon2PHC(1, 16, 129)), identity.CodeInvalid, bad},
+		{argon2Shape, "a seventh part", hash(argon2PHC(1, 16, 32) + "$extra"), identity.CodeInvalid, bad},
+		// 12 good characters and a bad one: a decoder that stops at the
+		// error has 9 bytes; 24 and a bad one, 18.
+		{argon2Shape, "salt not base64", hash("$argon2id$v=19$m=64,t=1,p=1$AAAAAAAAAAAA!$" + strings.Repeat("A", 43)), identity.CodeInvalid, bad},
+		{argon2Shape, "key not base64", hash("$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + strings.Repeat("A", 24) + "!"), identity.CodeInvalid, bad},
+		{pbkdf2Shape, "1 iteration", login(pbkdf2PHC("sha256", 1, 32)), "", nil},
+		{pbkdf2Shape, "key 16 bytes", login(pbkdf2PHC("sha256", 1000, 16)), "", nil},
+		{pbkdf2Shape, "key 128 bytes", login(pbkdf2PHC("sha256", 1000, 128)), "", nil},
+		{pbkdf2Shape, "key 15 bytes", hash(pbkdf2PHC("sha256", 1000, 15)), identity.CodeInvalid, bad},
+		{pbkdf2Shape, "MD5", hash(strings.Replace(pbkdf2PHC("sha256", 1000, 32), "pbkdf2-sha256", "pbkdf2-md5", 1)), identity.CodeInvalid, bad},
+		{pbkdf2Shape, "salt not base64", hash("$pbkdf2-sha256$1000$AAAAAAAA!$" + strings.Repeat("A", 43)), identity.CodeInvalid, bad},
 		{"imported hashes: absent means no password", "empty hash", func(e *testEnv) error {
 			if err := hash("")(e); err != nil {
 				return err
@@ -956,6 +1020,35 @@ func importedHashRows() []catalogueRow {
 			return err
 		}, identity.CodeUnauthenticated, nil},
 	}
+}
+
+// importedPassword is the password of the hashes argon2PHC and pbkdf2PHC
+// build.
+const importedPassword = "imported secret"
+
+// argon2PHC returns an argon2id PHC string of importedPassword computed
+// here with x/crypto/argon2, not by the library: m=2040 KiB (8 KiB for
+// each of up to 255 lanes), t=1, p lanes, a salt of saltLen bytes and a
+// key of keyLen bytes.
+func argon2PHC(p uint8, saltLen, keyLen int) string {
+	salt := []byte(strings.Repeat("s", saltLen))
+	key := argon2.IDKey([]byte(importedPassword), salt, 1, 2040, p, uint32(keyLen))
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=19$m=2040,t=1,p=%d$%s$%s", p, b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// pbkdf2PHC returns a PHC PBKDF2 string of importedPassword computed here
+// with crypto/pbkdf2: digest (sha1, sha256 or sha512), iter iterations, a
+// 16-byte salt and a key of keyLen bytes.
+func pbkdf2PHC(digest string, iter, keyLen int) string {
+	h := map[string]func() hash.Hash{"sha1": sha1.New, "sha256": sha256.New, "sha512": sha512.New}[digest]
+	salt := []byte("0123456789abcdef")
+	key, err := pbkdf2.Key(h, importedPassword, salt, iter, keyLen)
+	if err != nil {
+		panic(err)
+	}
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$pbkdf2-%s$i=%d,l=%d$%s$%s", digest, iter, keyLen, b64.EncodeToString(salt), b64.EncodeToString(key))
 }
 
 func argon2Rows() []catalogueRow {
@@ -1034,6 +1127,7 @@ func smtpRows() []catalogueRow {
 			identity.CodeInvalid, field("smtp.verifyUrl", "loopback_only")},
 		{verify, "http on localhost", set(func(m *identity.SMTPSettings) { m.VerifyURL = "http://localhost:8080/v?t={token}" }), "", nil},
 		{verify, "ftp", set(func(m *identity.SMTPSettings) { m.VerifyURL = "ftp://app.example.com/{token}" }), identity.CodeInvalid, field("smtp.verifyUrl", "format")},
+		{verify, "no host", set(func(m *identity.SMTPSettings) { m.VerifyURL = "https:///verify?token={token}" }), identity.CodeInvalid, field("smtp.verifyUrl", "format")},
 		{verify, "user information", set(func(m *identity.SMTPSettings) { m.VerifyURL = "https://u:p@app.example.com/{token}" }), identity.CodeInvalid, field("smtp.verifyUrl", "format")},
 		{creds, "username 255, password 1024", set(func(m *identity.SMTPSettings) {
 			m.Username, m.Password = strings.Repeat("u", 255), strings.Repeat("p", 1024)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store/memstore"
 )
 
 // sweepReport is one call of SweepIdempotencyEvery's report.
@@ -65,4 +66,45 @@ func TestSweepIdempotencyEvery(t *testing.T) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	cancel()
 	e.svc.SweepIdempotencyEvery(ctx, 0, func(n int, err error) { t.Errorf("report(%d, %v) after the context ended", n, err) })
+}
+
+// TestSweepIdempotencyEveryQuiet: a sweep that deleted nothing is not
+// reported, and a nil report is never called. Each run ends at the start
+// of its third sweep, so two sweeps have run whole, whatever the speed of
+// the machine: the interval is a nanosecond, and the store ends the run.
+func TestSweepIdempotencyEveryQuiet(t *testing.T) {
+	clock := newFakeClock()
+	st := &gateStore{Store: memstore.New()}
+	svc, ws := newWorkspace(t, st, clock, nil)
+	nu := newUserNamed("bob")
+	nu.Idempotency = &identity.Idempotency{Scope: "client", Key: "k-1"}
+	if _, err := ws.CreateUser(t.Context(), nu); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(24 * time.Hour)
+
+	run := func(report func(int, error)) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		st.arm(func(n int) error {
+			if n == 3 {
+				cancel()
+			}
+			return nil
+		})
+		defer st.arm(nil)
+		svc.SweepIdempotencyEvery(ctx, time.Nanosecond, report)
+	}
+	// The first sweep deletes the expired record, with no report to call.
+	run(nil)
+	if n, err := svc.SweepIdempotency(t.Context()); n != 0 || err != nil {
+		t.Errorf("SweepIdempotency after the run = %d, %v; want 0, nil", n, err)
+	}
+	// Nothing is left to delete: nothing is reported.
+	var reports []sweepReport
+	run(func(n int, err error) { reports = append(reports, sweepReport{Deleted: n, Failed: err != nil}) })
+	if len(reports) != 0 {
+		t.Errorf("reports of sweeps that deleted nothing: %+v", reports)
+	}
 }

@@ -1,7 +1,9 @@
 package identity_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -118,12 +120,31 @@ func TestVerificationEmail(t *testing.T) {
 	}
 
 	e.clock.Advance(24*time.Hour - time.Microsecond)
+	updated := e.hook(identity.EventUserUpdated)
 	u, err := e.ws.ConfirmEmail(e.ctx, token)
 	if err != nil || !u.EmailVerified || u.ID != bob.ID || u.Version == bob.Version {
 		t.Fatalf("ConfirmEmail = %+v, %v", u, err)
 	}
 	_, err = e.ws.ConfirmEmail(e.ctx, token)
 	identitytest.WantCode(t, err, identity.CodeTokenUsed)
+	// The confirmation, not the refused second one, emitted user.updated.
+	var events []string
+	for _, p := range e.payloads(updated) {
+		var body struct {
+			Type string `json:"type"`
+			Data struct {
+				Username      string `json:"username"`
+				EmailVerified bool   `json:"emailVerified"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(p), &body); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, fmt.Sprintf("%s %s verified=%v", body.Type, body.Data.Username, body.Data.EmailVerified))
+	}
+	if diff := cmp.Diff([]string{"user.updated bob verified=true"}, events); diff != "" {
+		t.Errorf("events of the confirmations (-want +got):\n%s", diff)
+	}
 	if got, err := e.ws.GetUser(e.ctx, bob.ID); err != nil || !got.EmailVerified {
 		t.Errorf("after a second confirmation: %+v, %v; want the email verified", got, err)
 	}
@@ -330,7 +351,7 @@ func TestVerificationStoreFailures(t *testing.T) {
 	e := newTestEnv(t, nil)
 	e.setSMTP(new(testSMTP()))
 	q := e.queue(nil)
-	e.user("bob")
+	bob := e.user("bob")
 	job := e.leaseOne(q, 1)
 	e.st.breakMethod("PutVerificationToken", errFlaky)
 	_, err := q.Begin(e.ctx, owner, job)
@@ -348,6 +369,14 @@ func TestVerificationStoreFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := linkPattern.FindStringSubmatch(att.Mail.Link)[1]
+	// The user's write failing fails the confirmation and changes nothing.
+	e.st.breakMethod("PutUser", errFlaky)
+	_, err = e.ws.ConfirmEmail(e.ctx, token)
+	identitytest.WantCode(t, err, identity.CodeInternal)
+	e.st.mend()
+	if u, err := e.ws.GetUser(e.ctx, bob.ID); err != nil || u.EmailVerified {
+		t.Errorf("after a failed confirmation: %+v, %v; want the email unverified", u, err)
+	}
 	e.st.breakMethod("VerificationToken", errFlaky)
 	_, err = e.ws.ConfirmEmail(e.ctx, token)
 	identitytest.WantCode(t, err, identity.CodeInternal)

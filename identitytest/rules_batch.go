@@ -151,7 +151,21 @@ func testRuleConcurrentMappers(t *testing.T, e *env) {
 		})
 	}
 	wg.Wait()
-	ok, limited := 0, 0
+	ok, limited := countLimited(t, errs)
+	mappers, err := e.ws.ClaimMappers(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != identity.MaxClaimMappers || limited != n-identity.MaxClaimMappers || len(mappers) != identity.MaxClaimMappers {
+		t.Errorf("%d created, %d limited, %d stored; want %d, %d, %d", ok, limited, len(mappers),
+			identity.MaxClaimMappers, n-identity.MaxClaimMappers, identity.MaxClaimMappers)
+	}
+}
+
+// countLimited counts the racing calls that succeeded and those refused
+// with limit_reached; any other error fails the test.
+func countLimited(t *testing.T, errs []error) (ok, limited int) {
+	t.Helper()
 	for _, err := range errs {
 		switch identity.ErrorCode(err) {
 		case "":
@@ -162,12 +176,5 @@ func testRuleConcurrentMappers(t *testing.T, e *env) {
 			t.Errorf("unexpected error: %v", err)
 		}
 	}
-	mappers, err := e.ws.ClaimMappers(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok != identity.MaxClaimMappers || limited != n-identity.MaxClaimMappers || len(mappers) != identity.MaxClaimMappers {
-		t.Errorf("%d created, %d limited, %d stored; want %d, %d, %d", ok, limited, len(mappers),
-			identity.MaxClaimMappers, n-identity.MaxClaimMappers, identity.MaxClaimMappers)
-	}
+	return ok, limited
 }

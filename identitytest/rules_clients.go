@@ -417,17 +417,7 @@ func testRuleConcurrentClients(t *testing.T, e *env) {
 		})
 	}
 	wg.Wait()
-	ok, limited := 0, 0
-	for _, err := range errs {
-		switch identity.ErrorCode(err) {
-		case "":
-			ok++
-		case identity.CodeLimitReached:
-			limited++
-		default:
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
+	ok, limited := countLimited(t, errs)
 	list, err := e.ws.Clients(e.ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -87,20 +86,8 @@ func clientList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 // clientDelete removes an OAuth client, whose secret stops working at
 // once: identityd client delete -workspace SLUG CLIENT_ID.
 func clientDelete(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
-	slug := fs.String("workspace", "", "the `SLUG` of the workspace the client belongs to")
-	pos, err := parseCommand(fs, args, []string{"CLIENT_ID"}, "workspace")
-	if err != nil {
-		return err
-	}
-	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
-		err := ws.DeleteClient(ctx, pos[0])
-		if errors.Is(err, identity.ErrNotFound) {
-			return fmt.Errorf("workspace %s has no client %q (see identityd client list -workspace %s)", *slug, pos[0], *slug)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "deleted client %s\n", pos[0])
-		return nil
+	return e.removeFromWorkspace(ctx, fs, args, removal{
+		what: "client", idName: "CLIENT_ID", listCommand: "client list", done: "deleted client",
+		remove: (*identity.Workspace).DeleteClient,
 	})
 }

@@ -87,20 +87,37 @@ func keyList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err 
 // keyRevoke deletes a key, which stops working at once:
 // identityd key revoke -workspace SLUG ID.
 func keyRevoke(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
-	slug := fs.String("workspace", "", "the `SLUG` of the workspace the key belongs to")
-	pos, err := parseCommand(fs, args, []string{"ID"}, "workspace")
+	return e.removeFromWorkspace(ctx, fs, args, removal{
+		what: "api key", idName: "ID", listCommand: "key list", done: "revoked api key",
+		remove: (*identity.Workspace).RevokeAPIKey,
+	})
+}
+
+// removal describes a command that removes one thing of a workspace by
+// its id: identityd ... -workspace SLUG ID.
+type removal struct {
+	what, idName, listCommand, done string
+	remove                          func(*identity.Workspace, context.Context, string) error
+}
+
+// removeFromWorkspace runs a removal command: it parses -workspace and
+// the id, removes the thing, and says so, or names the list command when
+// there is no such thing.
+func (e *env) removeFromWorkspace(ctx context.Context, fs *flag.FlagSet, args []string, r removal) error {
+	slug := fs.String("workspace", "", "the `SLUG` of the workspace the "+r.what+" belongs to")
+	pos, err := parseCommand(fs, args, []string{r.idName}, "workspace")
 	if err != nil {
 		return err
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
-		err := ws.RevokeAPIKey(ctx, pos[0])
+		err := r.remove(ws, ctx, pos[0])
 		if errors.Is(err, identity.ErrNotFound) {
-			return fmt.Errorf("workspace %s has no api key %q (see identityd key list -workspace %s)", *slug, pos[0], *slug)
+			return fmt.Errorf("workspace %s has no %s %q (see identityd %s -workspace %s)", *slug, r.what, pos[0], r.listCommand, *slug)
 		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "revoked api key %s\n", pos[0])
+		fmt.Fprintf(e.stdout, "%s %s\n", r.done, pos[0])
 		return nil
 	})
 }

@@ -42,37 +42,23 @@ func createClient(t *testing.T, db string, args ...string) (id, secret string) {
 }
 
 // storedClient reads a client from the database, which must not be in use.
-func storedClient(t *testing.T, db, id string) identity.OAuthClient {
+func storedClient(t *testing.T, db, id string) (c identity.OAuthClient) {
 	t.Helper()
-	svc, err := openService(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	ws, err := svc.Workspace(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ws.Client(context.Background(), id)
-	if err != nil {
-		t.Fatalf("Client(%q): %v", id, err)
-	}
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		var err error
+		if c, err = ws.Client(ctx, id); err != nil {
+			t.Fatalf("Client(%q): %v", id, err)
+		}
+	})
 	return c
 }
 
 // authenticate checks a client's credentials against the database.
-func authenticate(t *testing.T, db, id, secret string) error {
+func authenticate(t *testing.T, db, id, secret string) (err error) {
 	t.Helper()
-	svc, err := openService(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	ws, err := svc.Workspace(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = ws.AuthenticateClient(context.Background(), id, secret)
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		_, err = ws.AuthenticateClient(ctx, id, secret)
+	})
 	return err
 }
 

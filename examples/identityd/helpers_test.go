@@ -86,6 +86,23 @@ func openDB(t *testing.T, path string) *identity.Service {
 	return svc
 }
 
+// inAcme opens the database, passes fn the workspace acme and closes the
+// database again, so that the next command may open it.
+func inAcme(t *testing.T, db string, fn func(ctx context.Context, ws *identity.Workspace)) {
+	t.Helper()
+	svc, err := openService(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ctx := context.Background()
+	ws, err := svc.Workspace(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn(ctx, ws)
+}
+
 // waitFor polls the log until re matches, and returns the match.
 func waitFor(t *testing.T, log *testutil.SyncBuffer, re *regexp.Regexp, timeout time.Duration) []string {
 	t.Helper()

@@ -14,22 +14,16 @@ import (
 
 // smtpSettings reads the workspace acme's SMTP settings from the database
 // and closes it again.
-func smtpSettings(t *testing.T, db string) *identity.SMTPSettings {
+func smtpSettings(t *testing.T, db string) (m *identity.SMTPSettings) {
 	t.Helper()
-	svc, err := openService(db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	ws, err := svc.Workspace(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ws.Settings(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.SMTP
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		s, err := ws.Settings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = s.SMTP
+	})
+	return m
 }
 
 // TestWorkspaceSMTP: workspace smtp stores the settings with the port of

@@ -82,7 +82,8 @@ func (s *Service) WatchQueue(w QueueWatcher) (stop func()) {
 }
 
 // each calls fn for every watcher, outside the lock, since a watcher may
-// take its time (EndpointDeleted waits for attempts).
+// take its time (EndpointDeleted waits for attempts); it copies the set,
+// which only the rare deletion of an endpoint pays.
 func (ws *watchers) each(fn func(QueueWatcher)) {
 	ws.mu.Lock()
 	list := make([]QueueWatcher, 0, len(ws.set))
@@ -96,7 +97,15 @@ func (ws *watchers) each(fn func(QueueWatcher)) {
 }
 
 // jobsQueued wakes the watchers after a commit that may have queued jobs.
-func (s *Service) jobsQueued() { s.watchers.each(QueueWatcher.JobsQueued) }
+// It runs after every write, so it calls them under the lock, without
+// copying the set: JobsQueued must not block.
+func (s *Service) jobsQueued() {
+	s.watchers.mu.Lock()
+	defer s.watchers.mu.Unlock()
+	for w := range s.watchers.set {
+		(*w).JobsQueued()
+	}
+}
 
 // endpointDeleted tells the watchers after a commit that deleted an
 // endpoint, and returns when none has an attempt to it in flight.

@@ -56,6 +56,14 @@ const (
 	// CodeIdempotencyKeyInUse: a request with the same idempotency key is
 	// still running. Nothing was changed; retry a little later.
 	CodeIdempotencyKeyInUse Code = "idempotency_key_in_use"
+	// CodeInvalidGrant: an authorization code or refresh token is
+	// unknown, another client's, expired, used already (which revokes
+	// what it was exchanged for) or of a revoked grant, or a PKCE verifier
+	// or redirect URI does not match.
+	CodeInvalidGrant Code = "invalid_grant"
+	// CodeLoginRequired: an authorization request with prompt=none found
+	// no signed-in user.
+	CodeLoginRequired Code = "login_required"
 )
 
 // Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
@@ -75,6 +83,8 @@ var (
 	ErrPreconditionFailed   = &Error{Code: CodePreconditionFailed}
 	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused}
 	ErrIdempotencyKeyInUse  = &Error{Code: CodeIdempotencyKeyInUse}
+	ErrInvalidGrant         = &Error{Code: CodeInvalidGrant}
+	ErrLoginRequired        = &Error{Code: CodeLoginRequired}
 )
 
 // Error is the one error type of the library.

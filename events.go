@@ -42,10 +42,20 @@ const (
 	// when the user exists}. Never the password.
 	EventLoginFailed EventType = "login.failed"
 	// EventSessionRevoked: a session was revoked, by RevokeSession (reason
-	// "revoked") or because its user was disabled (reason
-	// "user_disabled"). Data: {"sessionId": string, "userId": int,
+	// "revoked"), because its user was disabled (reason "user_disabled")
+	// or by a logout through the OpenID Provider (EndSession, reason
+	// "logout"). Data: {"sessionId": string, "userId": int,
 	// "reason": string}.
 	EventSessionRevoked EventType = "session.revoked"
+	// EventLoginSucceeded: a user signed in on the OpenID Provider's
+	// sign-in page (SignIn) for a client. Data: {"userId": int,
+	// "clientId": string, "sessionId": string}.
+	EventLoginSucceeded EventType = "login.succeeded"
+	// EventTokenRefreshReused: a refresh token was presented again after
+	// it had been exchanged, so a copy of it is in other hands; its grant
+	// (every token of the family) was revoked. A security signal. Data:
+	// {"grantId": string, "clientId": string, "userId": int}.
+	EventTokenRefreshReused EventType = "token.refresh_reused"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
@@ -53,7 +63,7 @@ func EventTypes() []EventType {
 	return []EventType{
 		EventUserCreated, EventUserUpdated, EventUserDisabled, EventUserEnabled,
 		EventUserPasswordChanged, EventUserRoleAssigned, EventUserRoleRemoved,
-		EventLoginFailed, EventSessionRevoked,
+		EventLoginFailed, EventSessionRevoked, EventLoginSucceeded, EventTokenRefreshReused,
 	}
 }
 
@@ -91,4 +101,18 @@ type sessionRevokedEvent struct {
 	SessionID string `json:"sessionId"`
 	UserID    int64  `json:"userId"`
 	Reason    string `json:"reason"`
+}
+
+// loginSucceededEvent is the data of login.succeeded.
+type loginSucceededEvent struct {
+	UserID    int64  `json:"userId"`
+	ClientID  string `json:"clientId"`
+	SessionID string `json:"sessionId"`
+}
+
+// refreshReusedEvent is the data of token.refresh_reused.
+type refreshReusedEvent struct {
+	GrantID  string `json:"grantId"`
+	ClientID string `json:"clientId"`
+	UserID   int64  `json:"userId"`
 }

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"crypto/cipher"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,33 @@ type Options struct {
 	// an idempotency key is kept for its retries. Default:
 	// DefaultIdempotencyLifetime (24 h).
 	IdempotencyLifetime time.Duration
+
+	// IssuerBase is the base URL of the workspaces' token issuers: the
+	// workspace with slug S issues tokens as IssuerBase + "/t/" + S.
+	// https, or http only for localhost or a loopback address (local
+	// development); no query or fragment. Default: none, and then the
+	// token methods (IssueTokens, VerifyAccessToken and the OpenID
+	// Provider's) return CodeInternal.
+	IssuerBase string
+	// TokenSigner signs and verifies tokens; package jws provides one
+	// (jws.Signer{}). Default: none, and then the token methods return
+	// CodeInternal.
+	TokenSigner TokenSigner
+	// SigningAlgorithm is the algorithm of new signing keys: RS256 or
+	// ES256. Default: RS256.
+	SigningAlgorithm string
+	// KeyRotationPeriod is how long a signing key signs before the next
+	// one takes over. Default: DefaultKeyRotationPeriod (30 days).
+	KeyRotationPeriod time.Duration
+	// KeyEncryptionKey, when set, is a 32-byte AES-256 key that seals
+	// every signing key's private half before it is stored (AES-GCM,
+	// bound to the workspace and key id). Keep it outside the database.
+	// Default: none; private keys are then stored as they are, protected
+	// only by who may read the database.
+	KeyEncryptionKey []byte
+	// TokenLifetimes sets how long tokens live. A nil pointer or a zero
+	// field means its default.
+	TokenLifetimes *TokenLifetimes
 }
 
 // Service manages many workspaces over one Store. It is safe for
@@ -41,6 +69,16 @@ type Service struct {
 	allowPrivateWebhooks bool
 	sessionLifetime      time.Duration
 	idempotencyLifetime  time.Duration
+
+	// Tokens: see Options.
+	issuerBase        string
+	tokenSigner       TokenSigner
+	signingAlgorithm  string
+	keyRotationPeriod time.Duration
+	kek               cipher.AEAD
+	lifetimes         TokenLifetimes
+	signers           signerCache
+	publicKeys        sync.Map // signerKey -> crypto.PublicKey
 
 	// watchers are told of queued jobs and deleted endpoints (see
 	// WatchQueue).
@@ -73,6 +111,9 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	s.idempotencyLifetime = opts.IdempotencyLifetime
 	if s.idempotencyLifetime <= 0 {
 		s.idempotencyLifetime = DefaultIdempotencyLifetime
+	}
+	if err := s.setTokenOptions(opts); err != nil {
+		return nil, err
 	}
 	if opts.PasswordHashing != nil {
 		if err := opts.PasswordHashing.validate(); err != nil {

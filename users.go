@@ -309,6 +309,9 @@ func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) erro
 		if enabled {
 			return w.emit(tx, EventUserEnabled, userFromRecord(rec))
 		}
+		if err := w.revokeUserGrants(tx, id, "", revokedUserDisabled, now); err != nil {
+			return err
+		}
 		if err := w.revokeUserSessions(tx, id, "user_disabled", now); err != nil {
 			return err
 		}

@@ -44,6 +44,8 @@ var libraryCodes = []codeStatus{
 	{string(identity.CodePreconditionFailed), 412},
 	{string(identity.CodeIdempotencyKeyReused), 422},
 	{string(identity.CodeIdempotencyKeyInUse), 409},
+	{string(identity.CodeInvalidGrant), 400},
+	{string(identity.CodeLoginRequired), 401},
 }
 
 // adapterCodes are the codes of the problems the adapter detects itself,

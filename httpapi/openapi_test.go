@@ -76,6 +76,8 @@ var problemCodeStatuses = map[string][]int{
 	"precondition_failed":    {http.StatusPreconditionFailed},
 	"idempotency_key_reused": {http.StatusUnprocessableEntity},
 	"idempotency_key_in_use": {http.StatusConflict},
+	"invalid_grant":          {http.StatusBadRequest},
+	"login_required":         {http.StatusUnauthorized},
 	"unavailable":            {http.StatusServiceUnavailable},
 }
 

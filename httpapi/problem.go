@@ -46,6 +46,10 @@ var statusByCode = map[identity.Code]int{
 	identity.CodePreconditionFailed:   http.StatusPreconditionFailed,
 	identity.CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
 	identity.CodeIdempotencyKeyInUse:  http.StatusConflict,
+	// OpenID Provider codes; no route of this API returns them (package
+	// oidc answers them in the OAuth form).
+	identity.CodeInvalidGrant:  http.StatusBadRequest,
+	identity.CodeLoginRequired: http.StatusUnauthorized,
 }
 
 // statusOf returns the HTTP status of a library error code; a code the

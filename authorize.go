@@ -1,0 +1,436 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/identitylib/identity/store"
+)
+
+// AuthorizationRequest is an OAuth 2.0 authorization request of the
+// OpenID Connect code flow, as a client sent it.
+type AuthorizationRequest struct {
+	ClientID     string
+	RedirectURI  string
+	ResponseType string
+	Scopes       []string
+	// State and Nonce are returned to the client as they came: State with
+	// the code, Nonce in the ID token. Each at most MaxStateLength bytes.
+	State string
+	Nonce string
+	// CodeChallenge and CodeChallengeMethod are PKCE (RFC 7636): required
+	// of a public client, accepted from any; the method must be S256.
+	CodeChallenge       string
+	CodeChallengeMethod string
+	// Prompt holds the prompt values: "none" (never show a page: a code
+	// from an existing session or login_required), "login" (sign in again
+	// even with a session); "consent" and "select_account" are accepted
+	// and change nothing.
+	Prompt []string
+}
+
+// Limits of an authorization request.
+const (
+	// MaxStateLength bounds the state and nonce parameters.
+	MaxStateLength = 2048
+)
+
+// The prompt values of an authorization request.
+const (
+	PromptNone          = "none"
+	PromptLogin         = "login"
+	PromptConsent       = "consent"
+	PromptSelectAccount = "select_account"
+)
+
+// Authorization is the outcome of an authorization request: either the
+// user must sign in (RequestID), or a code goes back to the client.
+type Authorization struct {
+	// RequestID, when set, names the stored request the sign-in page
+	// completes with SignIn.
+	RequestID string
+	// Code, when set, is sent to RedirectURI with State.
+	Code        string
+	RedirectURI string
+	State       string
+}
+
+// PendingAuthorization is a stored authorization request waiting for the
+// user to sign in: what a sign-in page shows.
+type PendingAuthorization struct {
+	RequestID   string
+	ClientID    string
+	ClientName  string
+	RedirectURI string
+	State       string
+	ExpiresAt   time.Time
+}
+
+// codePrefix starts every authorization code; the rest is the request's
+// id and a secret (see newToken).
+const codePrefix = "idac_"
+
+// AuthorizationClient returns the client of an authorization request
+// when it exists and redirectURI is one of its redirect URIs, compared
+// exactly. Its errors (CodeNotFound, CodeInvalid on "redirect_uri") must
+// be shown to the user and never sent to the redirect URI: it is not
+// known to be the client's.
+func (w *Workspace) AuthorizationClient(ctx context.Context, clientID, redirectURI string) (OAuthClient, error) {
+	var c store.OAuthClient
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		c, err = w.authorizationClient(tx, clientID, redirectURI)
+		return err
+	})
+	if err != nil {
+		return OAuthClient{}, fromStore(err, "client")
+	}
+	return clientFromRecord(c), nil
+}
+
+func (w *Workspace) authorizationClient(tx store.Tx, clientID, redirectURI string) (store.OAuthClient, error) {
+	if clientID == "" {
+		return store.OAuthClient{}, errorf(CodeNotFound, "client_id is missing")
+	}
+	c, err := tx.OAuthClient(w.slug, clientID)
+	if isNotFound(err) {
+		return store.OAuthClient{}, errorf(CodeNotFound, "client not found")
+	}
+	if err != nil {
+		return store.OAuthClient{}, err
+	}
+	if !slices.Contains(c.RedirectURIs, redirectURI) {
+		var p problems
+		p.add("redirect_uri", RuleUnknown, "is not registered for the client")
+		return store.OAuthClient{}, p.err("redirect_uri is not registered for the client")
+	}
+	return c, nil
+}
+
+// Authorize decides what an authorization request leads to. It checks
+// the client and redirect URI again (CodeNotFound when the client is
+// gone: show it, do not redirect), then the rest, whose errors go back to
+// the client: response_type must be "code" (CodeInvalid on
+// "response_type"), the scopes must hold "openid" (CodeInvalid on
+// "scope"; scopes the provider does not know are dropped), the client
+// must have the authorization_code grant (CodeForbidden), PKCE as
+// AuthorizationRequest says (CodeInvalid on "code_challenge" or
+// "code_challenge_method"), prompt values known and "none" alone
+// (CodeInvalid on "prompt").
+//
+// With a valid session token and no prompt=login the user is signed in
+// already: the result carries a code (single sign-on). With prompt=none
+// and no valid session it is CodeLoginRequired. Otherwise the request is
+// stored for AuthorizationRequestLifetime and the result names it.
+func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, sessionToken string) (Authorization, error) {
+	if err := w.tokensReady(); err != nil {
+		return Authorization{}, err
+	}
+	client, err := w.AuthorizationClient(ctx, req.ClientID, req.RedirectURI)
+	if err != nil {
+		return Authorization{}, err
+	}
+	if err := req.validate(client); err != nil {
+		return Authorization{}, err
+	}
+	var session *Session
+	if sessionToken != "" && !slices.Contains(req.Prompt, PromptLogin) {
+		if s, _, err := w.VerifySession(ctx, sessionToken); err == nil {
+			session = &s
+		} else if ErrorCode(err) != CodeUnauthenticated {
+			return Authorization{}, err
+		}
+	}
+	if session == nil && slices.Contains(req.Prompt, PromptNone) {
+		return Authorization{}, errorf(CodeLoginRequired, "the user is not signed in")
+	}
+	id, _, _, err := newToken("")
+	if err != nil {
+		return Authorization{}, internal(err)
+	}
+	now := w.svc.timestamp()
+	rec := store.AuthRequest{
+		ID: id, ClientID: client.ID, RedirectURI: req.RedirectURI, Scopes: knownScopes(req.Scopes),
+		State: req.State, Nonce: req.Nonce, CodeChallenge: req.CodeChallenge, CodeChallengeMethod: req.CodeChallengeMethod,
+		Prompt: strings.Join(req.Prompt, " "), CreatedAt: now, ExpiresAt: now.Add(AuthorizationRequestLifetime),
+	}
+	if session == nil {
+		err = w.update(ctx, func(tx store.Tx) error { return tx.PutAuthRequest(w.slug, rec) })
+		if err != nil {
+			return Authorization{}, fromStore(err, "workspace")
+		}
+		return Authorization{RequestID: id}, nil
+	}
+	var code string
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		code, err = w.issueCode(tx, rec, *session, now)
+		return err
+	})
+	if err != nil {
+		return Authorization{}, fromStore(err, "session")
+	}
+	return Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}, nil
+}
+
+// validate checks what Authorize checks after the client.
+func (req AuthorizationRequest) validate(c OAuthClient) error {
+	var p problems
+	if req.ResponseType != "code" {
+		p.add("response_type", RuleUnknown, "must be code")
+		return p.err("unsupported response_type")
+	}
+	if !c.HasGrantType(GrantAuthorizationCode) {
+		return errorf(CodeForbidden, "the client may not use the authorization code flow")
+	}
+	if !slices.Contains(req.Scopes, ScopeOpenID) {
+		p.add("scope", RuleRequired, "must include openid")
+	}
+	switch {
+	case req.CodeChallenge == "" && c.Public:
+		p.add("code_challenge", RuleRequired, "is required of a public client (PKCE with S256)")
+	case req.CodeChallenge == "" && req.CodeChallengeMethod != "":
+		p.add("code_challenge", RuleRequired, "is required with code_challenge_method")
+	case req.CodeChallenge == "":
+	case req.CodeChallengeMethod != "S256":
+		p.add("code_challenge_method", RuleUnknown, "must be S256")
+	case !isS256Challenge(req.CodeChallenge):
+		p.add("code_challenge", RuleFormat, "must be 43 characters of base64url (an S256 challenge)")
+	}
+	for _, v := range req.Prompt {
+		if !slices.Contains([]string{PromptNone, PromptLogin, PromptConsent, PromptSelectAccount}, v) {
+			p.add("prompt", RuleUnknown, "has an unknown value")
+		}
+	}
+	if slices.Contains(req.Prompt, PromptNone) && len(req.Prompt) > 1 {
+		p.add("prompt", RuleUnknown, "none cannot be combined with other values")
+	}
+	for _, f := range []struct{ name, value string }{{"state", req.State}, {"nonce", req.Nonce}} {
+		if len(f.value) > MaxStateLength {
+			p.add(f.name, RuleMaxLength, "must be at most %d bytes", MaxStateLength)
+		} else if !utf8.ValidString(f.value) {
+			p.add(f.name, RuleUTF8, "must be valid UTF-8")
+		}
+	}
+	if len(p) > 0 {
+		return p.err(p[0].Field + " " + p[0].Message)
+	}
+	return nil
+}
+
+// isS256Challenge reports whether s has the form of an S256 challenge:
+// the unpadded base64url of 32 bytes.
+func isS256Challenge(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
+}
+
+// issueCode completes a request for a signed-in session: the code's
+// secret is hashed into the request, which now expires with the code.
+func (w *Workspace) issueCode(tx store.Tx, rec store.AuthRequest, s Session, now time.Time) (string, error) {
+	_, secret, _, err := newToken("")
+	if err != nil {
+		return "", internal(err)
+	}
+	rec.UserID, rec.SessionID, rec.AuthTime = s.UserID, s.ID, s.CreatedAt
+	rec.CodeHash, rec.ExpiresAt = hashSecret(secret), now.Add(AuthorizationCodeLifetime)
+	if err := tx.PutAuthRequest(w.slug, rec); err != nil {
+		return "", err
+	}
+	return codePrefix + rec.ID + "_" + secret, nil
+}
+
+// pendingRequest returns a stored request that still waits for its user.
+func (w *Workspace) pendingRequest(tx store.Tx, requestID string, now time.Time) (store.AuthRequest, error) {
+	rec, err := tx.AuthRequest(w.slug, requestID)
+	switch {
+	case isNotFound(err) || err == nil && len(rec.CodeHash) > 0:
+		return store.AuthRequest{}, errorf(CodeTokenInvalid, "this sign-in request is unknown or was completed already")
+	case err != nil:
+		return store.AuthRequest{}, err
+	case !now.Before(rec.ExpiresAt):
+		return store.AuthRequest{}, errorf(CodeTokenExpired, "this sign-in request has expired")
+	}
+	return rec, nil
+}
+
+// PendingAuthorization returns a stored request that waits for its user
+// to sign in. An unknown or completed request is CodeTokenInvalid, an
+// expired one CodeTokenExpired: the user should start again from the
+// application.
+func (w *Workspace) PendingAuthorization(ctx context.Context, requestID string) (PendingAuthorization, error) {
+	var rec store.AuthRequest
+	var client store.OAuthClient
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if rec, err = w.pendingRequest(tx, requestID, w.svc.timestamp()); err != nil {
+			return err
+		}
+		client, err = tx.OAuthClient(w.slug, rec.ClientID)
+		return err
+	})
+	if err != nil {
+		return PendingAuthorization{}, fromStore(err, "client")
+	}
+	return PendingAuthorization{
+		RequestID: rec.ID, ClientID: rec.ClientID, ClientName: client.Name,
+		RedirectURI: rec.RedirectURI, State: rec.State, ExpiresAt: rec.ExpiresAt,
+	}, nil
+}
+
+// SignIn signs a user in for a stored authorization request (a sign-in
+// page's form): it authenticates like Login (one CodeUnauthenticated
+// error whether the user is unknown, the password wrong or the user
+// disabled, and login.failed), starts a session, completes the request
+// with a code and emits login.succeeded. It returns where to send the
+// user (Code, RedirectURI, State), the session token for a cookie and
+// the session.
+func (w *Workspace) SignIn(ctx context.Context, requestID, login, password string) (Authorization, string, Session, error) {
+	if _, err := w.PendingAuthorization(ctx, requestID); err != nil {
+		return Authorization{}, "", Session{}, err
+	}
+	_, session, token, err := w.Login(ctx, login, password)
+	if err != nil {
+		if code := ErrorCode(err); code == CodeUnauthenticated || code == CodeForbidden || code == CodeInvalid {
+			return Authorization{}, "", Session{}, &Error{Code: CodeUnauthenticated, Message: "the login or password is not right", Err: err}
+		}
+		return Authorization{}, "", Session{}, err
+	}
+	var auth Authorization
+	err = w.update(ctx, func(tx store.Tx) error {
+		now := w.svc.timestamp()
+		rec, err := w.pendingRequest(tx, requestID, now)
+		if err != nil {
+			return err
+		}
+		code, err := w.issueCode(tx, rec, session, now)
+		if err != nil {
+			return err
+		}
+		auth = Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}
+		return w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: session.UserID, ClientID: rec.ClientID, SessionID: session.ID})
+	})
+	if err != nil {
+		return Authorization{}, "", Session{}, fromStore(err, "authorization request")
+	}
+	return auth, token, session, nil
+}
+
+// VerifyClient authenticates a client at a token endpoint: with a secret
+// like AuthenticateClient; without one the client must be public. Any
+// failure is CodeUnauthenticated.
+func (w *Workspace) VerifyClient(ctx context.Context, clientID, secret string) (OAuthClient, error) {
+	if secret != "" {
+		return w.AuthenticateClient(ctx, clientID, secret)
+	}
+	c, err := w.Client(ctx, clientID)
+	if err != nil || !c.Public {
+		return OAuthClient{}, &Error{Code: CodeUnauthenticated, Message: "invalid client", Err: err}
+	}
+	return c, nil
+}
+
+// errInvalidGrant is the error of every refused code or refresh token:
+// the reason is logged (Err), not told.
+func errInvalidGrant(reason string) error {
+	return &Error{Code: CodeInvalidGrant, Message: "the grant is invalid, expired or used", Err: errors.New(reason)}
+}
+
+// ExchangeCode redeems an authorization code for tokens, for the client
+// VerifyClient returned. The code must be the client's, unexpired
+// (AuthorizationCodeLifetime), not redeemed before, sent with the same
+// redirect URI, and with the PKCE verifier of its challenge; its user
+// enabled and its session active. Any failure is CodeInvalidGrant; a code
+// presented again also revokes the grant (every token) its first
+// redemption created.
+func (w *Workspace) ExchangeCode(ctx context.Context, client OAuthClient, code, redirectURI, codeVerifier string) (Tokens, error) {
+	if err := w.tokensReady(); err != nil {
+		return Tokens{}, err
+	}
+	if !client.HasGrantType(GrantAuthorizationCode) {
+		return Tokens{}, errorf(CodeForbidden, "the client may not use the authorization_code grant")
+	}
+	id, secret, ok := parseToken(codePrefix, code)
+	if !ok {
+		return Tokens{}, errInvalidGrant("malformed code")
+	}
+	key, err := w.activeKey(ctx)
+	if err != nil {
+		return Tokens{}, err
+	}
+	var is issuance
+	var refusal error
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		is, refusal, err = w.redeemCode(tx, client, id, secret, redirectURI, codeVerifier)
+		return err
+	})
+	switch {
+	case err != nil:
+		return Tokens{}, fromStore(err, "code")
+	case refusal != nil:
+		return Tokens{}, refusal
+	}
+	return w.sign(key, is)
+}
+
+// redeemCode does ExchangeCode's work in tx. A refusal is returned apart
+// from err so that what it wrote (a replayed code's revocation) commits.
+func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redirectURI, verifier string) (issuance, error, error) {
+	now := w.svc.timestamp()
+	rec, err := tx.AuthRequest(w.slug, id)
+	switch {
+	case isNotFound(err):
+		return issuance{}, errInvalidGrant("unknown code"), nil
+	case err != nil:
+		return issuance{}, nil, err
+	case len(rec.CodeHash) == 0 || !secretMatches(secret, rec.CodeHash) || rec.ClientID != client.ID:
+		return issuance{}, errInvalidGrant("code not issued, wrong secret or another client's"), nil
+	case !rec.UsedAt.IsZero():
+		if err := w.revokeGrant(tx, rec.GrantID, revokedCodeReused, now); err != nil {
+			return issuance{}, nil, err
+		}
+		return issuance{}, errInvalidGrant("code used before"), nil
+	case !now.Before(rec.ExpiresAt):
+		return issuance{}, errInvalidGrant("code expired"), nil
+	case rec.RedirectURI != redirectURI:
+		return issuance{}, errInvalidGrant("redirect_uri differs"), nil
+	case !pkceMatches(rec.CodeChallenge, verifier):
+		return issuance{}, errInvalidGrant("code_verifier does not match"), nil
+	}
+	session, err := tx.Session(w.slug, rec.SessionID)
+	if err != nil && !isNotFound(err) {
+		return issuance{}, nil, err
+	}
+	if err != nil || !sessionFromRecord(session).Active(now) {
+		return issuance{}, errInvalidGrant("session ended"), nil
+	}
+	g := store.Grant{ClientID: client.ID, UserID: rec.UserID, SessionID: rec.SessionID, Scopes: rec.Scopes, AuthTime: rec.AuthTime}
+	is, err := w.newGrant(tx, client, g, now)
+	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
+		return issuance{}, errInvalidGrant("user disabled or gone"), nil
+	}
+	if err != nil {
+		return issuance{}, nil, err
+	}
+	is.nonce = rec.Nonce
+	rec.UsedAt, rec.GrantID = now, is.grant.ID
+	return is, nil, tx.PutAuthRequest(w.slug, rec)
+}
+
+// pkceMatches checks a code_verifier against the request's challenge
+// (S256). Without a challenge there must be no verifier either.
+func pkceMatches(challenge, verifier string) bool {
+	if challenge == "" {
+		return verifier == ""
+	}
+	if len(verifier) < 43 || len(verifier) > 128 {
+		return false
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	want := base64.RawURLEncoding.EncodeToString(sum[:])
+	return subtle.ConstantTimeCompare([]byte(want), []byte(challenge)) == 1
+}

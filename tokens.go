@@ -1,0 +1,700 @@
+package identity
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// TokenSigner signs and verifies compact JSON Web Signatures (RFC 7515),
+// the form of every token the library issues. Package jws implements it;
+// the identity package declares it so that no JOSE library is imported
+// here.
+type TokenSigner interface {
+	// Sign returns the compact serialization of payload signed with key
+	// under the JWS algorithm alg ("RS256" or "ES256"), with the header
+	// parameters kid and typ.
+	Sign(key crypto.Signer, alg, kid, typ string, payload []byte) (string, error)
+	// Verify checks a compact JWS. It calls key with the header's kid and
+	// alg to find the public key (an error from key is returned as it
+	// is), verifies the signature, and returns the header's typ and the
+	// payload. A token that is malformed, names an algorithm other than
+	// RS256 or ES256, has more than one signature, or whose signature does
+	// not verify is an error.
+	Verify(token string, key func(kid, alg string) (crypto.PublicKey, error)) (typ string, payload []byte, err error)
+}
+
+// TokenLifetimes are how long the tokens a workspace issues live. A zero
+// field means its default.
+type TokenLifetimes struct {
+	// Access is the lifetime of an access token. Default 10 minutes.
+	Access time.Duration
+	// ID is the lifetime of an ID token. Default 10 minutes.
+	ID time.Duration
+	// Refresh is how long a refresh token may wait to be used; each use
+	// returns a new one with a new wait (sliding). Default 30 days.
+	Refresh time.Duration
+	// RefreshMax is the absolute lifetime of a grant: no refresh token of
+	// an authorization outlives it. Default 90 days.
+	RefreshMax time.Duration
+}
+
+// DefaultTokenLifetimes returns the lifetimes used when Options sets none.
+func DefaultTokenLifetimes() TokenLifetimes {
+	return TokenLifetimes{Access: 10 * time.Minute, ID: 10 * time.Minute, Refresh: 30 * 24 * time.Hour, RefreshMax: 90 * 24 * time.Hour}
+}
+
+// Lifetimes of the steps of a code flow, and the clock leeway of token
+// checks.
+const (
+	// AuthorizationCodeLifetime is how long an authorization code may
+	// wait to be redeemed.
+	AuthorizationCodeLifetime = 60 * time.Second
+	// AuthorizationRequestLifetime is how long a user may take to sign in
+	// for an authorization request.
+	AuthorizationRequestLifetime = 10 * time.Minute
+	// TokenLeeway is the clock difference tolerated when checking a
+	// token's exp, nbf and iat.
+	TokenLeeway = 30 * time.Second
+)
+
+// The typ header of access tokens (RFC 9068) and of ID tokens.
+const (
+	accessTokenType = "at+jwt"
+	idTokenType     = "JWT"
+)
+
+// Scopes the provider knows. Others are ignored, as OpenID Connect asks.
+const (
+	ScopeOpenID  = "openid"
+	ScopeProfile = "profile"
+	ScopeEmail   = "email"
+)
+
+// setTokenOptions checks and keeps the token options.
+func (s *Service) setTokenOptions(opts *Options) error {
+	if opts.IssuerBase != "" {
+		var p problems
+		u := checkLinkURL(&p, "IssuerBase", opts.IssuerBase)
+		if u != nil && (u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(u.Path, "/")) {
+			p.add("IssuerBase", RuleFormat, "must have no query, fragment or trailing slash")
+		}
+		if err := p.err("invalid Options.IssuerBase"); err != nil {
+			return err
+		}
+	}
+	s.issuerBase = opts.IssuerBase
+	s.tokenSigner = opts.TokenSigner
+	switch opts.SigningAlgorithm {
+	case "":
+		s.signingAlgorithm = RS256
+	case RS256, ES256:
+		s.signingAlgorithm = opts.SigningAlgorithm
+	default:
+		return errorf(CodeInvalid, "Options.SigningAlgorithm must be %s or %s", RS256, ES256)
+	}
+	s.keyRotationPeriod = opts.KeyRotationPeriod
+	if s.keyRotationPeriod <= 0 {
+		s.keyRotationPeriod = DefaultKeyRotationPeriod
+	}
+	kek, err := newKEK(opts.KeyEncryptionKey)
+	if err != nil {
+		return err
+	}
+	s.kek = kek
+	s.lifetimes = DefaultTokenLifetimes()
+	if l := opts.TokenLifetimes; l != nil {
+		for _, f := range []struct{ set, into *time.Duration }{
+			{&l.Access, &s.lifetimes.Access}, {&l.ID, &s.lifetimes.ID},
+			{&l.Refresh, &s.lifetimes.Refresh}, {&l.RefreshMax, &s.lifetimes.RefreshMax},
+		} {
+			if *f.set > 0 {
+				*f.into = *f.set
+			}
+		}
+	}
+	return nil
+}
+
+// longestSignedLifetime is how long a signed token may live after it was
+// signed, leeway included: how long a retired key stays published.
+func (s *Service) longestSignedLifetime() time.Duration {
+	return max(s.lifetimes.Access, s.lifetimes.ID) + TokenLeeway
+}
+
+// Issuer returns the workspace's issuer identifier, IssuerBase + "/t/" +
+// slug, or "" when the Service has no IssuerBase.
+func (w *Workspace) Issuer() string {
+	if w.svc.issuerBase == "" {
+		return ""
+	}
+	return w.svc.issuerBase + "/t/" + w.slug
+}
+
+// tokensReady returns an error unless the Service can issue and verify
+// tokens.
+func (w *Workspace) tokensReady() error {
+	switch {
+	case w.svc.issuerBase == "":
+		return errorf(CodeInternal, "tokens need Options.IssuerBase")
+	case w.svc.tokenSigner == nil:
+		return errorf(CodeInternal, "tokens need Options.TokenSigner (jws.Signer{})")
+	}
+	return nil
+}
+
+// TokenRequest asks IssueTokens for tokens for a user.
+type TokenRequest struct {
+	// ClientID is the client the tokens are for (their audience).
+	ClientID string
+	// UserID is the user the tokens speak for; the user must be enabled.
+	UserID int64
+	// Scopes are granted as given, except that scopes the provider does
+	// not know are dropped. An ID token is issued when they hold "openid".
+	Scopes []string
+	// Nonce, SessionID and AuthTime go into the ID token (nonce, sid,
+	// auth_time) when set.
+	Nonce     string
+	SessionID string
+	AuthTime  time.Time
+}
+
+// Tokens are the tokens issued for one grant.
+type Tokens struct {
+	// AccessToken is a JWT (RFC 9068) for resource servers.
+	AccessToken string `json:"accessToken"`
+	// TokenType is "Bearer".
+	TokenType string `json:"tokenType"`
+	// ExpiresAt is when the access token expires.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// IDToken is the OpenID Connect ID token; empty without the openid
+	// scope.
+	IDToken string `json:"idToken,omitempty"`
+	// RefreshToken renews the tokens; empty when the client may not use
+	// the refresh_token grant.
+	RefreshToken string `json:"refreshToken,omitempty"`
+	// Scopes are the scopes granted.
+	Scopes []string `json:"scopes"`
+	// GrantID identifies the grant: every token of one authorization.
+	GrantID string `json:"grantId"`
+}
+
+// IssueTokens issues tokens for an enabled user and a client of the
+// workspace, for a program that authenticated the user itself: an access
+// token carrying every claim mapper with IncludeInAccess whose attribute
+// the user has, an ID token (with the openid scope) carrying every mapper
+// with IncludeInID, and a refresh token when the client may use the
+// refresh_token grant. An unknown client or user is CodeNotFound, a
+// disabled user CodeForbidden.
+func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, error) {
+	if err := w.tokensReady(); err != nil {
+		return Tokens{}, err
+	}
+	key, err := w.activeKey(ctx)
+	if err != nil {
+		return Tokens{}, err
+	}
+	scopes := knownScopes(req.Scopes)
+	var is issuance
+	err = w.update(ctx, func(tx store.Tx) error {
+		now := w.svc.timestamp()
+		client, err := tx.OAuthClient(w.slug, req.ClientID)
+		if err != nil {
+			return fromStore(err, "client")
+		}
+		g := store.Grant{ClientID: client.ID, UserID: req.UserID, SessionID: req.SessionID, Scopes: scopes, AuthTime: req.AuthTime.UTC().Truncate(time.Microsecond)}
+		is, err = w.newGrant(tx, clientFromRecord(client), g, now)
+		is.nonce = req.Nonce
+		return err
+	})
+	if err != nil {
+		return Tokens{}, fromStore(err, "user")
+	}
+	return w.sign(key, is)
+}
+
+// issuance is what a transaction gathered for tokens to be signed after
+// it commits.
+type issuance struct {
+	grant   store.Grant
+	user    store.User // zero for a client's own grant
+	access  map[string]string
+	id      map[string]string
+	nonce   string
+	refresh string
+	now     time.Time
+}
+
+// newGrant stores g (a fresh id, its times) with its first refresh token
+// when the client may refresh, and gathers what its tokens carry. A user
+// grant needs an enabled user.
+func (w *Workspace) newGrant(tx store.Tx, client OAuthClient, g store.Grant, now time.Time) (issuance, error) {
+	id, err := randomHex(8)
+	if err != nil {
+		return issuance{}, internal(err)
+	}
+	g.ID, g.CreatedAt = id, now
+	g.ExpiresAt = now.Add(w.svc.lifetimes.RefreshMax)
+	if g.UserID == 0 {
+		g.ExpiresAt = now.Add(w.svc.lifetimes.Access)
+	}
+	if g.AuthTime.IsZero() && g.UserID != 0 {
+		g.AuthTime = now
+	}
+	is := issuance{grant: g, now: now}
+	if g.UserID != 0 {
+		if is, err = w.gatherUser(tx, is); err != nil {
+			return issuance{}, err
+		}
+	}
+	if err := tx.PutGrant(w.slug, g); err != nil {
+		return issuance{}, err
+	}
+	if g.UserID != 0 && client.HasGrantType(GrantRefreshToken) {
+		if is.refresh, err = w.newRefreshToken(tx, g, now); err != nil {
+			return issuance{}, err
+		}
+	}
+	return is, nil
+}
+
+// gatherUser reads the grant's user, which must be enabled, and the
+// claims its mappers give the tokens.
+func (w *Workspace) gatherUser(tx store.Tx, is issuance) (issuance, error) {
+	u, err := w.user(tx, is.grant.UserID)
+	if err != nil {
+		return issuance{}, err
+	}
+	if !u.Enabled {
+		return issuance{}, errorf(CodeForbidden, "user %d is disabled", u.ID)
+	}
+	is.user = u
+	is.access, is.id, err = w.mappedClaims(tx, u.ID)
+	return is, err
+}
+
+// mappedClaims returns the claims the workspace's mappers give a user's
+// access and ID tokens.
+func (w *Workspace) mappedClaims(tx store.Tx, userID int64) (access, id map[string]string, err error) {
+	access, id = map[string]string{}, map[string]string{}
+	mappers, err := tx.ClaimMappers(w.slug)
+	if err != nil || len(mappers) == 0 {
+		return access, id, err
+	}
+	attrs, err := tx.UserAttributes(w.slug, userID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range mappers {
+		value, ok := attrs[m.AttributeKey]
+		if ok && m.IncludeInAccess {
+			access[m.ClaimName] = value
+		}
+		if ok && m.IncludeInID {
+			id[m.ClaimName] = value
+		}
+	}
+	return access, id, nil
+}
+
+// refreshPrefix starts every refresh token; the rest is a token's id and
+// secret (see newToken).
+const refreshPrefix = "idrt_"
+
+// newRefreshToken stores a fresh refresh token of the grant and returns
+// it. It expires after the sliding lifetime, never after the grant.
+func (w *Workspace) newRefreshToken(tx store.Tx, g store.Grant, now time.Time) (string, error) {
+	id, secret, token, err := newToken(refreshPrefix)
+	if err != nil {
+		return "", internal(err)
+	}
+	expires := now.Add(w.svc.lifetimes.Refresh)
+	if g.ExpiresAt.Before(expires) {
+		expires = g.ExpiresAt
+	}
+	rec := store.RefreshToken{ID: id, GrantID: g.ID, SecretHash: hashSecret(secret), CreatedAt: now, ExpiresAt: expires}
+	if err := tx.PutRefreshToken(w.slug, rec); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// signingKey is the active key, opened.
+type signingKey struct {
+	rec    store.SigningKey
+	signer crypto.Signer
+}
+
+// activeKey returns the workspace's active signing key, opened.
+func (w *Workspace) activeKey(ctx context.Context) (signingKey, error) {
+	keys, err := w.keyring(ctx)
+	if err != nil {
+		return signingKey{}, err
+	}
+	active, ok := findKey(keys, KeyActive)
+	if !ok {
+		return signingKey{}, errorf(CodeInternal, "workspace %q has no active signing key", w.slug)
+	}
+	signer, err := w.svc.signer(w.slug, active)
+	if err != nil {
+		return signingKey{}, err
+	}
+	return signingKey{rec: active, signer: signer}, nil
+}
+
+// sign signs the tokens of an issuance with key.
+func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
+	g := is.grant
+	accessExp := is.now.Add(w.svc.lifetimes.Access)
+	if g.UserID == 0 && g.ExpiresAt.Before(accessExp) {
+		accessExp = g.ExpiresAt
+	}
+	jti, err := randomHex(8)
+	if err != nil {
+		return Tokens{}, internal(err)
+	}
+	scopes := slices.Clone(g.Scopes)
+	if scopes == nil {
+		scopes = []string{}
+	}
+	access := claimSet(is.access)
+	access.set("iss", w.Issuer())
+	access.set("sub", subject(g))
+	access.set("aud", g.ClientID)
+	access.set("exp", accessExp.Unix())
+	access.set("iat", is.now.Unix())
+	access.set("jti", g.ID+"."+jti)
+	access.set("client_id", g.ClientID)
+	access.set("scope", strings.Join(scopes, " "))
+	if g.UserID != 0 {
+		access.set("auth_time", g.AuthTime.Unix())
+		access.setNonEmpty("sid", g.SessionID)
+	}
+	t := Tokens{TokenType: "Bearer", ExpiresAt: accessExp, RefreshToken: is.refresh, Scopes: scopes, GrantID: g.ID}
+	if t.AccessToken, err = w.signClaims(key, accessTokenType, access); err != nil {
+		return Tokens{}, err
+	}
+	if g.UserID == 0 || !slices.Contains(scopes, ScopeOpenID) {
+		return t, nil
+	}
+	id := claimSet(is.id)
+	for k, v := range standardClaims(is.user, scopes) {
+		id.set(k, v)
+	}
+	id.set("iss", w.Issuer())
+	id.set("sub", subject(g))
+	id.set("aud", g.ClientID)
+	id.set("azp", g.ClientID)
+	id.set("exp", is.now.Add(w.svc.lifetimes.ID).Unix())
+	id.set("iat", is.now.Unix())
+	id.set("auth_time", g.AuthTime.Unix())
+	id.setNonEmpty("nonce", is.nonce)
+	id.setNonEmpty("sid", g.SessionID)
+	id.set("at_hash", leftHalfHash(t.AccessToken))
+	if t.IDToken, err = w.signClaims(key, idTokenType, id); err != nil {
+		return Tokens{}, err
+	}
+	return t, nil
+}
+
+// claims is the payload of a token being built.
+type claims map[string]any
+
+// claimSet starts a payload with the mapped claims. Reserved claims are
+// set after them, so a mapped claim can never replace one (and mappers
+// cannot name one in the first place).
+func claimSet(mapped map[string]string) claims {
+	c := make(claims, len(mapped)+12)
+	for k, v := range mapped {
+		c[k] = v
+	}
+	return c
+}
+
+func (c claims) set(name string, value any) { c[name] = value }
+
+func (c claims) setNonEmpty(name, value string) {
+	if value != "" {
+		c[name] = value
+	}
+}
+
+// signClaims encodes and signs a payload.
+func (w *Workspace) signClaims(key signingKey, typ string, c claims) (string, error) {
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", internal(err)
+	}
+	token, err := w.svc.tokenSigner.Sign(key.signer, key.rec.Algorithm, key.rec.ID, typ, payload)
+	if err != nil {
+		return "", internal(err)
+	}
+	return token, nil
+}
+
+// subject is the sub of a grant's tokens: the user's id in decimal, or
+// the client's id for a client's own grant (RFC 9068, 2.2).
+func subject(g store.Grant) string {
+	if g.UserID == 0 {
+		return g.ClientID
+	}
+	return strconv.FormatInt(g.UserID, 10)
+}
+
+// standardClaims returns the OpenID Connect claims the scopes ask for:
+// name, preferred_username and updated_at for profile; email and
+// email_verified for email.
+func standardClaims(u store.User, scopes []string) map[string]any {
+	c := map[string]any{}
+	if slices.Contains(scopes, ScopeProfile) {
+		c["preferred_username"] = u.Username
+		c["updated_at"] = u.UpdatedAt.Unix()
+		if u.FullName != "" {
+			c["name"] = u.FullName
+		}
+	}
+	if slices.Contains(scopes, ScopeEmail) && u.Email != "" {
+		c["email"] = u.Email
+		c["email_verified"] = u.EmailVerified
+	}
+	return c
+}
+
+// leftHalfHash is the at_hash of an access token signed with a SHA-256
+// algorithm (OpenID Connect Core, 3.1.3.6).
+func leftHalfHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(sum[:len(sum)/2])
+}
+
+// knownScopes keeps the scopes the provider knows, once each, in the
+// order given; never nil.
+func knownScopes(scopes []string) []string {
+	out := []string{}
+	for _, s := range scopes {
+		if (s == ScopeOpenID || s == ScopeProfile || s == ScopeEmail) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// VerifiedToken is what VerifyAccessToken learned from a valid access
+// token.
+type VerifiedToken struct {
+	// ID is the token's jti.
+	ID string
+	// Subject is the sub claim: the user's id in decimal, or the client's
+	// id for a token a client obtained for itself.
+	Subject string
+	// UserID is the user the token speaks for; 0 for a client's own
+	// token.
+	UserID    int64
+	ClientID  string
+	Scopes    []string
+	SessionID string
+	GrantID   string
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+	// Claims are the token's other claims: those of the claim mappers.
+	Claims map[string]any
+}
+
+// HasScope reports whether the token grants scope.
+func (t VerifiedToken) HasScope(scope string) bool { return slices.Contains(t.Scopes, scope) }
+
+// accessPayload is the part of an access token's payload that is checked.
+type accessPayload struct {
+	Iss      string          `json:"iss"`
+	Sub      string          `json:"sub"`
+	Aud      json.RawMessage `json:"aud"`
+	Exp      *float64        `json:"exp"`
+	Nbf      *float64        `json:"nbf"`
+	Iat      *float64        `json:"iat"`
+	Jti      string          `json:"jti"`
+	ClientID string          `json:"client_id"`
+	Scope    string          `json:"scope"`
+	Sid      string          `json:"sid"`
+}
+
+// VerifyAccessToken checks an access token issued by the workspace, for
+// a program that is its own resource server: the signature against the
+// workspace's published keys, the typ header (at+jwt), the issuer, exp
+// and nbf (with TokenLeeway), and that its grant is not revoked and its
+// user is enabled. Anything else is a CodeUnauthenticated error. A token
+// of another workspace fails (another issuer, keys unknown here).
+func (w *Workspace) VerifyAccessToken(ctx context.Context, token string) (VerifiedToken, error) {
+	if err := w.tokensReady(); err != nil {
+		return VerifiedToken{}, err
+	}
+	var at VerifiedToken
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		at, err = w.verifyAccess(tx, token, w.svc.timestamp())
+		return err
+	})
+	if err != nil {
+		return VerifiedToken{}, fromStore(err, "token")
+	}
+	return at, nil
+}
+
+// errInvalidToken is what every failed token check returns: the reason
+// is not the caller's business.
+func errInvalidToken(cause error) error {
+	return &Error{Code: CodeUnauthenticated, Message: "invalid token", Err: cause}
+}
+
+// verifyAccess checks an access token in tx.
+func (w *Workspace) verifyAccess(tx store.Tx, token string, now time.Time) (VerifiedToken, error) {
+	var p accessPayload
+	raw, err := w.verifySignature(tx, token, accessTokenType, now, &p)
+	if err != nil {
+		return VerifiedToken{}, err
+	}
+	grantID, _, ok := strings.Cut(p.Jti, ".")
+	if !ok || p.ClientID == "" || p.Sub == "" {
+		return VerifiedToken{}, errInvalidToken(errors.New("jti, client_id or sub malformed"))
+	}
+	g, err := w.liveGrant(tx, grantID, now)
+	if err != nil {
+		return VerifiedToken{}, err
+	}
+	if g.ClientID != p.ClientID || subject(g) != p.Sub {
+		return VerifiedToken{}, errInvalidToken(errors.New("token does not match its grant"))
+	}
+	at := VerifiedToken{
+		ID: p.Jti, Subject: p.Sub, UserID: g.UserID, ClientID: p.ClientID, Scopes: strings.Fields(p.Scope),
+		SessionID: p.Sid, GrantID: g.ID, IssuedAt: unixTime(p.Iat), ExpiresAt: unixTime(p.Exp), Claims: map[string]any{},
+	}
+	if at.Scopes == nil {
+		at.Scopes = []string{}
+	}
+	for k, v := range raw {
+		if !IsReservedClaim(k) {
+			at.Claims[k] = v
+		}
+	}
+	return at, nil
+}
+
+// liveGrant returns the grant if it is neither revoked nor expired and
+// its user, if any, is enabled.
+func (w *Workspace) liveGrant(tx store.Tx, id string, now time.Time) (store.Grant, error) {
+	g, err := tx.Grant(w.slug, id)
+	if isNotFound(err) {
+		return store.Grant{}, errInvalidToken(err)
+	}
+	if err != nil {
+		return store.Grant{}, err
+	}
+	if !g.RevokedAt.IsZero() || !now.Before(g.ExpiresAt.Add(TokenLeeway)) {
+		return store.Grant{}, errInvalidToken(errors.New("grant revoked or expired"))
+	}
+	if g.UserID != 0 {
+		u, err := tx.User(w.slug, g.UserID)
+		if isNotFound(err) || err == nil && !u.Enabled {
+			return store.Grant{}, errInvalidToken(errors.New("user disabled or gone"))
+		}
+		if err != nil {
+			return store.Grant{}, err
+		}
+	}
+	return g, nil
+}
+
+// verifySignature checks a token's signature against the workspace's
+// published keys, its typ, issuer and times, and decodes its payload into
+// into; it returns every claim as well. A zero now skips the time checks:
+// revocation and logout hints recognize expired tokens.
+func (w *Workspace) verifySignature(tx store.Tx, token, typ string, now time.Time, into any) (map[string]any, error) {
+	keys, err := tx.SigningKeys(w.slug)
+	if err != nil {
+		return nil, err
+	}
+	keyFor := func(kid, alg string) (crypto.PublicKey, error) {
+		for _, k := range keys {
+			if k.ID == kid && k.Algorithm == alg && published(k, now) {
+				return w.svc.publicKey(w.slug, k)
+			}
+		}
+		return nil, errors.New("unknown key")
+	}
+	gotTyp, payload, err := w.svc.tokenSigner.Verify(token, keyFor)
+	if err != nil {
+		return nil, errInvalidToken(err)
+	}
+	if !typeIs(gotTyp, typ) {
+		return nil, errInvalidToken(errors.New("typ " + gotTyp))
+	}
+	var times struct {
+		Iss string   `json:"iss"`
+		Exp *float64 `json:"exp"`
+		Nbf *float64 `json:"nbf"`
+		Iat *float64 `json:"iat"`
+	}
+	raw := map[string]any{}
+	if json.Unmarshal(payload, &times) != nil || json.Unmarshal(payload, &raw) != nil || json.Unmarshal(payload, into) != nil {
+		return nil, errInvalidToken(errors.New("payload is not a JSON object"))
+	}
+	switch {
+	case times.Iss != w.Issuer():
+		return nil, errInvalidToken(errors.New("issuer"))
+	case now.IsZero():
+		// The caller asked for no time checks (see verifySignature).
+	case times.Exp == nil || !now.Before(unixTime(times.Exp).Add(TokenLeeway)):
+		return nil, errInvalidToken(errors.New("expired"))
+	case times.Nbf != nil && now.Add(TokenLeeway).Before(unixTime(times.Nbf)):
+		return nil, errInvalidToken(errors.New("not yet valid"))
+	case times.Iat != nil && now.Add(TokenLeeway).Before(unixTime(times.Iat)):
+		return nil, errInvalidToken(errors.New("issued in the future"))
+	}
+	return raw, nil
+}
+
+// typeIs compares a typ header with want as RFC 9068 asks: without case,
+// and with or without the "application/" prefix.
+func typeIs(got, want string) bool {
+	got = strings.ToLower(got)
+	return got == strings.ToLower(want) || got == "application/"+strings.ToLower(want)
+}
+
+// unixTime converts a NumericDate; nil is the zero time.
+func unixTime(f *float64) time.Time {
+	if f == nil {
+		return time.Time{}
+	}
+	sec := int64(*f)
+	return time.Unix(sec, int64((*f-float64(sec))*1e9)).UTC()
+}
+
+// publicKey returns a key's public half, parsed once.
+func (s *Service) publicKey(slug string, k store.SigningKey) (crypto.PublicKey, error) {
+	if v, ok := s.publicKeys.Load(signerKey{slug, k.ID}); ok {
+		return v.(crypto.PublicKey), nil
+	}
+	sk, err := signingKeyFromRecord(k)
+	if err != nil {
+		return nil, err
+	}
+	s.publicKeys.Store(signerKey{slug, k.ID}, sk.PublicKey)
+	return sk.PublicKey, nil
+}

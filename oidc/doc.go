@@ -1,0 +1,62 @@
+// Package oidc is the OpenID Provider of every workspace of an
+// identity.Service: an http.Handler that a program mounts, like
+// net/http/pprof, serving for each workspace with slug S, whose issuer is
+// IssuerBase + "/t/" + S (see identity.Options.IssuerBase):
+//
+//	GET  /t/S/.well-known/openid-configuration   discovery (OpenID Connect Discovery 1.0)
+//	GET  /t/S/keys                               the JWKS: the workspace's published signing keys
+//	GET, POST /t/S/authorize                     the authorization endpoint (code flow, PKCE)
+//	GET, POST /t/S/login                         the hosted sign-in page
+//	POST /t/S/token                              authorization_code, refresh_token, client_credentials
+//	GET, POST /t/S/userinfo                      claims of the user of a Bearer access token
+//	POST /t/S/revoke                             token revocation (RFC 7009)
+//	POST /t/S/introspect                         token introspection (RFC 7662), confidential clients only
+//	GET, POST /t/S/end_session                   RP-initiated logout
+//
+// A program mounts one Handler for every path under the issuers' "/t/",
+// next to its own routes:
+//
+//	provider, err := oidc.New(svc, nil)
+//	mux.Handle("/t/", provider)
+//
+// The handler finds the workspace and the endpoint at the end of the
+// request's path (…/t/S/endpoint), so it works under any prefix, whether
+// the program strips it (http.StripPrefix) or not; the URLs it publishes
+// and redirects to are built from the issuer, the address clients see. It
+// keeps no state of its own and starts no goroutine: authorization
+// requests, codes, sessions and refresh tokens live in the Service's
+// Store, so several processes over one PostgreSQL database serve the same
+// workspaces.
+//
+// Every protocol rule is the identity package's (Workspace.Authorize,
+// SignIn, ExchangeCode, RefreshTokens, ...); this package carries requests
+// to it and its answers back. The JSON endpoints run on
+// github.com/zitadel/oidc/v3's op.Server, which parses requests, checks
+// their required fields and client authentication's form, and writes RFC
+// 6749 error bodies. The browser-facing endpoints (authorize, login,
+// end_session) are this package's own, because a refusal there must be an
+// HTML page or a redirect decided by identity's rules, where op.Server
+// writes JSON. Every library error becomes an OAuth error in one table
+// (see errors.go), and no error's cause is ever sent to a client.
+//
+// # The sign-in page
+//
+// The page is server-rendered HTML with inline CSS, no external assets and
+// no JavaScript. It is protected against cross-site request forgery by a
+// double-submit token (a random value in an HttpOnly cookie and in a
+// hidden field, compared in constant time) and by refusing requests a
+// browser marks Sec-Fetch-Site: cross-site. Cookies are HttpOnly,
+// SameSite=Lax, scoped to the workspace's path and Secure when the issuer
+// is https. A successful sign-in sets the session cookie, which lets the
+// next authorization skip the form (single sign-on); one message answers
+// an unknown user, a wrong password and a disabled account alike.
+//
+// # Logging
+//
+// The handler logs only answers it gives with a 500 (a store failure), to
+// Options.Logger. github.com/zitadel/oidc's op package logs each refused
+// JSON request (invalid_grant, invalid_client, ...) at level WARN, and
+// server errors at ERROR, to slog.Default(), and once per New the routes
+// it registers at INFO; a program that does not want those sets the
+// default logger's level accordingly.
+package oidc

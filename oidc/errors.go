@@ -1,0 +1,111 @@
+package oidc
+
+import (
+	"errors"
+	"net/http"
+
+	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/identitylib/identity"
+)
+
+// endpointKind is a family of endpoints whose errors map alike.
+type endpointKind int
+
+const (
+	// atAuthorize: the authorization endpoint; errors go back to the
+	// client's redirect URI, or are shown when it is not known to be the
+	// client's.
+	atAuthorize endpointKind = iota
+	// atToken: the token, revocation and introspection endpoints (RFC
+	// 6749, 5.2).
+	atToken
+	// atResource: the userinfo endpoint, a protected resource (RFC 6750,
+	// 3.1).
+	atResource
+)
+
+// OAuth error codes zitadel/oidc names no constant for.
+const (
+	errUnsupportedResponseType = "unsupported_response_type"
+	errRequestURINotSupported  = "request_uri_not_supported"
+	errInvalidToken            = "invalid_token"
+	errInsufficientScope       = "insufficient_scope"
+)
+
+// oauthError is an identity error as an endpoint answers it.
+type oauthError struct {
+	err *zoidc.Error
+	// status is the HTTP status of a JSON answer.
+	status int
+	// page is true at the authorization endpoint when the error must be
+	// shown to the user and not sent to the redirect URI.
+	page bool
+	// internal is true for a failure of the store or the machine, which
+	// is logged.
+	internal bool
+}
+
+// mapError is the one table from identity's error codes to OAuth errors.
+// The description is the library's Message, which is written for the
+// caller; an internal error's cause is never told.
+//
+//	code                       authorize                   token, revoke, introspect   userinfo
+//	not_found                  page (400)                  invalid_client 401          invalid_token 401
+//	invalid on response_type   unsupported_response_type   invalid_request 400         invalid_request 400
+//	invalid on scope           invalid_scope               invalid_scope 400           invalid_request 400
+//	invalid on redirect_uri    page (400)                  invalid_request 400         invalid_request 400
+//	invalid, other             invalid_request             invalid_request 400         invalid_request 400
+//	invalid_grant              invalid_request             invalid_grant 400           invalid_token 401
+//	unauthenticated            invalid_request             invalid_client 401          invalid_token 401
+//	forbidden                  unauthorized_client         unauthorized_client 400     insufficient_scope 403
+//	login_required             login_required              invalid_request 400         invalid_request 400
+//	anything else              server_error                server_error 500            server_error 500
+func mapError(kind endpointKind, err error) oauthError {
+	code := identity.ErrorCode(err)
+	description := "internal error"
+	var field string
+	if e, ok := errors.AsType[*identity.Error](err); ok && code != identity.CodeInternal {
+		description = e.Message
+		if len(e.Fields) > 0 {
+			field = e.Fields[0].Field
+		}
+	}
+	out := func(e *zoidc.Error, status int) oauthError {
+		return oauthError{err: e.WithDescription("%s", description), status: status}
+	}
+	switch {
+	case code == identity.CodeInvalid && field == "scope" && kind != atResource:
+		return out(zoidc.ErrInvalidScope(), http.StatusBadRequest)
+	case code == identity.CodeInvalid && field == "response_type" && kind == atAuthorize:
+		return out(&zoidc.Error{ErrorType: errUnsupportedResponseType}, http.StatusBadRequest)
+	case code == identity.CodeInvalid && field == "redirect_uri" && kind == atAuthorize,
+		code == identity.CodeNotFound && kind == atAuthorize:
+		o := out(zoidc.ErrInvalidRequestRedirectURI(), http.StatusBadRequest)
+		o.page = true
+		return o
+	case code == identity.CodeInvalid, code == identity.CodeLoginRequired && kind != atAuthorize:
+		return out(zoidc.ErrInvalidRequest(), http.StatusBadRequest)
+	case code == identity.CodeLoginRequired:
+		return out(zoidc.ErrLoginRequired(), http.StatusBadRequest)
+	case kind == atResource && (code == identity.CodeUnauthenticated || code == identity.CodeInvalidGrant || code == identity.CodeNotFound):
+		return out(&zoidc.Error{ErrorType: errInvalidToken}, http.StatusUnauthorized)
+	case kind == atResource && code == identity.CodeForbidden:
+		return out(&zoidc.Error{ErrorType: errInsufficientScope}, http.StatusForbidden)
+	case code == identity.CodeForbidden:
+		return out(zoidc.ErrUnauthorizedClient(), http.StatusBadRequest)
+	case kind == atAuthorize && (code == identity.CodeUnauthenticated || code == identity.CodeInvalidGrant):
+		return out(zoidc.ErrInvalidRequest(), http.StatusBadRequest)
+	case code == identity.CodeInvalidGrant:
+		return out(zoidc.ErrInvalidGrant(), http.StatusBadRequest)
+	case code == identity.CodeUnauthenticated || code == identity.CodeNotFound:
+		return out(zoidc.ErrInvalidClient(), http.StatusUnauthorized)
+	}
+	o := out(zoidc.ErrServerError(), http.StatusInternalServerError)
+	o.internal = true
+	return o
+}
+
+// statusError is o as op.Server's error writer takes it.
+func (o oauthError) statusError() error { return op.NewStatusError(o.err, o.status) }

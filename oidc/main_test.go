@@ -1,0 +1,14 @@
+package oidc_test
+
+import (
+	"log/slog"
+	"os"
+	"testing"
+)
+
+// TestMain silences the default logger, to which zitadel/oidc's op
+// package logs every refused request.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
+}

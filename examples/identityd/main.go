@@ -1,6 +1,7 @@
-// Command identityd serves the identity management REST API over a bbolt
-// database file or a PostgreSQL database and administers it: workspaces,
-// API keys, OAuth clients and bulk user imports.
+// Command identityd serves the identity management REST API and an
+// OpenID Provider per workspace over a bbolt database file or a
+// PostgreSQL database, and administers it: workspaces, API keys, OAuth
+// clients, signing keys and bulk user imports.
 //
 // Usage:
 //
@@ -13,8 +14,9 @@
 //	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]
 //	identityd [-db FILE] client list -workspace SLUG
 //	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
+//	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -34,6 +36,16 @@
 // is stored. -grant-types defaults to authorization_code,refresh_token;
 // client_credentials is for confidential clients only. client list never
 // shows secrets; client delete stops a client at once.
+//
+// signing-key rotate rotates the workspace's token signing keys at once
+// (they also rotate by themselves every 30 days): the next key, published
+// since the previous rotation, starts signing; the key that signed
+// retires and stays published until every token it signed has expired;
+// a new next key is made with -alg (default RS256). It prints the id
+// (kid) of the key that now signs. When $IDENTITYD_KEY_ENCRYPTION_KEY
+// holds 64 hex digits, every command seals new private signing keys
+// with that AES-256 key before they are stored and opens them with it;
+// give serve the same value.
 //
 // workspace smtp sets the workspace's SMTP server, with which new users
 // and changed email addresses get a verification email that serve's
@@ -63,7 +75,12 @@
 //
 // serve listens on -addr (default 127.0.0.1:8080; port 0 picks a free port,
 // and the address actually bound is logged), serves the API under
-// /t/{slug}/api/v1/ and a liveness check at GET /healthz, and logs to
+// /t/{slug}/api/v1/, each workspace's OpenID Provider (discovery at
+// /t/{slug}/.well-known/openid-configuration, its hosted sign-in page and
+// endpoints under /t/{slug}/) with the issuer -issuer-base + /t/{slug}
+// (default http:// and the address bound; https is required unless the
+// host is localhost or a loopback address), and a liveness check at GET
+// /healthz, and logs to
 // standard error with log/slog, one line per request unless
 // -access-log=false. SIGINT or SIGTERM stops it gracefully: the listener
 // closes, in-flight requests get 5 seconds to finish, then the database is

@@ -56,8 +56,9 @@ func commands() []command {
 		{name: "client create", args: "-workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]", run: clientCreate},
 		{name: "client list", args: "-workspace SLUG", run: clientList},
 		{name: "client delete", args: "-workspace SLUG CLIENT_ID", run: clientDelete},
+		{name: "signing-key rotate", args: "-workspace SLUG [-alg RS256|ES256]", run: signingKeyRotate},
 		{name: "user import", args: "-workspace SLUG [-file F] [-batch N]", run: userImport, help: importHelp},
-		{name: "serve", args: "[-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]", run: serve},
+		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]", run: serve},
 	}
 }
 
@@ -263,6 +264,10 @@ func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, e
 			return nil, fmt.Errorf("database %s does not exist (create it with: identityd -db %s workspace create SLUG)", e.dbPath, e.dbPath)
 		}
 	}
+	opts, err := tokenOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	svc, err := openService(e.dbPath, opts)
 	if errors.Is(err, bbolt.ErrTimeout) {
 		// bbolt holds an exclusive lock on the file; the store gives up
@@ -316,7 +321,12 @@ func (e *env) dbName() string {
 // inWorkspace opens the existing database, runs fn on the workspace slug
 // and closes the database again, reporting a failure to close.
 func (e *env) inWorkspace(ctx context.Context, slug string, fn func(*identity.Workspace) error) (err error) {
-	svc, err := e.open(true, nil)
+	return e.inWorkspaceWith(ctx, slug, nil, fn)
+}
+
+// inWorkspaceWith is inWorkspace with options for the Service.
+func (e *env) inWorkspaceWith(ctx context.Context, slug string, opts *identity.Options, fn func(*identity.Workspace) error) (err error) {
+	svc, err := e.open(true, opts)
 	if err != nil {
 		return err
 	}

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/delivery"
 	"github.com/identitylib/identity/httpapi"
+	"github.com/identitylib/identity/oidc"
 )
 
 // Server limits. Request bodies are at most 1 MiB (the API's own limit),
@@ -38,27 +40,32 @@ const (
 )
 
 // serve runs the REST API until ctx ends:
-// identityd serve [-addr HOST:PORT] [-allow-private-webhooks] [-access-log=false]
-// [-attempt-timeout D].
+// identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
+// [-access-log=false] [-attempt-timeout D].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
 	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
 	attemptTimeout := fs.Duration("attempt-timeout", delivery.DefaultAttemptTimeout,
 		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
+	issuerBase := fs.String("issuer-base", "", "the base `URL` of the workspaces' OpenID Providers, whose issuers are URL/t/SLUG:\nhttps, or http on localhost or a loopback address (default http:// and the address bound)")
 	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-	svc, err := e.open(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate})
-	if err != nil {
-		return err
-	}
-	defer closeService(svc, &err) // last: after every request and attempt has finished
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", *addr)
 	if err != nil {
 		return err
 	}
+	if *issuerBase == "" {
+		*issuerBase = "http://" + ln.Addr().String()
+	}
+	svc, err := e.open(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closeService(svc, &err) // last: after every request and attempt has finished
 	// Webhook deliveries and verification emails run beside the API: the
 	// queue is in the database, so deliveries committed before a restart
 	// are sent after it.
@@ -71,8 +78,12 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	}
 	defer stopDelivery(dispatcher, abandon, deliveryGrace)
 	defer startSweeper(ctx, svc, logger, sweepInterval)()
-	srv := newServer(newHandler(svc, requestLogger(logger, *accessLog)), logger)
-	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "allow_private_webhooks", *allowPrivate)
+	h, err := newHandler(svc, requestLogger(logger, *accessLog))
+	if err != nil {
+		return err
+	}
+	srv := newServer(h, logger)
+	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "issuer_base", *issuerBase, "allow_private_webhooks", *allowPrivate)
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err
@@ -131,18 +142,38 @@ func newServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// newHandler serves GET /healthz itself and everything else with the REST
-// adapter. It dispatches on the exact path rather than through a ServeMux,
-// which would clean and redirect paths before the adapter sees them.
-func newHandler(svc *identity.Service, logger *slog.Logger) http.Handler {
+// newHandler serves GET /healthz itself, the REST API under
+// /t/{slug}/api/ and every other path under /t/{slug}/ with the
+// workspace's OpenID Provider. It dispatches on the path rather than
+// through a ServeMux, which would clean and redirect paths before the
+// adapters see them.
+func newHandler(svc *identity.Service, logger *slog.Logger) (http.Handler, error) {
 	api := httpapi.New(svc, &httpapi.Options{Logger: logger})
+	provider, err := oidc.New(svc, &oidc.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
+		switch {
+		case r.URL.Path == "/healthz":
 			healthz(w, r)
-			return
+		case isProviderPath(r.URL.Path):
+			provider.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
 		}
-		api.ServeHTTP(w, r)
-	})
+	}), nil
+}
+
+// isProviderPath reports whether path is under /t/{slug}/ but not under
+// /t/{slug}/api/: a path of a workspace's OpenID Provider.
+func isProviderPath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/t/")
+	if !ok {
+		return false
+	}
+	_, sub, ok := strings.Cut(rest, "/")
+	return ok && sub != "api" && !strings.HasPrefix(sub, "api/")
 }
 
 // healthz answers a liveness check: the process is up and serving.

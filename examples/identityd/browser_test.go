@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"golang.org/x/oauth2"
+)
+
+// updateScreenshot rewrites the README's screenshot of the sign-in page.
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the sign-in page's screenshot to docs/signin.png")
+
+// chromium returns the path of Debian's chromium. Under CI=true a missing
+// browser fails the test; elsewhere the test is skipped with a message.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI=true and no chromium on PATH: .ci/run installs Debian's chromium package")
+	}
+	t.Skip("no chromium on PATH (apt-get install chromium): skipping the browser tests")
+	return ""
+}
+
+// newChrome starts a headless Chromium for the test, with JavaScript
+// enabled or not, and returns its context.
+func newChrome(t *testing.T, javascript bool) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, // the CI machine runs tests as root
+		chromedp.DisableGPU,
+		chromedp.WindowSize(800, 700),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, procWait)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+	})
+	_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !javascript})
+	if err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// TestBrowserSignIn drives the hosted sign-in page with headless
+// Chromium, with JavaScript on and off: the page renders with the
+// workspace and the client's name, a wrong password shows the generic
+// error, and a right one signs in and goes back to the client with a
+// code.
+func TestBrowserSignIn(t *testing.T) {
+	skipShort(t)
+	chromium(t)
+	db, key := newDB(t)
+	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<!doctype html><title>back</title><p id=code>%s</p><p id=state>%s</p>",
+			html.EscapeString(r.URL.Query().Get("code")), html.EscapeString(r.URL.Query().Get("state")))
+	}))
+	t.Cleanup(callback.Close)
+	id, _ := createClient(t, db, "-redirect-uri", callback.URL+"/cb", "-name", "Example App")
+	p := startServe(t, db)
+	createUser(t, p.base, key, "ada")
+	for _, javascript := range []bool{true, false} {
+		t.Run(fmt.Sprintf("javascript=%v", javascript), func(t *testing.T) {
+			ctx := newChrome(t, javascript)
+			f := newFlow(1)
+			authURL := p.base + "/t/acme/authorize?" + url.Values{
+				"client_id": {id}, "redirect_uri": {callback.URL + "/cb"}, "response_type": {"code"}, "scope": {"openid profile"},
+				"state": {f.state}, "nonce": {f.nonce}, "code_challenge": {oauth2.S256ChallengeFromVerifier(f.verifier)},
+				"code_challenge_method": {"S256"},
+			}.Encode()
+			if err := chromedp.Do(ctx, chromedp.Navigate(authURL), chromedp.WaitVisible(passwordField)); err != nil {
+				t.Fatalf("loading the sign-in page: %v", err)
+			}
+			text := bodyText(t, ctx)
+			if !strings.Contains(strings.ToLower(text), "acme") || !strings.Contains(text, "Example App") {
+				t.Errorf("the sign-in page does not show the workspace and the client:\n%s", text)
+			}
+			if *updateScreenshot && javascript {
+				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join("..", "..", "docs", "signin.png"), png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			err := chromedp.Do(ctx,
+				chromedp.SendKeys(loginField, "ada"),
+				chromedp.SendKeys(passwordField, "wrong password!"),
+				chromedp.Submit(passwordField),
+				chromedp.WaitVisible(chromedp.CSS(`.error`)),
+			)
+			if err != nil {
+				t.Fatalf("submitting a wrong password: %v", err)
+			}
+			if text := bodyText(t, ctx); !strings.Contains(text, "not right") {
+				t.Errorf("after a wrong password the page does not show the generic error:\n%s", text)
+			}
+
+			err = chromedp.Do(ctx,
+				chromedp.Clear(loginField),
+				chromedp.SendKeys(loginField, "ada@example.com"),
+				chromedp.SendKeys(passwordField, "correct horse battery"),
+				chromedp.Submit(passwordField),
+				chromedp.WaitVisible(chromedp.ID("code")),
+			)
+			if err != nil {
+				t.Fatalf("signing in: %v", err)
+			}
+			code, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("code")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("state")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(code, "idac_") || state != f.state {
+				t.Errorf("back at the client with code %q and state %q; want a code and state %q", code, state, f.state)
+			}
+		})
+	}
+}
+
+// bodyText returns the text of the page's body.
+func bodyText(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
+// passwordField and loginField select the sign-in form's fields: the
+// password, and the username-or-email.
+const (
+	passwordField = chromedp.CSS(`input[type="password"]`)
+	loginField    = chromedp.CSS(`form input:not([type="hidden"]):not([type="password"]):not([type="submit"])`)
+)

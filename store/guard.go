@@ -19,9 +19,11 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // fn has returned (or panicked) every method returns ErrTxDone without
 // reaching tx. PutDelivery refuses a job whose Kind is neither JobWebhook
 // nor JobMail, or a mail job with an EndpointID, so a store sees only
-// well-formed jobs; PutWebhook refuses an id below 1, and PutOAuthClient
-// an empty id. A store's Update calls it afresh for every call of fn,
-// including a call that runs fn again in a new transaction.
+// well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
+// PutSigningKey, PutAuthRequest, PutGrant and PutRefreshToken refuse an
+// empty id, and PutRefreshToken an empty GrantID. A store's Update calls
+// it afresh for every call of fn, including a call that runs fn again in
+// a new transaction.
 func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
 
 // run passes fn the guarded form of tx and ends it when fn returns.
@@ -311,6 +313,91 @@ func (g *guarded) DeleteOAuthClient(slug, id string) error {
 		return err
 	}
 	return g.tx.DeleteOAuthClient(slug, id)
+}
+
+func (g *guarded) PutSigningKey(slug string, k SigningKey) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if k.ID == "" {
+		return errors.New("store: the signing key id is empty")
+	}
+	return g.tx.PutSigningKey(slug, k)
+}
+
+func (g *guarded) SigningKeys(slug string) ([]SigningKey, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.SigningKeys(slug)
+}
+
+func (g *guarded) DeleteSigningKey(slug, id string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteSigningKey(slug, id)
+}
+
+func (g *guarded) PutAuthRequest(slug string, r AuthRequest) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if r.ID == "" {
+		return errors.New("store: the authorization request id is empty")
+	}
+	return g.tx.PutAuthRequest(slug, r)
+}
+
+func (g *guarded) AuthRequest(slug, id string) (AuthRequest, error) {
+	if err := g.read(); err != nil {
+		return AuthRequest{}, err
+	}
+	return g.tx.AuthRequest(slug, id)
+}
+
+func (g *guarded) PutGrant(slug string, gr Grant) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if gr.ID == "" {
+		return errors.New("store: the grant id is empty")
+	}
+	return g.tx.PutGrant(slug, gr)
+}
+
+func (g *guarded) Grant(slug, id string) (Grant, error) {
+	if err := g.read(); err != nil {
+		return Grant{}, err
+	}
+	return g.tx.Grant(slug, id)
+}
+
+func (g *guarded) UserGrants(slug string, userID int64) ([]Grant, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.UserGrants(slug, userID)
+}
+
+func (g *guarded) PutRefreshToken(slug string, t RefreshToken) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if t.ID == "" {
+		return errors.New("store: the refresh token id is empty")
+	}
+	if t.GrantID == "" {
+		return fmt.Errorf("store: refresh token %q names no grant (GrantID is empty)", t.ID)
+	}
+	return g.tx.PutRefreshToken(slug, t)
+}
+
+func (g *guarded) RefreshToken(slug, id string) (RefreshToken, error) {
+	if err := g.read(); err != nil {
+		return RefreshToken{}, err
+	}
+	return g.tx.RefreshToken(slug, id)
 }
 
 func (g *guarded) PutVerificationToken(slug string, t VerificationToken) error {

@@ -103,7 +103,38 @@ func (f *fakeTx) OAuthClients(string) ([]store.OAuthClient, error) {
 	f.call("OAuthClients")
 	return nil, nil
 }
-func (f *fakeTx) DeleteOAuthClient(string, string) error { f.call("DeleteOAuthClient"); return nil }
+func (f *fakeTx) DeleteOAuthClient(string, string) error       { f.call("DeleteOAuthClient"); return nil }
+func (f *fakeTx) PutSigningKey(string, store.SigningKey) error { f.call("PutSigningKey"); return nil }
+func (f *fakeTx) SigningKeys(string) ([]store.SigningKey, error) {
+	f.call("SigningKeys")
+	return nil, nil
+}
+func (f *fakeTx) DeleteSigningKey(string, string) error { f.call("DeleteSigningKey"); return nil }
+func (f *fakeTx) PutAuthRequest(string, store.AuthRequest) error {
+	f.call("PutAuthRequest")
+	return nil
+}
+func (f *fakeTx) AuthRequest(string, string) (store.AuthRequest, error) {
+	f.call("AuthRequest")
+	return store.AuthRequest{}, nil
+}
+func (f *fakeTx) PutGrant(string, store.Grant) error { f.call("PutGrant"); return nil }
+func (f *fakeTx) Grant(string, string) (store.Grant, error) {
+	f.call("Grant")
+	return store.Grant{}, nil
+}
+func (f *fakeTx) UserGrants(string, int64) ([]store.Grant, error) {
+	f.call("UserGrants")
+	return nil, nil
+}
+func (f *fakeTx) PutRefreshToken(string, store.RefreshToken) error {
+	f.call("PutRefreshToken")
+	return nil
+}
+func (f *fakeTx) RefreshToken(string, string) (store.RefreshToken, error) {
+	f.call("RefreshToken")
+	return store.RefreshToken{}, nil
+}
 func (f *fakeTx) PutVerificationToken(string, store.VerificationToken) error {
 	f.call("PutVerificationToken")
 	return nil
@@ -178,6 +209,13 @@ var writes = []method{
 	{"DeleteAPIKey", func(tx store.Tx) error { return tx.DeleteAPIKey("k") }},
 	{"PutOAuthClient", func(tx store.Tx) error { return tx.PutOAuthClient("a", store.OAuthClient{ID: "c"}) }},
 	{"DeleteOAuthClient", func(tx store.Tx) error { return tx.DeleteOAuthClient("a", "c") }},
+	{"PutSigningKey", func(tx store.Tx) error { return tx.PutSigningKey("a", store.SigningKey{ID: "k"}) }},
+	{"DeleteSigningKey", func(tx store.Tx) error { return tx.DeleteSigningKey("a", "k") }},
+	{"PutAuthRequest", func(tx store.Tx) error { return tx.PutAuthRequest("a", store.AuthRequest{ID: "r"}) }},
+	{"PutGrant", func(tx store.Tx) error { return tx.PutGrant("a", store.Grant{ID: "g"}) }},
+	{"PutRefreshToken", func(tx store.Tx) error {
+		return tx.PutRefreshToken("a", store.RefreshToken{ID: "t", GrantID: "g"})
+	}},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
 	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
@@ -208,6 +246,11 @@ var reads = []method{
 	{"APIKeys", func(tx store.Tx) error { _, err := tx.APIKeys("a"); return err }},
 	{"OAuthClient", func(tx store.Tx) error { _, err := tx.OAuthClient("a", "c"); return err }},
 	{"OAuthClients", func(tx store.Tx) error { _, err := tx.OAuthClients("a"); return err }},
+	{"SigningKeys", func(tx store.Tx) error { _, err := tx.SigningKeys("a"); return err }},
+	{"AuthRequest", func(tx store.Tx) error { _, err := tx.AuthRequest("a", "r"); return err }},
+	{"Grant", func(tx store.Tx) error { _, err := tx.Grant("a", "g"); return err }},
+	{"UserGrants", func(tx store.Tx) error { _, err := tx.UserGrants("a", 1); return err }},
+	{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken("a", "t"); return err }},
 	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
 	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
@@ -389,6 +432,46 @@ func TestPutOAuthClientChecksID(t *testing.T) {
 		_ = store.RunUpdate(f, func(tx store.Tx) error { err = tx.PutOAuthClient("a", store.OAuthClient{ID: c.id}); return nil })
 		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
 			t.Errorf("PutOAuthClient(id %q): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
+		}
+	}
+}
+
+// TestOIDCPutsCheckIDs checks that the front passes on a signing key, an
+// authorization request, a grant or a refresh token only with a non-empty
+// id, which every store can hold as a key, and a refresh token only with
+// the grant it belongs to.
+func TestOIDCPutsCheckIDs(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		put  func(tx store.Tx) error
+		ok   bool
+	}{
+		{"PutSigningKey(id k)", func(tx store.Tx) error { return tx.PutSigningKey("a", store.SigningKey{ID: "k"}) }, true},
+		{"PutSigningKey(empty id)", func(tx store.Tx) error {
+			return tx.PutSigningKey("a", store.SigningKey{Algorithm: "RS256", State: "active"})
+		}, false},
+		{"PutAuthRequest(id r)", func(tx store.Tx) error { return tx.PutAuthRequest("a", store.AuthRequest{ID: "r"}) }, true},
+		{"PutAuthRequest(empty id)", func(tx store.Tx) error {
+			return tx.PutAuthRequest("a", store.AuthRequest{ClientID: "c", GrantID: "g"})
+		}, false},
+		{"PutGrant(id g)", func(tx store.Tx) error { return tx.PutGrant("a", store.Grant{ID: "g"}) }, true},
+		{"PutGrant(empty id)", func(tx store.Tx) error { return tx.PutGrant("a", store.Grant{ClientID: "c", UserID: 1}) }, false},
+		{"PutRefreshToken(id t, grant g)", func(tx store.Tx) error {
+			return tx.PutRefreshToken("a", store.RefreshToken{ID: "t", GrantID: "g"})
+		}, true},
+		{"PutRefreshToken(empty id)", func(tx store.Tx) error {
+			return tx.PutRefreshToken("a", store.RefreshToken{GrantID: "g"})
+		}, false},
+		{"PutRefreshToken(empty grant id)", func(tx store.Tx) error {
+			return tx.PutRefreshToken("a", store.RefreshToken{ID: "t"})
+		}, false},
+		{"PutRefreshToken(both empty)", func(tx store.Tx) error { return tx.PutRefreshToken("a", store.RefreshToken{}) }, false},
+	} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error { err = c.put(tx); return nil })
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("%s: error = %v, store saw %v; want passed on = %v", c.name, err, f.calls, c.ok)
 		}
 	}
 }

@@ -35,6 +35,13 @@
 //	  sessions               session id -> JSON session
 //	  user_sessions          user id + created time + session id -> empty
 //	  verification_tokens    token id -> JSON verification token
+//	  oauth_clients          client id -> JSON OAuth client
+//	  signing_keys           key id -> JSON signing key
+//	  auth_requests          request id -> JSON authorization request
+//	  grants                 grant id -> JSON grant
+//	  user_grants            user id + created time + grant id -> empty,
+//	                         for grants of a user (UserID not 0)
+//	  refresh_tokens         token id -> JSON refresh token
 //	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -70,12 +77,16 @@
 // mappers; every other record is JSON of a private record type, so the file
 // format never follows a change of the store package's structs by accident.
 // A JSON time that is usually zero (a webhook's FailingSince, a delivery's
-// LeaseUntil and LastAttemptAt, a session's RevokedAt) is omitted when zero,
-// so that a record written before the field existed reads back zero.
+// LeaseUntil and LastAttemptAt, a session's RevokedAt, the times a signing
+// key, an authorization request, a grant or a refresh token acquires
+// later) is omitted when zero, so that a record written before the field
+// existed reads back zero.
 //
 // Session ids are opaque strings chosen by the caller and are the keys of
 // sessions; since bbolt cannot store an empty key, PutSession refuses the
-// empty id with an error.
+// empty id with an error. (The front refuses an empty id for OAuth
+// clients, signing keys, authorization requests, grants and refresh
+// tokens before this package sees one.)
 //
 // Listing users without a prefix must reach deep offsets without walking
 // every user: user_chunks counts the users of each chunk of 1024 consecutive

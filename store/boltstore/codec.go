@@ -433,3 +433,203 @@ func decodeSession(id, v []byte) (store.Session, error) {
 		RevokedAt:  fromOptMicros(r.RevokedAt),
 	}, nil
 }
+
+// The records of the OpenID Provider. The id of each is its bbolt key. A
+// time that is zero until something happens (a key's activation and
+// retirement, a request's sign-in and redemption, a grant's revocation, a
+// token's use) is omitted while zero, as a session's RevokedAt is.
+
+// signingKeyRecord is the stored form of store.SigningKey.
+type signingKeyRecord struct {
+	Algorithm   string `json:"alg"`
+	State       string `json:"state"`
+	PrivateKey  []byte `json:"private_key,omitempty"`
+	PublicKey   []byte `json:"public_key,omitempty"`
+	CreatedAt   int64  `json:"created_us"`
+	ActivatedAt *int64 `json:"activated_us,omitempty"`
+	RetiredAt   *int64 `json:"retired_us,omitempty"`
+	RemoveAt    *int64 `json:"remove_us,omitempty"`
+}
+
+func encodeSigningKey(k store.SigningKey) ([]byte, error) {
+	return json.Marshal(signingKeyRecord{
+		Algorithm:   k.Algorithm,
+		State:       k.State,
+		PrivateKey:  k.PrivateKey,
+		PublicKey:   k.PublicKey,
+		CreatedAt:   toMicros(k.CreatedAt),
+		ActivatedAt: optMicros(k.ActivatedAt),
+		RetiredAt:   optMicros(k.RetiredAt),
+		RemoveAt:    optMicros(k.RemoveAt),
+	})
+}
+
+func decodeSigningKey(id, v []byte) (store.SigningKey, error) {
+	var r signingKeyRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.SigningKey{}, fmt.Errorf("boltstore: signing key %q: %w", id, err)
+	}
+	return store.SigningKey{
+		ID:          string(id),
+		Algorithm:   r.Algorithm,
+		State:       r.State,
+		PrivateKey:  r.PrivateKey,
+		PublicKey:   r.PublicKey,
+		CreatedAt:   fromMicros(r.CreatedAt),
+		ActivatedAt: fromOptMicros(r.ActivatedAt),
+		RetiredAt:   fromOptMicros(r.RetiredAt),
+		RemoveAt:    fromOptMicros(r.RemoveAt),
+	}, nil
+}
+
+// authRequestRecord is the stored form of store.AuthRequest. State and
+// Nonce, which the relying party chooses, and SessionID, which names a
+// session whose id the caller chose, are bytes: a JSON string would
+// replace invalid UTF-8.
+type authRequestRecord struct {
+	ClientID            string   `json:"client_id"`
+	RedirectURI         string   `json:"redirect_uri"`
+	Scopes              []string `json:"scopes,omitempty"`
+	State               []byte   `json:"state,omitempty"`
+	Nonce               []byte   `json:"nonce,omitempty"`
+	CodeChallenge       string   `json:"code_challenge,omitempty"`
+	CodeChallengeMethod string   `json:"code_challenge_method,omitempty"`
+	Prompt              string   `json:"prompt,omitempty"`
+	CreatedAt           int64    `json:"created_us"`
+	ExpiresAt           int64    `json:"expires_us"`
+	UserID              int64    `json:"user_id,omitempty"`
+	SessionID           []byte   `json:"session_id,omitempty"`
+	AuthTime            *int64   `json:"auth_time_us,omitempty"`
+	CodeHash            []byte   `json:"code_hash,omitempty"`
+	UsedAt              *int64   `json:"used_us,omitempty"`
+	GrantID             string   `json:"grant_id,omitempty"`
+}
+
+func encodeAuthRequest(r store.AuthRequest) ([]byte, error) {
+	return json.Marshal(authRequestRecord{
+		ClientID:            r.ClientID,
+		RedirectURI:         r.RedirectURI,
+		Scopes:              r.Scopes,
+		State:               []byte(r.State),
+		Nonce:               []byte(r.Nonce),
+		CodeChallenge:       r.CodeChallenge,
+		CodeChallengeMethod: r.CodeChallengeMethod,
+		Prompt:              r.Prompt,
+		CreatedAt:           toMicros(r.CreatedAt),
+		ExpiresAt:           toMicros(r.ExpiresAt),
+		UserID:              r.UserID,
+		SessionID:           []byte(r.SessionID),
+		AuthTime:            optMicros(r.AuthTime),
+		CodeHash:            r.CodeHash,
+		UsedAt:              optMicros(r.UsedAt),
+		GrantID:             r.GrantID,
+	})
+}
+
+func decodeAuthRequest(id, v []byte) (store.AuthRequest, error) {
+	var r authRequestRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.AuthRequest{}, fmt.Errorf("boltstore: authorization request %q: %w", id, err)
+	}
+	return store.AuthRequest{
+		ID:                  string(id),
+		ClientID:            r.ClientID,
+		RedirectURI:         r.RedirectURI,
+		Scopes:              r.Scopes,
+		State:               string(r.State),
+		Nonce:               string(r.Nonce),
+		CodeChallenge:       r.CodeChallenge,
+		CodeChallengeMethod: r.CodeChallengeMethod,
+		Prompt:              r.Prompt,
+		CreatedAt:           fromMicros(r.CreatedAt),
+		ExpiresAt:           fromMicros(r.ExpiresAt),
+		UserID:              r.UserID,
+		SessionID:           string(r.SessionID),
+		AuthTime:            fromOptMicros(r.AuthTime),
+		CodeHash:            r.CodeHash,
+		UsedAt:              fromOptMicros(r.UsedAt),
+		GrantID:             r.GrantID,
+	}, nil
+}
+
+// grantRecord is the stored form of store.Grant; SessionID is bytes, as
+// in authRequestRecord. AuthTime is zero for a client's grant on its own
+// behalf.
+type grantRecord struct {
+	ClientID     string   `json:"client_id"`
+	UserID       int64    `json:"user_id,omitempty"`
+	SessionID    []byte   `json:"session_id,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+	AuthTime     *int64   `json:"auth_time_us,omitempty"`
+	CreatedAt    int64    `json:"created_us"`
+	ExpiresAt    int64    `json:"expires_us"`
+	RevokedAt    *int64   `json:"revoked_us,omitempty"`
+	RevokeReason string   `json:"revoke_reason,omitempty"`
+}
+
+func encodeGrant(g store.Grant) ([]byte, error) {
+	return json.Marshal(grantRecord{
+		ClientID:     g.ClientID,
+		UserID:       g.UserID,
+		SessionID:    []byte(g.SessionID),
+		Scopes:       g.Scopes,
+		AuthTime:     optMicros(g.AuthTime),
+		CreatedAt:    toMicros(g.CreatedAt),
+		ExpiresAt:    toMicros(g.ExpiresAt),
+		RevokedAt:    optMicros(g.RevokedAt),
+		RevokeReason: g.RevokeReason,
+	})
+}
+
+func decodeGrant(id, v []byte) (store.Grant, error) {
+	var r grantRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.Grant{}, fmt.Errorf("boltstore: grant %q: %w", id, err)
+	}
+	return store.Grant{
+		ID:           string(id),
+		ClientID:     r.ClientID,
+		UserID:       r.UserID,
+		SessionID:    string(r.SessionID),
+		Scopes:       r.Scopes,
+		AuthTime:     fromOptMicros(r.AuthTime),
+		CreatedAt:    fromMicros(r.CreatedAt),
+		ExpiresAt:    fromMicros(r.ExpiresAt),
+		RevokedAt:    fromOptMicros(r.RevokedAt),
+		RevokeReason: r.RevokeReason,
+	}, nil
+}
+
+// refreshTokenRecord is the stored form of store.RefreshToken.
+type refreshTokenRecord struct {
+	GrantID    string `json:"grant_id"`
+	SecretHash []byte `json:"secret_hash,omitempty"`
+	CreatedAt  int64  `json:"created_us"`
+	ExpiresAt  int64  `json:"expires_us"`
+	UsedAt     *int64 `json:"used_us,omitempty"`
+}
+
+func encodeRefreshToken(t store.RefreshToken) ([]byte, error) {
+	return json.Marshal(refreshTokenRecord{
+		GrantID:    t.GrantID,
+		SecretHash: t.SecretHash,
+		CreatedAt:  toMicros(t.CreatedAt),
+		ExpiresAt:  toMicros(t.ExpiresAt),
+		UsedAt:     optMicros(t.UsedAt),
+	})
+}
+
+func decodeRefreshToken(id, v []byte) (store.RefreshToken, error) {
+	var r refreshTokenRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.RefreshToken{}, fmt.Errorf("boltstore: refresh token %q: %w", id, err)
+	}
+	return store.RefreshToken{
+		ID:         string(id),
+		GrantID:    r.GrantID,
+		SecretHash: r.SecretHash,
+		CreatedAt:  fromMicros(r.CreatedAt),
+		ExpiresAt:  fromMicros(r.ExpiresAt),
+		UsedAt:     fromOptMicros(r.UsedAt),
+	}, nil
+}

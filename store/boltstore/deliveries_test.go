@@ -17,7 +17,7 @@ import (
 
 // TestIndexesStayInStep runs random writes, some of them rolled back, and
 // checks after each Update that delivery_due, delivery_endpoint, the
-// pending count and user_sessions agree with the records.
+// pending count, user_sessions and user_grants agree with the records.
 func TestIndexesStayInStep(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "db"), nil)
 	if err != nil {
@@ -65,7 +65,8 @@ func TestIndexesStayInStep(t *testing.T) {
 }
 
 // randomOp returns a random write to the workspace slug: deliveries and
-// endpoints with small ids, so that writes collide, and sessions.
+// endpoints with small ids, so that writes collide, sessions and grants
+// (some of user 0, which belong to no user).
 func randomOp(rng *rand.Rand, slug string) func(store.Tx) error {
 	id, endpoint := int64(1+rng.IntN(30)), int64(1+rng.IntN(3))
 	when := func() time.Time {
@@ -74,7 +75,7 @@ func randomOp(rng *rand.Rand, slug string) func(store.Tx) error {
 		}
 		return time.UnixMicro(1_700_000_000_000_000 + rng.Int64N(1_000_000_000)).UTC()
 	}
-	switch rng.IntN(10) {
+	switch rng.IntN(12) {
 	case 0:
 		return func(tx store.Tx) error { return tx.DeleteWebhook(slug, endpoint) }
 	case 1:
@@ -82,6 +83,9 @@ func randomOp(rng *rand.Rand, slug string) func(store.Tx) error {
 	case 2, 3:
 		sess := store.Session{ID: fmt.Sprint("s", rng.IntN(10)), UserID: int64(rng.IntN(3)), CreatedAt: when()}
 		return func(tx store.Tx) error { return tx.PutSession(slug, sess) }
+	case 10, 11:
+		g := store.Grant{ID: fmt.Sprint("g", rng.IntN(10)), UserID: int64(rng.IntN(3)), CreatedAt: when()}
+		return func(tx store.Tx) error { return tx.PutGrant(slug, g) }
 	default:
 		statuses := []store.DeliveryStatus{store.DeliveryPending, store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed, ""}
 		d := store.Delivery{
@@ -103,6 +107,9 @@ func checkIndexes(btx *bbolt.Tx) error {
 			return fmt.Errorf("workspace %s: %w", slug, err)
 		}
 		if err := checkUserSessions(sp); err != nil {
+			return fmt.Errorf("workspace %s: %w", slug, err)
+		}
+		if err := checkUserGrants(sp); err != nil {
 			return fmt.Errorf("workspace %s: %w", slug, err)
 		}
 		return nil
@@ -171,6 +178,30 @@ func checkUserSessions(sp *space) error {
 	})
 	if diff := cmp.Diff(want, got); diff != "" {
 		return fmt.Errorf("user_sessions mismatch (-want +got):\n%s", diff)
+	}
+	return nil
+}
+
+// checkUserGrants checks that user_grants holds exactly one entry per
+// grant of a user (UserID not 0), the one its record calls for.
+func checkUserGrants(sp *space) error {
+	want, got := map[string]bool{}, map[string]bool{}
+	err := sp.bucket(bucketGrants).ForEach(func(k, v []byte) error {
+		g, err := decodeGrant(k, v)
+		if g.UserID != 0 {
+			want[string(userGrantKey(g.UserID, g.CreatedAt, g.ID))] = true
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_ = sp.bucket(bucketUserGrants).ForEach(func(k, _ []byte) error {
+		got[string(k)] = true
+		return nil
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		return fmt.Errorf("user_grants mismatch (-want +got):\n%s", diff)
 	}
 	return nil
 }

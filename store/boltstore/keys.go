@@ -45,6 +45,11 @@ const (
 	bucketTokens
 	bucketIdempotency
 	bucketOAuthClients
+	bucketSigningKeys
+	bucketAuthRequests
+	bucketGrants
+	bucketUserGrants
+	bucketRefreshTokens
 	numNested // the number of nested buckets
 )
 
@@ -68,6 +73,11 @@ var nestedNames = [numNested][]byte{
 	bucketTokens:           []byte("verification_tokens"),
 	bucketIdempotency:      []byte("idempotency"),
 	bucketOAuthClients:     []byte("oauth_clients"),
+	bucketSigningKeys:      []byte("signing_keys"),
+	bucketAuthRequests:     []byte("auth_requests"),
+	bucketGrants:           []byte("grants"),
+	bucketUserGrants:       []byte("user_grants"),
+	bucketRefreshTokens:    []byte("refresh_tokens"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.
@@ -165,8 +175,22 @@ func dueKey(dueMicros, id int64, slug string) []byte {
 // the creation time, then the session id, so that a user's sessions are
 // one prefix in creation order, ties by id.
 func userSessionKey(userID int64, created time.Time, sessionID string) []byte {
-	k := make([]byte, 0, 2*idKeyLen+len(sessionID))
-	return append(appendTime(appendID(k, userID), created), sessionID...)
+	return userIndexKey(userID, created, sessionID)
+}
+
+// userGrantKey returns the user_grants key of a grant, laid out like a
+// user_sessions key: the user id, the creation time, then the grant id.
+func userGrantKey(userID int64, created time.Time, grantID string) []byte {
+	return userIndexKey(userID, created, grantID)
+}
+
+// userIndexKey returns the key of a record in a per-user index: the user
+// id, the record's creation time, then its id, so that a user's records
+// are one prefix in creation order, ties by id. The id starts at
+// 2*idKeyLen.
+func userIndexKey(userID int64, created time.Time, id string) []byte {
+	k := make([]byte, 0, 2*idKeyLen+len(id))
+	return append(appendTime(appendID(k, userID), created), id...)
 }
 
 // uniqueKey returns the key of a folded value in a unique index.

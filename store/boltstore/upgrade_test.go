@@ -1,6 +1,7 @@
 package boltstore_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -134,6 +135,56 @@ func TestPreviousReleaseFile(t *testing.T) {
 		got, err := tx.OAuthClients(testSlug)
 		if diff := cmp.Diff([]store.OAuthClient{client}, got); err != nil || diff != "" {
 			t.Errorf("OAuthClients = %v (-want +got):\n%s", err, diff)
+		}
+		return nil
+	})
+
+	// It predates the OpenID Provider's records too: Open gave its
+	// workspace their buckets, the grants' per-user index among them.
+	key := store.SigningKey{
+		ID: "kid-1", Algorithm: "ES256", State: "active", PrivateKey: []byte("private"), PublicKey: []byte("public"),
+		CreatedAt: previousReleaseTime, ActivatedAt: previousReleaseTime,
+	}
+	req := store.AuthRequest{
+		ID: "ar-1", ClientID: client.ID, RedirectURI: "https://app.example/cb", Scopes: []string{"openid"},
+		CreatedAt: previousReleaseTime, ExpiresAt: previousReleaseTime.Add(10 * time.Minute),
+	}
+	grant := store.Grant{
+		ID: "gr-1", ClientID: client.ID, UserID: 1, Scopes: []string{"openid", "offline_access"},
+		AuthTime: previousReleaseTime, CreatedAt: previousReleaseTime, ExpiresAt: previousReleaseTime.Add(720 * time.Hour),
+	}
+	refresh := store.RefreshToken{
+		ID: "rt-1", GrantID: "gr-1", SecretHash: []byte("hash"),
+		CreatedAt: previousReleaseTime, ExpiresAt: previousReleaseTime.Add(720 * time.Hour),
+	}
+	mustUpdate(t, s, func(tx store.Tx) error {
+		return errors.Join(
+			tx.PutSigningKey(testSlug, key),
+			tx.PutAuthRequest(testSlug, req),
+			tx.PutGrant(testSlug, grant),
+			tx.PutRefreshToken(testSlug, refresh),
+		)
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, nil)
+	mustView(t, s, func(tx store.Tx) error {
+		keys, err := tx.SigningKeys(testSlug)
+		if diff := cmp.Diff([]store.SigningKey{key}, keys); err != nil || diff != "" {
+			t.Errorf("SigningKeys = %v (-want +got):\n%s", err, diff)
+		}
+		gotReq, err := tx.AuthRequest(testSlug, "ar-1")
+		if diff := cmp.Diff(req, gotReq); err != nil || diff != "" {
+			t.Errorf("AuthRequest = %v (-want +got):\n%s", err, diff)
+		}
+		grants, err := tx.UserGrants(testSlug, 1)
+		if diff := cmp.Diff([]store.Grant{grant}, grants); err != nil || diff != "" {
+			t.Errorf("UserGrants(1) = %v (-want +got):\n%s", err, diff)
+		}
+		gotRefresh, err := tx.RefreshToken(testSlug, "rt-1")
+		if diff := cmp.Diff(refresh, gotRefresh); err != nil || diff != "" {
+			t.Errorf("RefreshToken = %v (-want +got):\n%s", err, diff)
 		}
 		return nil
 	})

@@ -85,6 +85,12 @@ type namespace struct {
 	clients map[string]store.OAuthClient        // by id
 	tokens  map[string]store.VerificationToken  // by id
 	idem    map[idemKey]store.IdempotencyRecord // by scope and key
+
+	signingKeys   map[string]store.SigningKey   // by id
+	authRequests  map[string]store.AuthRequest  // by id
+	grants        map[string]store.Grant        // by id
+	grantsByUser  map[int64]map[string]struct{} // user id (never 0) -> grant ids
+	refreshTokens map[string]store.RefreshToken // by id
 }
 
 // userEntry is a stored user with its folded index fields.
@@ -121,6 +127,12 @@ func newNamespace(w store.Workspace) *namespace {
 		clients:    make(map[string]store.OAuthClient),
 		tokens:     make(map[string]store.VerificationToken),
 		idem:       make(map[idemKey]store.IdempotencyRecord),
+
+		signingKeys:   make(map[string]store.SigningKey),
+		authRequests:  make(map[string]store.AuthRequest),
+		grants:        make(map[string]store.Grant),
+		grantsByUser:  make(map[int64]map[string]struct{}),
+		refreshTokens: make(map[string]store.RefreshToken),
 	}
 }
 

@@ -48,13 +48,19 @@
 //	oauth_clients        (workspace, id); redirect_uris,
 //	                     post_logout_redirect_uris and grant_types text[]
 //	verification_tokens  (workspace, id)
+//	signing_keys         (workspace, id)
+//	auth_requests        (workspace, id); scopes text[]
+//	grants               (workspace, id); scopes text[]; index on
+//	                     (workspace, user_id, created_at, id)
+//	refresh_tokens       (workspace, id); grant_id names the grant
 //	idempotency          (workspace, scope, key); index on expires_at
 //	update_gate          no rows: the gate every Update locks (see below)
 //
 // Migration 0002 gave jobs their kind column: the rows of a schema that
 // the previous release filled which have no endpoint, its mail jobs,
 // became 'mail', the others 'webhook'. Migration 0003 added
-// oauth_clients.
+// oauth_clients, and 0004 the OpenID Provider's records: signing_keys,
+// auth_requests, grants and refresh_tokens.
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -72,13 +78,15 @@
 // identity package lets some strings hold NUL (attribute keys and values,
 // claim names) and the store contract lets callers pick session ids and
 // idempotency keys freely. Those strings, password hashes (an imported
-// Django salt is any bytes) and delivery error texts are bytea, which keeps
-// any Go string exactly. The other strings are text, for the benefit of
-// whoever reads the tables: slugs, usernames, emails, full names, URLs,
-// event names and the ids the identity package generates. The identity
-// package lets none of them hold what text cannot; a write of such a
-// value straight to the store is refused with an error (as the other
-// stores refuse an empty session id), and a lookup of one finds nothing.
+// Django salt is any bytes), delivery error texts, the session ids that
+// authorization requests and grants name, and the state and nonce a
+// relying party sends are bytea, which keeps any Go string exactly. The
+// other strings are text, for the benefit of whoever reads the tables:
+// slugs, usernames, emails, full names, URLs, event names, scopes and the
+// ids the identity package generates. The identity package lets none of
+// them hold what text cannot; a write of such a value straight to the
+// store is refused with an error (as the other stores refuse an empty
+// session id), and a lookup of one finds nothing.
 //
 // Every time is timestamptz NOT NULL, to the microsecond; Go's zero time,
 // which the store package uses for "not set", is stored as itself
@@ -87,8 +95,9 @@
 //
 // Roles and attributes have a foreign key to their user, so adding one to
 // a user that does not exist returns store.ErrNotFound (the identity
-// package checks first anyway). Sessions and verification tokens have
-// none: the store contract lets them name any user id.
+// package checks first anyway). Sessions, verification tokens,
+// authorization requests and grants have none: the store contract lets
+// them name any user id; nor has a refresh token one to its grant.
 //
 // # Transactions
 //
@@ -185,8 +194,8 @@
 // is a unique index lookup; an unfiltered page costs its size plus, at a
 // deep offset, a read of the chunk counts (one row per 1024 users); a
 // prefix search costs in proportion to the users it matches, whose ids it
-// collects, counts and sorts; claim mappers, roles, attributes, sessions
-// and a webhook's deliveries are index range scans. DueDeliveries and
+// collects, counts and sorts; claim mappers, roles, attributes, sessions,
+// a user's grants and a webhook's deliveries are index range scans. DueDeliveries and
 // NextDueAt read the start of the due index. PendingDeliveries counts the
 // due index's entries, in proportion to the pending deliveries: it serves
 // metrics, not the dispatcher.

@@ -191,6 +191,11 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"APIKeys", func(tx store.Tx) error { _, err := tx.APIKeys(m); return err }},
 		{"OAuthClient", func(tx store.Tx) error { _, err := tx.OAuthClient(m, "client-1"); return err }},
 		{"OAuthClients", func(tx store.Tx) error { _, err := tx.OAuthClients(m); return err }},
+		{"SigningKeys", func(tx store.Tx) error { _, err := tx.SigningKeys(m); return err }},
+		{"AuthRequest", func(tx store.Tx) error { _, err := tx.AuthRequest(m, "ar-1"); return err }},
+		{"Grant", func(tx store.Tx) error { _, err := tx.Grant(m, "gr-1"); return err }},
+		{"UserGrants", func(tx store.Tx) error { _, err := tx.UserGrants(m, 1); return err }},
+		{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken(m, "rt-1"); return err }},
 	}
 	writes := []struct {
 		name string
@@ -215,6 +220,19 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"PutAPIKey", func(tx store.Tx) error { return tx.PutAPIKey(apiKey("key-m", m)) }},
 		{"PutOAuthClient", func(tx store.Tx) error { return tx.PutOAuthClient(m, oauthClient("client-1", 1)) }},
 		{"DeleteOAuthClient", func(tx store.Tx) error { return tx.DeleteOAuthClient(m, "client-1") }},
+		{"PutSigningKey", func(tx store.Tx) error {
+			return tx.PutSigningKey(m, store.SigningKey{ID: "kid-1", Algorithm: "ES256", State: "next", CreatedAt: at(1)})
+		}},
+		{"DeleteSigningKey", func(tx store.Tx) error { return tx.DeleteSigningKey(m, "kid-1") }},
+		{"PutAuthRequest", func(tx store.Tx) error {
+			return tx.PutAuthRequest(m, store.AuthRequest{ID: "ar-1", ClientID: "client-1", CreatedAt: at(1)})
+		}},
+		{"PutGrant", func(tx store.Tx) error {
+			return tx.PutGrant(m, store.Grant{ID: "gr-1", ClientID: "client-1", UserID: 1, CreatedAt: at(1)})
+		}},
+		{"PutRefreshToken", func(tx store.Tx) error {
+			return tx.PutRefreshToken(m, store.RefreshToken{ID: "rt-1", GrantID: "gr-1", CreatedAt: at(1)})
+		}},
 	}
 	before := takeSnapshot(t, s, slugA)
 	view(t, s, func(tx store.Tx) error {

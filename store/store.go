@@ -84,8 +84,10 @@ type Store interface {
 // method called after fn returned returns ErrTxDone, before the store's
 // own method runs. An implementation therefore never checks either; it
 // states only its own work. The front also passes PutWebhook only a
-// positive id (ids come from NextID), PutOAuthClient only a non-empty id
-// (a key every store can hold), and PutDelivery only a well-formed job:
+// positive id (ids come from NextID), PutOAuthClient, PutSigningKey,
+// PutAuthRequest, PutGrant and PutRefreshToken only a non-empty id (a key
+// every store can hold), PutRefreshToken only a non-empty GrantID, and
+// PutDelivery only a well-formed job:
 // Kind JobWebhook with a positive EndpointID, or JobMail with EndpointID
 // 0. So no endpoint shares EndpointID 0 with the mail jobs, and a store
 // may tell the kinds apart by it.
@@ -191,6 +193,35 @@ type Records interface {
 	OAuthClients(slug string) ([]OAuthClient, error)
 	// DeleteOAuthClient removes the OAuth client, or returns ErrNotFound.
 	DeleteOAuthClient(slug, id string) error
+
+	// PutSigningKey creates or replaces the workspace's token signing key
+	// with k.ID.
+	PutSigningKey(slug string, k SigningKey) error
+	// SigningKeys returns the workspace's signing keys (every state) in
+	// ascending CreatedAt order, ties by id.
+	SigningKeys(slug string) ([]SigningKey, error)
+	// DeleteSigningKey removes the signing key, or returns ErrNotFound.
+	DeleteSigningKey(slug, id string) error
+
+	// PutAuthRequest creates or replaces the authorization request with
+	// r.ID.
+	PutAuthRequest(slug string, r AuthRequest) error
+	// AuthRequest returns the authorization request with the id.
+	AuthRequest(slug, id string) (AuthRequest, error)
+
+	// PutGrant creates or replaces the grant with g.ID and keeps the
+	// per-user index in step (a grant with UserID 0 belongs to no user).
+	PutGrant(slug string, g Grant) error
+	// Grant returns the grant with the id.
+	Grant(slug, id string) (Grant, error)
+	// UserGrants returns every grant of the user (active, expired and
+	// revoked) in ascending CreatedAt order, ties by id.
+	UserGrants(slug string, userID int64) ([]Grant, error)
+
+	// PutRefreshToken creates or replaces the refresh token with t.ID.
+	PutRefreshToken(slug string, t RefreshToken) error
+	// RefreshToken returns the refresh token with the id.
+	RefreshToken(slug, id string) (RefreshToken, error)
 
 	// PutVerificationToken creates or replaces the token with t.ID.
 	PutVerificationToken(slug string, t VerificationToken) error
@@ -478,4 +509,93 @@ type IdempotencyRecord struct {
 	// Result is the outcome, encoded by the identity package (opaque to
 	// stores).
 	Result []byte
+}
+
+// SigningKey is a workspace's key for signing tokens. Its state, its
+// times and the encoding of its private key are the identity package's
+// business; a store keeps them as given.
+type SigningKey struct {
+	// ID is the key id (the JWS "kid"), unique within the workspace.
+	ID string
+	// Algorithm is the JWS algorithm ("RS256", "ES256").
+	Algorithm string
+	// State is "next", "active" or "retired".
+	State string
+	// PrivateKey is the private key as the identity package encoded it
+	// (sealed when the program supplied a key-encryption key).
+	PrivateKey []byte
+	// PublicKey is the public key, PKIX DER.
+	PublicKey []byte
+	CreatedAt time.Time
+	// ActivatedAt is when the key started signing; zero while next.
+	ActivatedAt time.Time
+	// RetiredAt is when the key stopped signing; zero until retired.
+	RetiredAt time.Time
+	// RemoveAt is when a retired key stops being published: every token
+	// it signed has expired by then. Zero until retired.
+	RemoveAt time.Time
+}
+
+// AuthRequest is an OAuth authorization request from the moment a client
+// sends the user to the provider until its code is redeemed. Only a hash
+// of the code's secret part is stored.
+type AuthRequest struct {
+	ID                  string
+	ClientID            string
+	RedirectURI         string
+	Scopes              []string
+	State               string
+	Nonce               string
+	CodeChallenge       string
+	CodeChallengeMethod string
+	// Prompt is the request's prompt values, space-separated.
+	Prompt    string
+	CreatedAt time.Time
+	// ExpiresAt is when the request (or, once it has a code, the code)
+	// expires.
+	ExpiresAt time.Time
+	// UserID, SessionID and AuthTime are set once the user has signed in.
+	UserID    int64
+	SessionID string
+	AuthTime  time.Time
+	// CodeHash is the hash of the code's secret; empty until a code is
+	// issued.
+	CodeHash []byte
+	// UsedAt is zero until the code is redeemed; GrantID is the grant the
+	// redemption created.
+	UsedAt  time.Time
+	GrantID string
+}
+
+// Grant is what a user (or, with UserID 0, a client on its own behalf)
+// authorized a client to do: the family of tokens issued from one
+// authorization. Revoking it revokes every token of the family.
+type Grant struct {
+	ID        string
+	ClientID  string
+	UserID    int64
+	SessionID string
+	Scopes    []string
+	AuthTime  time.Time
+	CreatedAt time.Time
+	// ExpiresAt is the absolute end of the family: no token of it lives
+	// longer.
+	ExpiresAt time.Time
+	// RevokedAt is zero while the grant has not been revoked; Reason says
+	// why it was.
+	RevokedAt    time.Time
+	RevokeReason string
+}
+
+// RefreshToken is one refresh token of a grant. Only a hash of its secret
+// part is stored.
+type RefreshToken struct {
+	ID         string
+	GrantID    string
+	SecretHash []byte
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	// UsedAt is zero until the token has been exchanged for its
+	// successor.
+	UsedAt time.Time
 }

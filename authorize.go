@@ -34,6 +34,10 @@ type AuthorizationRequest struct {
 	// even with a session); "consent" and "select_account" are accepted
 	// and change nothing.
 	Prompt []string
+	// MaxAge, when set, is the max_age parameter: a session whose sign-in
+	// is older is not used (the user signs in again; with prompt=none it is
+	// login_required). Zero acts as prompt=login. Negative is invalid.
+	MaxAge *time.Duration
 }
 
 // Limits of an authorization request.
@@ -124,8 +128,9 @@ func (w *Workspace) authorizationClient(tx store.Tx, clientID, redirectURI strin
 // "code_challenge_method"), prompt values known and "none" alone
 // (CodeInvalid on "prompt").
 //
-// With a valid session token and no prompt=login the user is signed in
-// already: the result carries a code (single sign-on). With prompt=none
+// With a valid session token, no prompt=login and a sign-in no older than
+// MaxAge the user is signed in already: the result carries a code (single
+// sign-on). With prompt=none
 // and no valid session it is CodeLoginRequired. Otherwise the request is
 // stored for AuthorizationRequestLifetime and the result names it.
 func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, sessionToken string) (Authorization, error) {
@@ -141,9 +146,11 @@ func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, ses
 	}
 	var session *Session
 	if sessionToken != "" && !slices.Contains(req.Prompt, PromptLogin) {
-		if s, _, err := w.VerifySession(ctx, sessionToken); err == nil {
+		s, _, err := w.VerifySession(ctx, sessionToken)
+		switch {
+		case err == nil && (req.MaxAge == nil || w.svc.timestamp().Before(s.CreatedAt.Add(*req.MaxAge))):
 			session = &s
-		} else if ErrorCode(err) != CodeUnauthenticated {
+		case err != nil && ErrorCode(err) != CodeUnauthenticated:
 			return Authorization{}, err
 		}
 	}
@@ -209,6 +216,9 @@ func (req AuthorizationRequest) validate(c OAuthClient) error {
 	}
 	if slices.Contains(req.Prompt, PromptNone) && len(req.Prompt) > 1 {
 		p.add("prompt", RuleUnknown, "none cannot be combined with other values")
+	}
+	if req.MaxAge != nil && *req.MaxAge < 0 {
+		p.add("max_age", RuleRange, "must not be negative")
 	}
 	for _, f := range []struct{ name, value string }{{"state", req.State}, {"nonce", req.Nonce}} {
 		if len(f.value) > MaxStateLength {
@@ -293,13 +303,19 @@ func (w *Workspace) SignIn(ctx context.Context, requestID, login, password strin
 	if _, err := w.PendingAuthorization(ctx, requestID); err != nil {
 		return Authorization{}, "", Session{}, err
 	}
-	_, session, token, err := w.Login(ctx, login, password)
+	u, err := w.Authenticate(ctx, login, password)
 	if err != nil {
 		if code := ErrorCode(err); code == CodeUnauthenticated || code == CodeForbidden || code == CodeInvalid {
 			return Authorization{}, "", Session{}, &Error{Code: CodeUnauthenticated, Message: "the login or password is not right", Err: err}
 		}
 		return Authorization{}, "", Session{}, err
 	}
+	session, token, err := w.newSession(u.ID)
+	if err != nil {
+		return Authorization{}, "", Session{}, err
+	}
+	// The session, the code and the event commit together: a request that
+	// expired or was completed meanwhile leaves no session behind.
 	var auth Authorization
 	err = w.update(ctx, func(tx store.Tx) error {
 		now := w.svc.timestamp()
@@ -307,17 +323,24 @@ func (w *Workspace) SignIn(ctx context.Context, requestID, login, password strin
 		if err != nil {
 			return err
 		}
-		code, err := w.issueCode(tx, rec, session, now)
+		if err := w.putSession(tx, session); err != nil {
+			return err
+		}
+		code, err := w.issueCode(tx, rec, sessionFromRecord(session), now)
 		if err != nil {
 			return err
 		}
 		auth = Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}
-		return w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: session.UserID, ClientID: rec.ClientID, SessionID: session.ID})
+		return w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: u.ID, ClientID: rec.ClientID, SessionID: session.ID})
 	})
+	if ErrorCode(err) == CodeForbidden {
+		// Disabled between the password check and now: the same answer.
+		return Authorization{}, "", Session{}, &Error{Code: CodeUnauthenticated, Message: "the login or password is not right", Err: err}
+	}
 	if err != nil {
 		return Authorization{}, "", Session{}, fromStore(err, "authorization request")
 	}
-	return auth, token, session, nil
+	return auth, token, sessionFromRecord(session), nil
 }
 
 // VerifyClient authenticates a client at a token endpoint: with a secret

@@ -1,8 +1,11 @@
 // Package identity is an embedded library for multi-workspace identity
 // management: users with argon2id-hashed passwords, per-user attributes,
 // claim mappers that project attributes into token claims, webhook endpoint
-// subscriptions, scoped API keys, OAuth clients (see CreateClient), and
-// verification email through a workspace's SMTP server (see ConfirmEmail).
+// subscriptions, scoped API keys, OAuth clients (see CreateClient), the
+// rules of an OpenID Provider per workspace (signing keys, IssueTokens,
+// VerifyAccessToken, Authorize, SignIn, ExchangeCode, RefreshTokens; the
+// HTTP side is package oidc), and verification email through a
+// workspace's SMTP server (see ConfirmEmail).
 //
 // A Service holds many workspaces over one store.Store. Open gives the
 // one-call default, a bbolt file. New takes any Store: store/pgstore for a
@@ -37,7 +40,9 @@
 //
 //	identity          the domain: Service, Workspace, every rule, the outbox, and the
 //	                  queue's rules (Queue: lease, record a result, retry schedule,
-//	                  Retry-After, disabling endpoints, what a verification email holds)
+//	                  Retry-After, disabling endpoints, what a verification email holds),
+//	                  tokens' rules (keys and their rotation, which claims, lifetimes,
+//	                  codes, refresh rotation and reuse, revocation)
 //	store             the Store and Tx contract and its records; the transaction front
 //	                  (RunView, RunUpdate) that enforces the lifecycle for every store
 //	  storetest       the store contract suite (Run) and benchmarks (RunBenchmarks)
@@ -46,6 +51,8 @@
 //	delivery          the Dispatcher: loop, workers, per-endpoint caps, leases, Stats
 //	webhook           Standard Webhooks over HTTP: signing, the SSRF-guarded client
 //	smtpmail          SMTP submission and the verification email's MIME message
+//	jws               the TokenSigner over go-jose (this package imports no JOSE library)
+//	oidc              the OpenID Provider and its hosted sign-in page, over this package
 //	httpapi           the REST adapter
 //	examples          quickstart, embed, identityd (the server and admin CLI)
 //
@@ -57,12 +64,13 @@
 // writes holds under concurrency because it runs in one serializable
 // transaction. Adapters talk in this package's types and decide nothing.
 //
-// Dependencies point one way: delivery, webhook, smtpmail and httpapi
+// Dependencies point one way: delivery, webhook, smtpmail, jws, oidc and httpapi
 // import identity, never the reverse. Where this package needs something
 // done by an adapter, it declares the small interface and the adapter
 // implements it: QueueWatcher lets the dispatcher be woken after a commit
-// that queued a job and be told of a deleted endpoint. So this package
-// imports no HTTP, TLS, SMTP, MIME or PostgreSQL code, and a program that
+// that queued a job and be told of a deleted endpoint, and TokenSigner
+// lets package jws sign and verify tokens. So this package imports no
+// HTTP, TLS, SMTP, MIME, JOSE or PostgreSQL code, and a program that
 // embeds it links only what it uses.
 //
 // The queue is an outbox: a change and the jobs it causes (webhook

@@ -60,29 +60,41 @@ func (w *Workspace) Login(ctx context.Context, login, password string) (User, Se
 // authenticated the user itself (a second factor, a federated login). It
 // returns the session and its token, shown only here.
 func (w *Workspace) StartSession(ctx context.Context, userID int64) (Session, string, error) {
-	id, secret, token, err := newToken(sessionPrefix)
+	rec, token, err := w.newSession(userID)
 	if err != nil {
-		return Session{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		return Session{}, "", err
 	}
-	now := w.svc.timestamp()
-	rec := store.Session{
-		ID: id, UserID: userID, SecretHash: hashSecret(secret),
-		CreatedAt: now, ExpiresAt: now.Add(w.svc.sessionLifetime), LastSeenAt: now,
-	}
-	err = w.update(ctx, func(tx store.Tx) error {
-		u, err := w.user(tx, userID)
-		if err != nil {
-			return err
-		}
-		if !u.Enabled {
-			return errorf(CodeForbidden, "user %d is disabled", userID)
-		}
-		return tx.PutSession(w.slug, rec)
-	})
+	err = w.update(ctx, func(tx store.Tx) error { return w.putSession(tx, rec) })
 	if err != nil {
 		return Session{}, "", fromStore(err, "user")
 	}
 	return sessionFromRecord(rec), token, nil
+}
+
+// newSession makes the record and token of a session of the user that
+// starts now; putSession stores it.
+func (w *Workspace) newSession(userID int64) (store.Session, string, error) {
+	id, secret, token, err := newToken(sessionPrefix)
+	if err != nil {
+		return store.Session{}, "", internal(err)
+	}
+	now := w.svc.timestamp()
+	return store.Session{
+		ID: id, UserID: userID, SecretHash: hashSecret(secret),
+		CreatedAt: now, ExpiresAt: now.Add(w.svc.sessionLifetime), LastSeenAt: now,
+	}, token, nil
+}
+
+// putSession stores a new session in tx if its user is enabled.
+func (w *Workspace) putSession(tx store.Tx, rec store.Session) error {
+	u, err := w.user(tx, rec.UserID)
+	if err != nil {
+		return err
+	}
+	if !u.Enabled {
+		return errorf(CodeForbidden, "user %d is disabled", rec.UserID)
+	}
+	return tx.PutSession(w.slug, rec)
 }
 
 // VerifySession checks a session token and returns the session and its

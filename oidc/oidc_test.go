@@ -1058,3 +1058,37 @@ func TestSecureCookies(t *testing.T) {
 		t.Errorf("sign-in: %d, cookies %+v", rec.Code, session)
 	}
 }
+
+// TestMaxAge checks max_age: a session signed in longer ago than it asks
+// is not used (the form again; with prompt=none, login_required), one
+// within it is, and a malformed value is invalid_request.
+func TestMaxAge(t *testing.T) {
+	p := newProvider(t)
+	c := p.browser()
+	p.signedIn(c)
+	p.clock.Advance(100 * time.Second)
+	p.codeFrom(p.authorize(c, p.authParams(map[string]string{"max_age": "101"})), appURI)
+	p.loginForm(c, p.authorize(c, p.authParams(map[string]string{"max_age": "100"})))
+	p.loginForm(c, p.authorize(c, p.authParams(map[string]string{"max_age": "0"})))
+	refused := p.authorize(c, p.authParams(map[string]string{"max_age": "100", "prompt": "none"}))
+	if e := redirectedError(t, refused); e != "login_required" {
+		t.Errorf("max_age passed with prompt=none: error %q, want login_required", e)
+	}
+	for _, bad := range []string{"-1", "1.5", "ten", "99999999999"} {
+		r := p.authorize(c, p.authParams(map[string]string{"max_age": bad}))
+		if e := redirectedError(t, r); e != "invalid_request" {
+			t.Errorf("max_age=%s: error %q, want invalid_request", bad, e)
+		}
+	}
+}
+
+// redirectedError returns the error parameter of a redirect to the web
+// client.
+func redirectedError(t *testing.T, r reply) string {
+	t.Helper()
+	u, err := url.Parse(r.location())
+	if r.status != http.StatusFound || err != nil || !strings.HasPrefix(r.location(), appURI+"?") {
+		t.Fatalf("got %d %q, want a redirect to %s", r.status, r.location(), appURI)
+	}
+	return u.Query().Get("error")
+}

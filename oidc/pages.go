@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -185,11 +186,16 @@ func (h *Handler) serveAuthorize(w http.ResponseWriter, r *http.Request, rq *req
 		back(zoidc.ErrInvalidRequest().WithDescription("response_mode must be query"))
 		return
 	}
+	maxAge, ok := parseMaxAge(r.Form.Get("max_age"))
+	if !ok {
+		back(zoidc.ErrInvalidRequest().WithDescription("max_age must be a whole number of seconds"))
+		return
+	}
 	auth, err := rq.ws.Authorize(r.Context(), identity.AuthorizationRequest{
 		ClientID: clientID, RedirectURI: redirectURI, ResponseType: r.Form.Get("response_type"),
 		Scopes: strings.Fields(r.Form.Get("scope")), State: r.Form.Get("state"), Nonce: r.Form.Get("nonce"),
 		CodeChallenge: r.Form.Get("code_challenge"), CodeChallengeMethod: r.Form.Get("code_challenge_method"),
-		Prompt: strings.Fields(r.Form.Get("prompt")),
+		Prompt: strings.Fields(r.Form.Get("prompt")), MaxAge: maxAge,
 	}, sessionToken(r))
 	if err != nil {
 		o := mapError(atAuthorize, err)
@@ -213,6 +219,20 @@ func (h *Handler) serveAuthorize(w http.ResponseWriter, r *http.Request, rq *req
 		return
 	}
 	h.sendCode(w, r, rq, auth)
+}
+
+// parseMaxAge reads the max_age parameter: absent is nil, otherwise a
+// count of seconds from 0 to ten years (OpenID Connect Core 3.1.2.1).
+func parseMaxAge(v string) (*time.Duration, bool) {
+	if v == "" {
+		return nil, true
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil || n > 10*366*24*3600 {
+		return nil, false
+	}
+	d := time.Duration(n) * time.Second
+	return &d, true
 }
 
 // authorizePage shows an authorization error that must not be redirected:

@@ -167,6 +167,11 @@ func (s *Service) AllowsPrivateWebhooks() bool { return s.allowPrivateWebhooks }
 // password hashes.
 func (s *Service) PasswordHashing() Argon2Params { return s.argon2 }
 
+// Now returns the time by the Service's clock (Options.Now), for adapters
+// whose answers must agree with the Service (how long a token or a
+// session has left).
+func (s *Service) Now() time.Time { return s.now() }
+
 // timestamp returns the current time as stores keep it: UTC, microseconds.
 func (s *Service) timestamp() time.Time {
 	return s.now().UTC().Truncate(time.Microsecond)

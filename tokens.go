@@ -142,17 +142,22 @@ func (w *Workspace) Issuer() string {
 	return w.svc.issuerBase + "/t/" + w.slug
 }
 
-// tokensReady returns an error unless the Service can issue and verify
-// tokens.
-func (w *Workspace) tokensReady() error {
+// TokensReady returns nil when the Service can issue and verify tokens,
+// else a CodeInternal error naming the option that is missing
+// (Options.IssuerBase, Options.TokenSigner). An OpenID Provider checks it
+// once when it is made.
+func (s *Service) TokensReady() error {
 	switch {
-	case w.svc.issuerBase == "":
+	case s.issuerBase == "":
 		return errorf(CodeInternal, "tokens need Options.IssuerBase")
-	case w.svc.tokenSigner == nil:
+	case s.tokenSigner == nil:
 		return errorf(CodeInternal, "tokens need Options.TokenSigner (jws.Signer{})")
 	}
 	return nil
 }
+
+// tokensReady is TokensReady for the Workspace's methods.
+func (w *Workspace) tokensReady() error { return w.svc.TokensReady() }
 
 // TokenRequest asks IssueTokens for tokens for a user.
 type TokenRequest struct {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/rs/cors"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -24,10 +23,6 @@ type Options struct {
 	// the store or the machine, with its cause (never sent to clients).
 	// Default: slog.Default() at the time of New.
 	Logger *slog.Logger
-	// Now is the clock the handler reads to tell how long a token or a
-	// session has left (expires_in, the session cookie's Max-Age); give
-	// it the Service's clock (identity.Options.Now). Default: time.Now.
-	Now func() time.Time
 }
 
 // Handler is the OpenID Provider of every workspace of a Service. It is
@@ -35,7 +30,6 @@ type Options struct {
 type Handler struct {
 	svc    *identity.Service
 	logger *slog.Logger
-	now    func() time.Time
 	// protocol serves the JSON endpoints: op.Server over every workspace,
 	// which it finds in the request's context.
 	protocol http.Handler
@@ -43,20 +37,21 @@ type Handler struct {
 
 // New returns the OpenID Provider of every workspace of svc. The Service
 // must have been created with an IssuerBase and a TokenSigner (see
-// identity.Options); until it has, every workspace's endpoints answer 500.
+// identity.Options and Service.TokensReady); New returns its error
+// otherwise.
 func New(svc *identity.Service, opts *Options) (*Handler, error) {
 	if svc == nil {
 		return nil, errors.New("oidc: New needs a Service")
 	}
+	if err := svc.TokensReady(); err != nil {
+		return nil, err
+	}
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{svc: svc, logger: opts.Logger, now: opts.Now}
+	h := &Handler{svc: svc, logger: opts.Logger}
 	if h.logger == nil {
 		h.logger = slog.Default()
-	}
-	if h.now == nil {
-		h.now = time.Now
 	}
 	endpoints := op.Endpoints{
 		Token:         op.NewEndpoint(pathToken),
@@ -212,7 +207,22 @@ func (h *Handler) serveProtocol(w http.ResponseWriter, r *http.Request, rq *requ
 	u.Path, u.RawPath = "/"+rq.endpoint, ""
 	r2 := *r
 	r2.URL = &u
+	if rq.endpoint == pathUserInfo {
+		w = challenger{w}
+	}
 	h.protocol.ServeHTTP(w, &r2)
+}
+
+// challenger adds the Bearer challenge RFC 6750 (3) asks of every 401 of
+// a protected resource, where op.Server answered a request without a
+// token before our code ran.
+type challenger struct{ http.ResponseWriter }
+
+func (c challenger) WriteHeader(status int) {
+	if status == http.StatusUnauthorized && c.Header().Get("WWW-Authenticate") == "" {
+		c.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	c.ResponseWriter.WriteHeader(status)
 }
 
 // notFound answers a path that names no endpoint or no workspace.

@@ -73,7 +73,7 @@ func newProvider(t testing.TB) *provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := oidc.New(svc, &oidc.Options{Now: clock.Now})
+	h, err := oidc.New(svc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -847,7 +847,7 @@ func TestUserInfo(t *testing.T) {
 	}{
 		{"client's own token: no user, no openid", cc, oauthError{403, "insufficient_scope", true}, `Bearer error="insufficient_scope"`},
 		{"bad token", "nope", oauthError{401, "invalid_token", true}, `Bearer error="invalid_token"`},
-		{"no token", "", oauthError{401, "invalid_request", true}, ""},
+		{"no token", "", oauthError{401, "invalid_request", true}, "Bearer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -981,6 +981,28 @@ func TestUnderPrefix(t *testing.T) {
 func TestNewWithoutService(t *testing.T) {
 	if _, err := oidc.New(nil, nil); err == nil {
 		t.Error("New(nil) succeeded")
+	}
+}
+
+// TestNewNeedsTokenOptions checks that New refuses a Service that cannot
+// issue tokens, naming the missing option.
+func TestNewNeedsTokenOptions(t *testing.T) {
+	for _, c := range []struct {
+		opts *identity.Options
+		want string
+	}{
+		{&identity.Options{TokenSigner: jws.Signer{}}, "identity: tokens need Options.IssuerBase"},
+		{&identity.Options{IssuerBase: "https://id.example"}, "identity: tokens need Options.TokenSigner (jws.Signer{})"},
+	} {
+		svc, err := identity.New(memstore.New(), c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = oidc.New(svc, nil)
+		if identity.ErrorCode(err) != identity.CodeInternal || err.Error() != c.want {
+			t.Errorf("New over %+v: %v, want %q", c.opts, err, c.want)
+		}
+		svc.Close()
 	}
 }
 

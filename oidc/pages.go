@@ -328,7 +328,7 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *request
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
 	}
-	http.SetCookie(w, rq.cookie(sessionCookie, token, max(int(session.ExpiresAt.Sub(h.now()).Round(time.Second)/time.Second), 1)))
+	http.SetCookie(w, rq.cookie(sessionCookie, token, max(int(session.ExpiresAt.Sub(h.svc.Now()).Round(time.Second)/time.Second), 1)))
 	h.sendCode(w, r, rq, auth)
 }
 

@@ -149,7 +149,7 @@ func (s *server) tokens(ctx context.Context, t identity.Tokens, err error) (*op.
 	}
 	resp := op.NewResponse(&zoidc.AccessTokenResponse{
 		AccessToken: t.AccessToken, TokenType: zoidc.BearerToken, RefreshToken: t.RefreshToken,
-		ExpiresIn: expiresIn(t.ExpiresAt, s.h.now()), IDToken: t.IDToken, Scope: t.Scopes,
+		ExpiresIn: expiresIn(t.ExpiresAt, s.h.svc.Now()), IDToken: t.IDToken, Scope: t.Scopes,
 	})
 	noStore(resp.Header)
 	return resp, nil

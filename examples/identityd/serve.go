@@ -53,6 +53,9 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	// The OpenID Provider's protocol library logs through slog's default
+	// logger: send that to the same place, in the same format.
+	slog.SetDefault(logger)
 	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", *addr)
 	if err != nil {
 		return err

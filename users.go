@@ -282,8 +282,9 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 }
 
 // DisableUser disables the user: it keeps its data, roles and session
-// history but can no longer authenticate, and its active sessions are
-// revoked in the same transaction. Disabling a disabled user succeeds.
+// history but can no longer authenticate, and its active sessions and its
+// grants (every access and refresh token issued to it) are revoked in the
+// same transaction. Disabling a disabled user succeeds.
 func (w *Workspace) DisableUser(ctx context.Context, id int64) error {
 	return w.setEnabled(ctx, id, false)
 }

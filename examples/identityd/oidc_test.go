@@ -12,12 +12,15 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/oauth2"
+
+	"github.com/identitylib/identity"
 )
 
 // callbackURL is the redirect URI of the relying party of these tests. It
@@ -491,4 +494,63 @@ func containsAll(set []string, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestSigningKeyRotateCommand checks identityd signing-key rotate on a
+// bbolt file: it prints the id of the key that now signs, which is the
+// key published as next before, and -alg picks the new next key's
+// algorithm; bad input exits as documented.
+func TestSigningKeyRotateCommand(t *testing.T) {
+	db, _ := newDB(t)
+	kid := regexp.MustCompile(`^[0-9a-f]{16}\n$`)
+	var keys []identity.SigningKey
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		var err error
+		if keys, err = ws.SigningKeys(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var next string
+	for _, k := range keys {
+		if k.State == identity.KeyNext {
+			next = k.ID
+		}
+	}
+	first := mustRun(t, "-db", db, "signing-key", "rotate", "-workspace", "acme", "-alg", "ES256")
+	if !kid.MatchString(first.stdout) || strings.TrimSpace(first.stdout) != next {
+		t.Errorf("rotate printed %q, want the next key %s", first.stdout, next)
+	}
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		keys, err := ws.SigningKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, k := range keys {
+			got = append(got, string(k.State)+" "+k.Algorithm)
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff([]string{"active RS256", "next ES256", "retired RS256"}, got); diff != "" {
+			t.Errorf("keys after the rotation (-want +got):\n%s", diff)
+		}
+	})
+	usage := "Usage: identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]\nRun 'identityd -h' for help.\n"
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"unknown workspace", []string{"-workspace", "nope"}, exitError, "identityd: workspace \"nope\" does not exist\n"},
+		{"unknown algorithm", []string{"-workspace", "acme", "-alg", "HS256"}, exitError,
+			"identityd: open database " + db + ": identity: Options.SigningAlgorithm must be RS256 or ES256\n"},
+		{"missing workspace", nil, exitUsage, "identityd: signing-key rotate: -workspace is required\n" + usage},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCmd(t, append([]string{"-db", db, "signing-key", "rotate"}, tt.args...)...)
+			if r.code != tt.code || r.stdout != "" || r.stderr != tt.stderr {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stderr:\n%s", r.code, r.stdout, r.stderr, tt.code, tt.stderr)
+			}
+		})
+	}
 }

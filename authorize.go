@@ -381,6 +381,16 @@ func (w *Workspace) ExchangeCode(ctx context.Context, client OAuthClient, code, 
 	if !ok {
 		return Tokens{}, errInvalidGrant("malformed code")
 	}
+	return w.redeem(ctx, "code", func(tx store.Tx) (issuance, error, error) {
+		return w.redeemCode(tx, client, id, secret, redirectURI, codeVerifier)
+	})
+}
+
+// redeem signs the tokens of a grant that do finds or makes in one
+// transaction. do returns a refusal apart from its error so that what it
+// wrote before refusing (a replay's revocation) commits; the refusal is
+// then the result.
+func (w *Workspace) redeem(ctx context.Context, what string, do func(tx store.Tx) (issuance, error, error)) (Tokens, error) {
 	key, err := w.activeKey(ctx)
 	if err != nil {
 		return Tokens{}, err
@@ -388,12 +398,12 @@ func (w *Workspace) ExchangeCode(ctx context.Context, client OAuthClient, code, 
 	var is issuance
 	var refusal error
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		is, refusal, err = w.redeemCode(tx, client, id, secret, redirectURI, codeVerifier)
+		is, refusal, err = do(tx)
 		return err
 	})
 	switch {
 	case err != nil:
-		return Tokens{}, fromStore(err, "code")
+		return Tokens{}, fromStore(err, what)
 	case refusal != nil:
 		return Tokens{}, refusal
 	}

@@ -45,23 +45,9 @@ func (w *Workspace) RefreshTokens(ctx context.Context, client OAuthClient, refre
 	if !ok {
 		return Tokens{}, errInvalidGrant("malformed refresh token")
 	}
-	key, err := w.activeKey(ctx)
-	if err != nil {
-		return Tokens{}, err
-	}
-	var is issuance
-	var refusal error
-	err = w.update(ctx, func(tx store.Tx) (err error) {
-		is, refusal, err = w.rotateRefresh(tx, client, id, secret, scopes)
-		return err
+	return w.redeem(ctx, "refresh token", func(tx store.Tx) (issuance, error, error) {
+		return w.rotateRefresh(tx, client, id, secret, scopes)
 	})
-	switch {
-	case err != nil:
-		return Tokens{}, fromStore(err, "refresh token")
-	case refusal != nil:
-		return Tokens{}, refusal
-	}
-	return w.sign(key, is)
 }
 
 // rotateRefresh does RefreshTokens' work in tx; a refusal is apart from

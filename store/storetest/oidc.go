@@ -63,6 +63,27 @@ func checkList[T any](t *testing.T, s store.Store, what string, want []T, id fun
 	}
 }
 
+// putAll writes records with put in one Update; a failure names the
+// method, the workspace and the record's id.
+func putAll[T any](t *testing.T, s store.Store, method, slug string, id func(T) string, put func(tx store.Tx, r T) error, rs ...T) {
+	t.Helper()
+	update(t, s, func(tx store.Tx) error {
+		for _, r := range rs {
+			if err := put(tx, r); err != nil {
+				return fmt.Errorf("%s(%q, %q): %w", method, slug, id(r), err)
+			}
+		}
+		return nil
+	})
+}
+
+// checkMissing checks that get returns ErrNotFound.
+func checkMissing[T any](t *testing.T, s store.Store, what string, get func(tx store.Tx) (T, error)) {
+	t.Helper()
+	_, err := readRecord(t, s, get)
+	checkErr(t, what, err, store.ErrNotFound)
+}
+
 // checkUTC checks that every time is in UTC; cmp compares times with
 // their Equal method, which ignores the location.
 func checkUTC(t *testing.T, what string, times ...time.Time) {
@@ -81,14 +102,8 @@ var utcMinus3 = time.FixedZone("UTC-3", -3*3600)
 
 func putSigningKeys(t *testing.T, s store.Store, slug string, keys ...store.SigningKey) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error {
-		for _, k := range keys {
-			if err := tx.PutSigningKey(slug, k); err != nil {
-				return fmt.Errorf("PutSigningKey(%q, %q): %w", slug, k.ID, err)
-			}
-		}
-		return nil
-	})
+	putAll(t, s, "PutSigningKey", slug, func(k store.SigningKey) string { return k.ID },
+		func(tx store.Tx, k store.SigningKey) error { return tx.PutSigningKey(slug, k) }, keys...)
 }
 
 func checkSigningKeys(t *testing.T, s store.Store, slug string, want []store.SigningKey) {
@@ -322,14 +337,8 @@ func testSigningKeys(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 func putAuthRequests(t *testing.T, s store.Store, slug string, rs ...store.AuthRequest) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error {
-		for _, r := range rs {
-			if err := tx.PutAuthRequest(slug, r); err != nil {
-				return fmt.Errorf("PutAuthRequest(%q, %q): %w", slug, r.ID, err)
-			}
-		}
-		return nil
-	})
+	putAll(t, s, "PutAuthRequest", slug, func(r store.AuthRequest) string { return r.ID },
+		func(tx store.Tx, r store.AuthRequest) error { return tx.PutAuthRequest(slug, r) }, rs...)
 }
 
 func checkAuthRequest(t *testing.T, s store.Store, slug string, want store.AuthRequest) {
@@ -340,8 +349,7 @@ func checkAuthRequest(t *testing.T, s store.Store, slug string, want store.AuthR
 
 func checkNoAuthRequest(t *testing.T, s store.Store, slug, id string) {
 	t.Helper()
-	_, err := readRecord(t, s, func(tx store.Tx) (store.AuthRequest, error) { return tx.AuthRequest(slug, id) })
-	checkErr(t, fmt.Sprintf("AuthRequest(%q, %q)", slug, id), err, store.ErrNotFound)
+	checkMissing(t, s, fmt.Sprintf("AuthRequest(%q, %q)", slug, id), func(tx store.Tx) (store.AuthRequest, error) { return tx.AuthRequest(slug, id) })
 }
 
 // testAuthRequests checks PutAuthRequest and AuthRequest.
@@ -516,14 +524,8 @@ func testAuthRequests(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 func putGrants(t *testing.T, s store.Store, slug string, gs ...store.Grant) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error {
-		for _, g := range gs {
-			if err := tx.PutGrant(slug, g); err != nil {
-				return fmt.Errorf("PutGrant(%q, %q): %w", slug, g.ID, err)
-			}
-		}
-		return nil
-	})
+	putAll(t, s, "PutGrant", slug, func(g store.Grant) string { return g.ID },
+		func(tx store.Tx, g store.Grant) error { return tx.PutGrant(slug, g) }, gs...)
 }
 
 func checkGrant(t *testing.T, s store.Store, slug string, want store.Grant) {
@@ -534,8 +536,7 @@ func checkGrant(t *testing.T, s store.Store, slug string, want store.Grant) {
 
 func checkNoGrant(t *testing.T, s store.Store, slug, id string) {
 	t.Helper()
-	_, err := readRecord(t, s, func(tx store.Tx) (store.Grant, error) { return tx.Grant(slug, id) })
-	checkErr(t, fmt.Sprintf("Grant(%q, %q)", slug, id), err, store.ErrNotFound)
+	checkMissing(t, s, fmt.Sprintf("Grant(%q, %q)", slug, id), func(tx store.Tx) (store.Grant, error) { return tx.Grant(slug, id) })
 }
 
 func checkUserGrants(t *testing.T, s store.Store, slug string, userID int64, want []store.Grant) {
@@ -806,14 +807,8 @@ func testGrants(t *testing.T, newStore func(t *testing.T) store.Store) {
 
 func putRefreshTokens(t *testing.T, s store.Store, slug string, ts ...store.RefreshToken) {
 	t.Helper()
-	update(t, s, func(tx store.Tx) error {
-		for _, r := range ts {
-			if err := tx.PutRefreshToken(slug, r); err != nil {
-				return fmt.Errorf("PutRefreshToken(%q, %q): %w", slug, r.ID, err)
-			}
-		}
-		return nil
-	})
+	putAll(t, s, "PutRefreshToken", slug, func(r store.RefreshToken) string { return r.ID },
+		func(tx store.Tx, r store.RefreshToken) error { return tx.PutRefreshToken(slug, r) }, ts...)
 }
 
 func checkRefreshToken(t *testing.T, s store.Store, slug string, want store.RefreshToken) {
@@ -824,8 +819,7 @@ func checkRefreshToken(t *testing.T, s store.Store, slug string, want store.Refr
 
 func checkNoRefreshToken(t *testing.T, s store.Store, slug, id string) {
 	t.Helper()
-	_, err := readRecord(t, s, func(tx store.Tx) (store.RefreshToken, error) { return tx.RefreshToken(slug, id) })
-	checkErr(t, fmt.Sprintf("RefreshToken(%q, %q)", slug, id), err, store.ErrNotFound)
+	checkMissing(t, s, fmt.Sprintf("RefreshToken(%q, %q)", slug, id), func(tx store.Tx) (store.RefreshToken, error) { return tx.RefreshToken(slug, id) })
 }
 
 // testRefreshTokens checks PutRefreshToken and RefreshToken.

@@ -817,8 +817,8 @@ func webhookRows() []catalogueRow {
 			}
 			return mismatch("messages", []string{"invalid webhook endpoint", "unknown event types: a, b"}, messages)
 		}, "", nil},
-		{evs, "all nine", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
-			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked"), "", nil},
+		{evs, "all eleven", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
+			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused"), "", nil},
 		{evs, "the email job is no event", events("email.verification"), identity.CodeInvalid, field("events[0]", "unknown")},
 		{desc, "1024 characters", description(strings.Repeat("d", 1024)), "", nil},
 		{desc, "1025 characters", description(strings.Repeat("d", 1025)), identity.CodeInvalid, field("description", "max_length")},
@@ -1456,7 +1456,7 @@ func TestRefusedAddressCatalogue(t *testing.T) {
 // and field rules, and the documented defaults, written out.
 func TestCataloguesOfNames(t *testing.T) {
 	events := []identity.EventType{"user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
-		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked"}
+		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused"}
 	if diff := cmp.Diff(events, identity.EventTypes()); diff != "" {
 		t.Errorf("EventTypes (-documented +got):\n%s", diff)
 	}
@@ -1480,9 +1480,10 @@ func TestCataloguesOfNames(t *testing.T) {
 		"token_invalid": identity.ErrTokenInvalid, "token_expired": identity.ErrTokenExpired, "token_used": identity.ErrTokenUsed,
 		"precondition_failed": identity.ErrPreconditionFailed, "idempotency_key_reused": identity.ErrIdempotencyKeyReused,
 		"idempotency_key_in_use": identity.ErrIdempotencyKeyInUse,
+		"invalid_grant": identity.ErrInvalidGrant, "login_required": identity.ErrLoginRequired,
 	}
-	if len(codes) != 14 {
-		t.Fatalf("%d documented codes, want 14", len(codes))
+	if len(codes) != 16 {
+		t.Fatalf("%d documented codes, want 16", len(codes))
 	}
 	for code, sentinel := range codes {
 		if got := identity.ErrorCode(sentinel); got != code {

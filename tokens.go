@@ -527,20 +527,6 @@ type VerifiedToken struct {
 // HasScope reports whether the token grants scope.
 func (t VerifiedToken) HasScope(scope string) bool { return slices.Contains(t.Scopes, scope) }
 
-// accessPayload is the part of an access token's payload that is checked.
-type accessPayload struct {
-	Iss      string          `json:"iss"`
-	Sub      string          `json:"sub"`
-	Aud      json.RawMessage `json:"aud"`
-	Exp      *float64        `json:"exp"`
-	Nbf      *float64        `json:"nbf"`
-	Iat      *float64        `json:"iat"`
-	Jti      string          `json:"jti"`
-	ClientID string          `json:"client_id"`
-	Scope    string          `json:"scope"`
-	Sid      string          `json:"sid"`
-}
-
 // VerifyAccessToken checks an access token issued by the workspace, for
 // a program that is its own resource server: the signature against the
 // workspace's published keys, the typ header (at+jwt), the issuer, exp
@@ -570,30 +556,30 @@ func errInvalidToken(cause error) error {
 
 // verifyAccess checks an access token in tx.
 func (w *Workspace) verifyAccess(tx store.Tx, token string, now time.Time) (VerifiedToken, error) {
-	var p accessPayload
-	raw, err := w.verifySignature(tx, token, accessTokenType, now, &p)
+	c, err := w.verifySignature(tx, token, accessTokenType, now)
 	if err != nil {
 		return VerifiedToken{}, err
 	}
-	grantID, _, ok := strings.Cut(p.Jti, ".")
-	if !ok || p.ClientID == "" || p.Sub == "" {
+	jti, clientID, sub := c.str("jti"), c.str("client_id"), c.str("sub")
+	grantID, _, ok := strings.Cut(jti, ".")
+	if !ok || clientID == "" || sub == "" {
 		return VerifiedToken{}, errInvalidToken(errors.New("jti, client_id or sub malformed"))
 	}
 	g, err := w.liveGrant(tx, grantID, now)
 	if err != nil {
 		return VerifiedToken{}, err
 	}
-	if g.ClientID != p.ClientID || subject(g) != p.Sub {
+	if g.ClientID != clientID || subject(g) != sub {
 		return VerifiedToken{}, errInvalidToken(errors.New("token does not match its grant"))
 	}
 	at := VerifiedToken{
-		ID: p.Jti, Subject: p.Sub, UserID: g.UserID, ClientID: p.ClientID, Scopes: strings.Fields(p.Scope),
-		SessionID: p.Sid, GrantID: g.ID, IssuedAt: unixTime(p.Iat), ExpiresAt: unixTime(p.Exp), Claims: map[string]any{},
+		ID: jti, Subject: sub, UserID: g.UserID, ClientID: clientID, Scopes: strings.Fields(c.str("scope")),
+		SessionID: c.str("sid"), GrantID: g.ID, IssuedAt: c.time("iat"), ExpiresAt: c.time("exp"), Claims: map[string]any{},
 	}
 	if at.Scopes == nil {
 		at.Scopes = []string{}
 	}
-	for k, v := range raw {
+	for k, v := range c {
 		if !IsReservedClaim(k) {
 			at.Claims[k] = v
 		}
@@ -627,10 +613,10 @@ func (w *Workspace) liveGrant(tx store.Tx, id string, now time.Time) (store.Gran
 }
 
 // verifySignature checks a token's signature against the workspace's
-// published keys, its typ, issuer and times, and decodes its payload into
-// into; it returns every claim as well. A zero now skips the time checks:
-// revocation and logout hints recognize expired tokens.
-func (w *Workspace) verifySignature(tx store.Tx, token, typ string, now time.Time, into any) (map[string]any, error) {
+// published keys, its typ, issuer and times, and returns its claims. A
+// zero now skips the time checks: revocation and logout hints recognize
+// expired tokens.
+func (w *Workspace) verifySignature(tx store.Tx, token, typ string, now time.Time) (claims, error) {
 	keys, err := tx.SigningKeys(w.slug)
 	if err != nil {
 		return nil, err
@@ -650,29 +636,49 @@ func (w *Workspace) verifySignature(tx store.Tx, token, typ string, now time.Tim
 	if !typeIs(gotTyp, typ) {
 		return nil, errInvalidToken(errors.New("typ " + gotTyp))
 	}
-	var times struct {
-		Iss string   `json:"iss"`
-		Exp *float64 `json:"exp"`
-		Nbf *float64 `json:"nbf"`
-		Iat *float64 `json:"iat"`
-	}
-	raw := map[string]any{}
-	if json.Unmarshal(payload, &times) != nil || json.Unmarshal(payload, &raw) != nil || json.Unmarshal(payload, into) != nil {
+	var c claims
+	if json.Unmarshal(payload, &c) != nil || c == nil {
 		return nil, errInvalidToken(errors.New("payload is not a JSON object"))
 	}
+	exp, hasExp := c.number("exp")
+	nbf, hasNbf := c.number("nbf")
+	iat, hasIat := c.number("iat")
 	switch {
-	case times.Iss != w.Issuer():
+	case c.str("iss") != w.Issuer():
 		return nil, errInvalidToken(errors.New("issuer"))
 	case now.IsZero():
-		// The caller asked for no time checks (see verifySignature).
-	case times.Exp == nil || !now.Before(unixTime(times.Exp).Add(TokenLeeway)):
+		// The caller asked for no time checks.
+	case !hasExp || !now.Before(exp.Add(TokenLeeway)):
 		return nil, errInvalidToken(errors.New("expired"))
-	case times.Nbf != nil && now.Add(TokenLeeway).Before(unixTime(times.Nbf)):
+	case hasNbf && now.Add(TokenLeeway).Before(nbf):
 		return nil, errInvalidToken(errors.New("not yet valid"))
-	case times.Iat != nil && now.Add(TokenLeeway).Before(unixTime(times.Iat)):
+	case hasIat && now.Add(TokenLeeway).Before(iat):
 		return nil, errInvalidToken(errors.New("issued in the future"))
 	}
-	return raw, nil
+	return c, nil
+}
+
+// str returns a string claim, or "" when it is absent or not a string.
+func (c claims) str(name string) string {
+	s, _ := c[name].(string)
+	return s
+}
+
+// number returns a NumericDate claim, and false when it is absent or not
+// a number.
+func (c claims) number(name string) (time.Time, bool) {
+	f, ok := c[name].(float64)
+	if !ok {
+		return time.Time{}, false
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e9)).UTC(), true
+}
+
+// time returns a NumericDate claim, or the zero time.
+func (c claims) time(name string) time.Time {
+	t, _ := c.number(name)
+	return t
 }
 
 // typeIs compares a typ header with want as RFC 9068 asks: without case,
@@ -680,15 +686,6 @@ func (w *Workspace) verifySignature(tx store.Tx, token, typ string, now time.Tim
 func typeIs(got, want string) bool {
 	got = strings.ToLower(got)
 	return got == strings.ToLower(want) || got == "application/"+strings.ToLower(want)
-}
-
-// unixTime converts a NumericDate; nil is the zero time.
-func unixTime(f *float64) time.Time {
-	if f == nil {
-		return time.Time{}
-	}
-	sec := int64(*f)
-	return time.Unix(sec, int64((*f-float64(sec))*1e9)).UTC()
 }
 
 // publicKey returns a key's public half, parsed once.

@@ -70,6 +70,9 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"LoginFailedEvents", testRuleLoginFailedEvents},
 		{"Sessions", testRuleSessions},
 		{"DisableRevokesSessions", testRuleDisableRevokesSessions},
+		{"ConcurrentCodeRedemption", testRuleConcurrentCodeRedemption},
+		{"ConcurrentRefresh", testRuleConcurrentRefresh},
+		{"ConcurrentFirstKeys", testRuleConcurrentFirstKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

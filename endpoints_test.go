@@ -76,7 +76,7 @@ func TestRevokeToken(t *testing.T) {
 			return e.ws.RevokeToken(e.ctx, e.web, "idrt_0000000000000000"+tok.RefreshToken[len("idrt_0000000000000000"):])
 		}, "", false},
 		{"refresh token with a wrong secret", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.web, tok.RefreshToken[:len(tok.RefreshToken)-1]+"A")
+			return e.ws.RevokeToken(e.ctx, e.web, otherSecret(tok.RefreshToken))
 		}, "", false},
 		{"ID token", func(e *oidcEnv, tok identity.Tokens) error { return e.ws.RevokeToken(e.ctx, e.web, tok.IDToken) }, "", false},
 		{"another workspace's access token", func(e *oidcEnv, _ identity.Tokens) error {

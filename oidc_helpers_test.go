@@ -359,3 +359,16 @@ func newMemStore(t *testing.T) store.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// otherSecret returns token with its secret's first character changed:
+// the same id, a wrong secret. (The first character, not the last: the
+// last of 32 bytes in base64url carries padding bits, and a change there
+// may decode to the same bytes.)
+func otherSecret(token string) string {
+	i := strings.LastIndex(token, "_") + 1
+	c := byte('A')
+	if token[i] == 'A' {
+		c = 'B'
+	}
+	return token[:i] + string(c) + token[i+1:]
+}

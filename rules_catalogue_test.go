@@ -1480,7 +1480,7 @@ func TestCataloguesOfNames(t *testing.T) {
 		"token_invalid": identity.ErrTokenInvalid, "token_expired": identity.ErrTokenExpired, "token_used": identity.ErrTokenUsed,
 		"precondition_failed": identity.ErrPreconditionFailed, "idempotency_key_reused": identity.ErrIdempotencyKeyReused,
 		"idempotency_key_in_use": identity.ErrIdempotencyKeyInUse,
-		"invalid_grant": identity.ErrInvalidGrant, "login_required": identity.ErrLoginRequired,
+		"invalid_grant":          identity.ErrInvalidGrant, "login_required": identity.ErrLoginRequired,
 	}
 	if len(codes) != 16 {
 		t.Fatalf("%d documented codes, want 16", len(codes))

@@ -87,7 +87,7 @@ func (s *Service) setTokenOptions(opts *Options) error {
 	if opts.IssuerBase != "" {
 		var p problems
 		u := checkLinkURL(&p, "IssuerBase", opts.IssuerBase)
-		if u != nil && (u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(u.Path, "/")) {
+		if u != nil && (strings.ContainsAny(opts.IssuerBase, "?#") || strings.HasSuffix(u.Path, "/")) {
 			p.add("IssuerBase", RuleFormat, "must have no query, fragment or trailing slash")
 		}
 		if err := p.err("invalid Options.IssuerBase"); err != nil {
@@ -205,6 +205,11 @@ type Tokens struct {
 func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, error) {
 	if err := w.tokensReady(); err != nil {
 		return Tokens{}, err
+	}
+	if req.UserID <= 0 {
+		// A grant without a user is a client's own (client_credentials),
+		// which only ClientCredentialsTokens may make.
+		return Tokens{}, errorf(CodeNotFound, "user not found")
 	}
 	key, err := w.activeKey(ctx)
 	if err != nil {
@@ -324,10 +329,7 @@ func (w *Workspace) newRefreshToken(tx store.Tx, g store.Grant, now time.Time) (
 	if err != nil {
 		return "", internal(err)
 	}
-	expires := now.Add(w.svc.lifetimes.Refresh)
-	if g.ExpiresAt.Before(expires) {
-		expires = g.ExpiresAt
-	}
+	expires := earliest(now.Add(w.svc.lifetimes.Refresh), g.ExpiresAt)
 	rec := store.RefreshToken{ID: id, GrantID: g.ID, SecretHash: hashSecret(secret), CreatedAt: now, ExpiresAt: expires}
 	if err := tx.PutRefreshToken(w.slug, rec); err != nil {
 		return "", err
@@ -361,10 +363,9 @@ func (w *Workspace) activeKey(ctx context.Context) (signingKey, error) {
 // sign signs the tokens of an issuance with key.
 func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
 	g := is.grant
-	accessExp := is.now.Add(w.svc.lifetimes.Access)
-	if g.UserID == 0 && g.ExpiresAt.Before(accessExp) {
-		accessExp = g.ExpiresAt
-	}
+	// No token outlives its grant.
+	accessExp := earliest(is.now.Add(w.svc.lifetimes.Access), g.ExpiresAt)
+	idExp := earliest(is.now.Add(w.svc.lifetimes.ID), g.ExpiresAt)
 	jti, err := randomHex(8)
 	if err != nil {
 		return Tokens{}, internal(err)
@@ -401,7 +402,7 @@ func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
 	id.set("sub", subject(g))
 	id.set("aud", g.ClientID)
 	id.set("azp", g.ClientID)
-	id.set("exp", is.now.Add(w.svc.lifetimes.ID).Unix())
+	id.set("exp", idExp.Unix())
 	id.set("iat", is.now.Unix())
 	id.set("auth_time", g.AuthTime.Unix())
 	id.setNonEmpty("nonce", is.nonce)
@@ -411,6 +412,14 @@ func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
 		return Tokens{}, err
 	}
 	return t, nil
+}
+
+// earliest returns the earlier of two times.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // claims is the payload of a token being built.

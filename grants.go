@@ -375,14 +375,20 @@ type EndSessionRequest struct {
 }
 
 // EndSession logs a user out: it revokes the session of the cookie's
-// token, or else the one the ID token hint names (the hint must be an ID
-// token the workspace signed; it may have expired), with session.revoked,
+// token, or else the one the ID token hint names, with session.revoked,
 // and revokes the grants issued in that session. It returns where to send
 // the browser: PostLogoutRedirectURI with State when given, which must be
 // registered exactly for the client (ClientID or the hint's audience;
 // CodeInvalid on "post_logout_redirect_uri" otherwise: show it, do not
 // redirect), or "" for a signed-out page. Logging out without a session
 // succeeds.
+//
+// A hint must verify against the workspace's published keys (CodeInvalid
+// on "id_token_hint" otherwise): it may have expired, but a hint signed
+// by a key retired and then removed (when every token it signed had
+// expired) no longer verifies, and neither does an unsigned or forged
+// one, since its sid would name a session to end. A client then logs out
+// without a hint: the browser's cookie still names the session.
 func (w *Workspace) EndSession(ctx context.Context, req EndSessionRequest) (string, error) {
 	if err := w.tokensReady(); err != nil {
 		return "", err

@@ -294,8 +294,8 @@ func (w *Workspace) PendingAuthorization(ctx context.Context, requestID string) 
 
 // SignIn signs a user in for a stored authorization request (a sign-in
 // page's form): it authenticates like Login (one CodeUnauthenticated
-// error whether the user is unknown, the password wrong or the user
-// disabled, and login.failed), starts a session, completes the request
+// error, "invalid credentials", whether the user is unknown, the password
+// wrong or the user disabled, and login.failed), starts a session, completes the request
 // with a code and emits login.succeeded. It returns where to send the
 // user (Code, RedirectURI, State), the session token for a cookie and
 // the session.
@@ -305,9 +305,6 @@ func (w *Workspace) SignIn(ctx context.Context, requestID, login, password strin
 	}
 	u, err := w.Authenticate(ctx, login, password)
 	if err != nil {
-		if code := ErrorCode(err); code == CodeUnauthenticated || code == CodeForbidden || code == CodeInvalid {
-			return Authorization{}, "", Session{}, &Error{Code: CodeUnauthenticated, Message: "the login or password is not right", Err: err}
-		}
 		return Authorization{}, "", Session{}, err
 	}
 	session, token, err := w.newSession(u.ID)
@@ -335,7 +332,7 @@ func (w *Workspace) SignIn(ctx context.Context, requestID, login, password strin
 	})
 	if ErrorCode(err) == CodeForbidden {
 		// Disabled between the password check and now: the same answer.
-		return Authorization{}, "", Session{}, &Error{Code: CodeUnauthenticated, Message: "the login or password is not right", Err: err}
+		return Authorization{}, "", Session{}, errInvalidCredentials()
 	}
 	if err != nil {
 		return Authorization{}, "", Session{}, fromStore(err, "authorization request")

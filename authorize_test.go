@@ -366,7 +366,7 @@ func TestSignIn(t *testing.T) {
 		{"ghost", adaPassword},
 	} {
 		_, _, _, err := e.ws.SignIn(e.ctx, a.RequestID, try.login, try.password)
-		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+		wantInvalidCredentials(t, err)
 	}
 	// The request still waits after refusals.
 	if _, err := e.ws.PendingAuthorization(e.ctx, a.RequestID); err != nil {
@@ -420,7 +420,7 @@ func TestSignInDisabledUser(t *testing.T) {
 	}
 	a := e.authorize(e.webRequest(), "")
 	_, _, _, err := e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
-	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+	wantInvalidCredentials(t, err)
 	want := []string{`{"type":"login.failed","timestamp":"` + t0Stamp + `","data":{"login":"ada","reason":"disabled","userId":1}}`}
 	if diff := cmp.Diff(want, e.payloads(hook)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
@@ -485,6 +485,9 @@ func TestSignInChangedMeanwhile(t *testing.T) {
 			hs.setHook(func() { tt.meanwhile(e) })
 			_, _, _, err = ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 			identitytest.WantCode(t, err, tt.code)
+			if tt.code == identity.CodeUnauthenticated {
+				wantInvalidCredentials(t, err)
+			}
 			sessions, serr := e.ws.Sessions(e.ctx, e.ada.ID)
 			if serr != nil {
 				t.Fatal(serr)
@@ -497,5 +500,15 @@ func TestSignInChangedMeanwhile(t *testing.T) {
 				t.Errorf("%d sessions and %d login.succeeded events, want %d of each", len(sessions), len(e.payloads(hook)), wantWrites)
 			}
 		})
+	}
+}
+
+// wantInvalidCredentials checks that a sign-in was refused with the one
+// answer every failed login gets, whatever the reason.
+func wantInvalidCredentials(t *testing.T, err error) {
+	t.Helper()
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+	if err.Error() != "identity: invalid credentials" {
+		t.Errorf("refusal %q, want the generic \"identity: invalid credentials\"", err)
 	}
 }

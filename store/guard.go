@@ -21,9 +21,9 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // nor JobMail, or a mail job with an EndpointID, so a store sees only
 // well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
 // PutSigningKey, PutAuthRequest, PutGrant and PutRefreshToken refuse an
-// empty id, and PutRefreshToken an empty GrantID. A store's Update calls
-// it afresh for every call of fn, including a call that runs fn again in
-// a new transaction.
+// empty id, and PutRefreshToken an empty GrantID; PutLoginAttempts
+// refuses a UserID below 1. A store's Update calls it afresh for every
+// call of fn, including a call that runs fn again in a new transaction.
 func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
 
 // run passes fn the guarded form of tx and ends it when fn returns.
@@ -398,6 +398,23 @@ func (g *guarded) RefreshToken(slug, id string) (RefreshToken, error) {
 		return RefreshToken{}, err
 	}
 	return g.tx.RefreshToken(slug, id)
+}
+
+func (g *guarded) PutLoginAttempts(slug string, a LoginAttempts) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if a.UserID < 1 {
+		return fmt.Errorf("store: login attempts of user %d; user ids are positive", a.UserID)
+	}
+	return g.tx.PutLoginAttempts(slug, a)
+}
+
+func (g *guarded) LoginAttempts(slug string, userID int64) (LoginAttempts, error) {
+	if err := g.read(); err != nil {
+		return LoginAttempts{}, err
+	}
+	return g.tx.LoginAttempts(slug, userID)
 }
 
 func (g *guarded) PutVerificationToken(slug string, t VerificationToken) error {

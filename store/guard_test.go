@@ -135,6 +135,14 @@ func (f *fakeTx) RefreshToken(string, string) (store.RefreshToken, error) {
 	f.call("RefreshToken")
 	return store.RefreshToken{}, nil
 }
+func (f *fakeTx) PutLoginAttempts(string, store.LoginAttempts) error {
+	f.call("PutLoginAttempts")
+	return nil
+}
+func (f *fakeTx) LoginAttempts(string, int64) (store.LoginAttempts, error) {
+	f.call("LoginAttempts")
+	return store.LoginAttempts{}, nil
+}
 func (f *fakeTx) PutVerificationToken(string, store.VerificationToken) error {
 	f.call("PutVerificationToken")
 	return nil
@@ -216,6 +224,7 @@ var writes = []method{
 	{"PutRefreshToken", func(tx store.Tx) error {
 		return tx.PutRefreshToken("a", store.RefreshToken{ID: "t", GrantID: "g"})
 	}},
+	{"PutLoginAttempts", func(tx store.Tx) error { return tx.PutLoginAttempts("a", store.LoginAttempts{UserID: 1}) }},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
 	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
@@ -251,6 +260,7 @@ var reads = []method{
 	{"Grant", func(tx store.Tx) error { _, err := tx.Grant("a", "g"); return err }},
 	{"UserGrants", func(tx store.Tx) error { _, err := tx.UserGrants("a", 1); return err }},
 	{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken("a", "t"); return err }},
+	{"LoginAttempts", func(tx store.Tx) error { _, err := tx.LoginAttempts("a", 1); return err }},
 	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
 	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
@@ -472,6 +482,25 @@ func TestOIDCPutsCheckIDs(t *testing.T) {
 		_ = store.RunUpdate(f, func(tx store.Tx) error { err = c.put(tx); return nil })
 		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
 			t.Errorf("%s: error = %v, store saw %v; want passed on = %v", c.name, err, f.calls, c.ok)
+		}
+	}
+}
+
+// TestPutLoginAttemptsChecksUserID checks that the front passes on the
+// lockout state of a positive user id only.
+func TestPutLoginAttemptsChecksUserID(t *testing.T) {
+	for _, c := range []struct {
+		id int64
+		ok bool
+	}{{1, true}, {42, true}, {0, false}, {-1, false}} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error {
+			err = tx.PutLoginAttempts("a", store.LoginAttempts{UserID: c.id, Failures: 3})
+			return nil
+		})
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("PutLoginAttempts(user %d): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
 		}
 	}
 }

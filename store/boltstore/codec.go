@@ -633,3 +633,38 @@ func decodeRefreshToken(id, v []byte) (store.RefreshToken, error) {
 		UsedAt:     fromOptMicros(r.UsedAt),
 	}, nil
 }
+
+// loginAttemptsRecord is the stored form of store.LoginAttempts; the user
+// id is the key. Pending keeps the times in the order written. LockedUntil
+// is omitted while zero, as the OpenID Provider's later times are.
+type loginAttemptsRecord struct {
+	Failures    int     `json:"failures,omitempty"`
+	Pending     []int64 `json:"pending_us,omitempty"`
+	LockedUntil *int64  `json:"locked_until_us,omitempty"`
+}
+
+func encodeLoginAttempts(a store.LoginAttempts) ([]byte, error) {
+	r := loginAttemptsRecord{Failures: a.Failures, LockedUntil: optMicros(a.LockedUntil)}
+	if len(a.Pending) > 0 {
+		r.Pending = make([]int64, len(a.Pending))
+		for i, p := range a.Pending {
+			r.Pending[i] = toMicros(p)
+		}
+	}
+	return json.Marshal(r)
+}
+
+func decodeLoginAttempts(userID int64, v []byte) (store.LoginAttempts, error) {
+	var r loginAttemptsRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.LoginAttempts{}, fmt.Errorf("boltstore: login attempts of user %d: %w", userID, err)
+	}
+	a := store.LoginAttempts{UserID: userID, Failures: r.Failures, LockedUntil: fromOptMicros(r.LockedUntil)}
+	if len(r.Pending) > 0 {
+		a.Pending = make([]time.Time, len(r.Pending))
+		for i, us := range r.Pending {
+			a.Pending[i] = fromMicros(us)
+		}
+	}
+	return a, nil
+}

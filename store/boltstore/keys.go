@@ -50,6 +50,7 @@ const (
 	bucketGrants
 	bucketUserGrants
 	bucketRefreshTokens
+	bucketLoginAttempts
 	numNested // the number of nested buckets
 )
 
@@ -78,6 +79,7 @@ var nestedNames = [numNested][]byte{
 	bucketGrants:           []byte("grants"),
 	bucketUserGrants:       []byte("user_grants"),
 	bucketRefreshTokens:    []byte("refresh_tokens"),
+	bucketLoginAttempts:    []byte("login_attempts"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

@@ -188,4 +188,31 @@ func TestPreviousReleaseFile(t *testing.T) {
 		}
 		return nil
 	})
+
+	// And the lockout state: Open gave its workspace the bucket, in which
+	// its user has none yet.
+	mustView(t, s, func(tx store.Tx) error {
+		_, err := tx.LoginAttempts(testSlug, 1)
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("LoginAttempts(1) before any write: error = %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	attempts := store.LoginAttempts{
+		UserID: 1, Failures: 4,
+		Pending:     []time.Time{previousReleaseTime.Add(30 * time.Second), previousReleaseTime.Add(10 * time.Second)},
+		LockedUntil: previousReleaseTime.Add(15 * time.Minute),
+	}
+	mustUpdate(t, s, func(tx store.Tx) error { return tx.PutLoginAttempts(testSlug, attempts) })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, nil)
+	mustView(t, s, func(tx store.Tx) error {
+		got, err := tx.LoginAttempts(testSlug, 1)
+		if diff := cmp.Diff(attempts, got); err != nil || diff != "" {
+			t.Errorf("LoginAttempts(1) = %v (-want +got):\n%s", err, diff)
+		}
+		return nil
+	})
 }

@@ -91,6 +91,8 @@ type namespace struct {
 	grants        map[string]store.Grant        // by id
 	grantsByUser  map[int64]map[string]struct{} // user id (never 0) -> grant ids
 	refreshTokens map[string]store.RefreshToken // by id
+
+	loginAttempts map[int64]store.LoginAttempts // by user id
 }
 
 // userEntry is a stored user with its folded index fields.
@@ -133,6 +135,8 @@ func newNamespace(w store.Workspace) *namespace {
 		grants:        make(map[string]store.Grant),
 		grantsByUser:  make(map[int64]map[string]struct{}),
 		refreshTokens: make(map[string]store.RefreshToken),
+
+		loginAttempts: make(map[int64]store.LoginAttempts),
 	}
 }
 

@@ -53,14 +53,16 @@
 //	grants               (workspace, id); scopes text[]; index on
 //	                     (workspace, user_id, created_at, id)
 //	refresh_tokens       (workspace, id); grant_id names the grant
+//	login_attempts       (workspace, user_id); pending timestamptz[]
 //	idempotency          (workspace, scope, key); index on expires_at
 //	update_gate          no rows: the gate every Update locks (see below)
 //
 // Migration 0002 gave jobs their kind column: the rows of a schema that
 // the previous release filled which have no endpoint, its mail jobs,
 // became 'mail', the others 'webhook'. Migration 0003 added
-// oauth_clients, and 0004 the OpenID Provider's records: signing_keys,
-// auth_requests, grants and refresh_tokens.
+// oauth_clients, 0004 the OpenID Provider's records: signing_keys,
+// auth_requests, grants and refresh_tokens, and 0005 login_attempts, the
+// lockout state of users.
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -96,8 +98,9 @@
 // Roles and attributes have a foreign key to their user, so adding one to
 // a user that does not exist returns store.ErrNotFound (the identity
 // package checks first anyway). Sessions, verification tokens,
-// authorization requests and grants have none: the store contract lets
-// them name any user id; nor has a refresh token one to its grant.
+// authorization requests, grants and login attempts have none: the store
+// contract lets them name any user id; nor has a refresh token one to its
+// grant.
 //
 // # Transactions
 //

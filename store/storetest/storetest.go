@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AuthRequests", testAuthRequests},
 		{"Grants", testGrants},
 		{"RefreshTokens", testRefreshTokens},
+		{"LoginAttempts", testLoginAttempts},
 		{"VerificationTokens", testVerificationTokens},
 		{"Idempotency", testIdempotency},
 		{"Transactions", testTransactions},

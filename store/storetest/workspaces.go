@@ -196,6 +196,7 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"Grant", func(tx store.Tx) error { _, err := tx.Grant(m, "gr-1"); return err }},
 		{"UserGrants", func(tx store.Tx) error { _, err := tx.UserGrants(m, 1); return err }},
 		{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken(m, "rt-1"); return err }},
+		{"LoginAttempts", func(tx store.Tx) error { _, err := tx.LoginAttempts(m, 1); return err }},
 	}
 	writes := []struct {
 		name string
@@ -232,6 +233,9 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		}},
 		{"PutRefreshToken", func(tx store.Tx) error {
 			return tx.PutRefreshToken(m, store.RefreshToken{ID: "rt-1", GrantID: "gr-1", CreatedAt: at(1)})
+		}},
+		{"PutLoginAttempts", func(tx store.Tx) error {
+			return tx.PutLoginAttempts(m, store.LoginAttempts{UserID: 1, Failures: 3, Pending: []time.Time{at(2)}, LockedUntil: at(5)})
 		}},
 	}
 	before := takeSnapshot(t, s, slugA)

@@ -86,7 +86,8 @@ type Store interface {
 // states only its own work. The front also passes PutWebhook only a
 // positive id (ids come from NextID), PutOAuthClient, PutSigningKey,
 // PutAuthRequest, PutGrant and PutRefreshToken only a non-empty id (a key
-// every store can hold), PutRefreshToken only a non-empty GrantID, and
+// every store can hold), PutRefreshToken only a non-empty GrantID,
+// PutLoginAttempts only a positive UserID, and
 // PutDelivery only a well-formed job:
 // Kind JobWebhook with a positive EndpointID, or JobMail with EndpointID
 // 0. So no endpoint shares EndpointID 0 with the mail jobs, and a store
@@ -222,6 +223,13 @@ type Records interface {
 	PutRefreshToken(slug string, t RefreshToken) error
 	// RefreshToken returns the refresh token with the id.
 	RefreshToken(slug, id string) (RefreshToken, error)
+
+	// PutLoginAttempts creates or replaces the lockout state of the user
+	// a.UserID.
+	PutLoginAttempts(slug string, a LoginAttempts) error
+	// LoginAttempts returns the lockout state of the user, or ErrNotFound
+	// when none was ever stored.
+	LoginAttempts(slug string, userID int64) (LoginAttempts, error)
 
 	// PutVerificationToken creates or replaces the token with t.ID.
 	PutVerificationToken(slug string, t VerificationToken) error
@@ -598,4 +606,20 @@ type RefreshToken struct {
 	// UsedAt is zero until the token has been exchanged for its
 	// successor.
 	UsedAt time.Time
+}
+
+// LoginAttempts is the lockout state of one user: the failed password
+// attempts counted toward the workspace's lockout threshold, the attempts
+// whose verification is in flight, and the lock. What the numbers mean is
+// the identity package's business; a store keeps them as given.
+type LoginAttempts struct {
+	UserID int64
+	// Failures counts consecutive failed attempts.
+	Failures int
+	// Pending holds, for each attempt reserved and not yet released, the
+	// time its reservation lapses (ascending or not: as written).
+	Pending []time.Time
+	// LockedUntil is when the lock ends; zero when the user was never
+	// locked or was unlocked.
+	LockedUntil time.Time
 }

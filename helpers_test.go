@@ -337,3 +337,10 @@ func (tx *flakyTx) VerificationToken(slug, id string) (store.VerificationToken, 
 	}
 	return tx.Tx.VerificationToken(slug, id)
 }
+
+func (tx *flakyTx) DeleteSigningKey(slug, id string) error {
+	if err := tx.s.err("DeleteSigningKey"); err != nil {
+		return err
+	}
+	return tx.Tx.DeleteSigningKey(slug, id)
+}

@@ -155,23 +155,37 @@ func (w *Workspace) RotateSigningKey(ctx context.Context) (SigningKey, error) {
 // keys past their RemoveAt. It writes only when one of those is needed, so
 // issuing a token is normally a read.
 func (w *Workspace) keyring(ctx context.Context) ([]store.SigningKey, error) {
-	var keys []store.SigningKey
-	err := w.view(ctx, func(tx store.Tx) (err error) {
+	// A second round is needed only when the keys changed between the
+	// read and the write (another process rotated or pruned them) in a
+	// way that leaves this one without the keys it should have made.
+	for range 3 {
+		keys, done, err := w.keyringRound(ctx)
+		if err != nil || done {
+			return keys, err
+		}
+	}
+	return nil, errorf(CodeInternal, "workspace %q has no active signing key", w.slug)
+}
+
+// keyringRound is one read, and if needed one write, of keyring. done is
+// false when the keys still lack an active one.
+func (w *Workspace) keyringRound(ctx context.Context) (keys []store.SigningKey, done bool, err error) {
+	err = w.view(ctx, func(tx store.Tx) (err error) {
 		keys, err = tx.SigningKeys(w.slug)
 		return err
 	})
 	if err != nil {
-		return nil, fromStore(err, "workspace")
+		return nil, false, fromStore(err, "workspace")
 	}
 	if !w.svc.keysNeedWork(keys, w.svc.timestamp()) {
-		return keys, nil
+		return keys, true, nil
 	}
 	// Keys are made before the transaction: an RSA key takes a while, and
 	// a write transaction should not wait for it.
 	var fresh, spare store.SigningKey
 	if w.svc.rotationNeeded(keys, w.svc.timestamp()) {
 		if fresh, spare, err = w.svc.newSigningKeys(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	err = w.update(ctx, func(tx store.Tx) error {
@@ -189,14 +203,10 @@ func (w *Workspace) keyring(ctx context.Context) ([]store.SigningKey, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fromStore(err, "workspace")
+		return nil, false, fromStore(err, "workspace")
 	}
-	if _, ok := findKey(keys, KeyActive); !ok {
-		// Another process made the first keys between the read and the
-		// write, and this one had made none: read them.
-		return w.keyring(ctx)
-	}
-	return keys, nil
+	_, done = findKey(keys, KeyActive)
+	return keys, done, nil
 }
 
 // keysNeedWork reports whether keyring must write: keys to make or
@@ -234,7 +244,7 @@ func findKey(keys []store.SigningKey, state KeyState) (store.SigningKey, bool) {
 func (w *Workspace) rotateKeys(tx store.Tx, keys []store.SigningKey, fresh, spare store.SigningKey, now time.Time) ([]store.SigningKey, error) {
 	next, ok := findKey(keys, KeyNext)
 	for _, k := range keys {
-		if KeyState(k.State) == KeyActive || !ok && KeyState(k.State) == KeyNext {
+		if KeyState(k.State) == KeyActive {
 			if err := w.retireKey(tx, k, now); err != nil {
 				return nil, err
 			}

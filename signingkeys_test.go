@@ -490,3 +490,34 @@ func TestIssuerBaseEmptyQueryOrFragment(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneFailure: a retired key past its RemoveAt is removed by the
+// next read of the keys; when the store fails to remove it, that read
+// fails with an internal error and the key stays, to be removed later.
+func TestPruneFailure(t *testing.T) {
+	e := newOIDCEnv(t, nil)
+	first := e.keyByState()
+	if _, err := e.ws.RotateSigningKey(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(10*time.Minute + 30*time.Second)
+	e.st.breakMethod("DeleteSigningKey", errFlaky)
+	_, err := e.ws.SigningKeys(e.ctx)
+	identitytest.WantCode(t, err, identity.CodeInternal)
+	if len(e.storedKeys("acme")) != 3 {
+		t.Fatalf("keys after a failed removal: %d, want 3", len(e.storedKeys("acme")))
+	}
+	e.st.mend()
+	keys, err := e.ws.SigningKeys(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.ID == first[identity.KeyActive].ID {
+			t.Errorf("the retired key %s is still published", k.ID)
+		}
+	}
+	if len(keys) != 2 || len(e.storedKeys("acme")) != 2 {
+		t.Errorf("%d keys published, %d stored; want 2 and 2", len(keys), len(e.storedKeys("acme")))
+	}
+}

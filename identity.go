@@ -20,6 +20,19 @@ type Options struct {
 	// Default: DefaultArgon2Params (OWASP: m=19 MiB, t=2, p=1). Tests may
 	// lower them to run fast; production should not.
 	PasswordHashing *Argon2Params
+	// PasswordHashingBudget bounds the memory, in bytes, that password
+	// hashes and verifications (argon2id, and bcrypt and PBKDF2 of
+	// imported hashes) use at once across the Service: argon2id costs its
+	// memory parameter, bcrypt and PBKDF2 16 KiB. A call whose hash does
+	// not fit waits, in arrival order, until it does or its context ends
+	// (and then returns the context's error); a hash costlier than the
+	// whole budget runs alone. Zero means DefaultPasswordHashingBudget
+	// (256 MiB); negative is invalid. The budget counts a hash's memory
+	// while it runs; afterwards that memory is garbage until the
+	// collector reclaims it, so a program that must stay near its
+	// baseline + the budget also sets a soft memory limit (GOMEMLIMIT or
+	// runtime/debug.SetMemoryLimit; identityd serve does).
+	PasswordHashingBudget int64
 	// AllowPrivateWebhooks turns the SSRF guard off: webhook URLs may then
 	// name localhost, loopback, private, link-local and other non-public
 	// addresses. For local testing only. Default: false (guard on).
@@ -88,6 +101,12 @@ type Service struct {
 	// unknown username costs as much time as a wrong password.
 	dummyOnce sync.Once
 	dummyHash passwordHash
+
+	// hashBudget bounds the memory of the password hashes running at once
+	// (Options.PasswordHashingBudget); hashHook, set only by tests,
+	// observes each hash while it holds its share (see hashing).
+	hashBudget *hashBudget
+	hashHook   func(cost int64) (done func())
 }
 
 // New returns a Service over st. Close closes st.
@@ -120,6 +139,16 @@ func New(st store.Store, opts *Options) (*Service, error) {
 			return nil, err
 		}
 		s.argon2 = *opts.PasswordHashing
+	}
+	switch budget := opts.PasswordHashingBudget; {
+	case budget < 0:
+		var p problems
+		p.add("PasswordHashingBudget", RuleRange, "must not be negative")
+		return nil, p.err("invalid Options.PasswordHashingBudget")
+	case budget == 0:
+		s.hashBudget = newHashBudget(DefaultPasswordHashingBudget)
+	default:
+		s.hashBudget = newHashBudget(budget)
 	}
 	return s, nil
 }

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"crypto/rand"
 	"strings"
 	"unicode/utf8"
 
@@ -27,6 +28,10 @@ func errInvalidCredentials() *Error {
 // A successful login with a hash that is not argon2id at the Service's
 // current parameters (an imported bcrypt or PBKDF2 hash, or older argon2id
 // parameters) replaces the stored hash with a current one.
+//
+// The verification waits for room in the Service's hashing budget (see
+// Options.PasswordHashingBudget); if ctx ends meanwhile, Authenticate
+// returns ctx.Err() as it is and records nothing.
 func (w *Workspace) Authenticate(ctx context.Context, login, password string) (User, error) {
 	// A password no policy can accept is never hashed, for any login
 	// alike, so that it costs no more work than a real one; it is refused,
@@ -55,7 +60,9 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	}
 	if hash == nil {
 		if acceptable {
-			w.svc.dummy().matches(password)
+			if _, err := w.svc.passwordMatches(ctx, w.svc.dummy(), password); err != nil {
+				return User{}, err
+			}
 		}
 		reason := loginUnknownUser
 		if found {
@@ -63,7 +70,13 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		}
 		return User{}, w.loginFailed(ctx, login, reason, rec.ID)
 	}
-	if !acceptable || !hash.matches(password) {
+	matches := false
+	if acceptable {
+		if matches, err = w.svc.passwordMatches(ctx, hash, password); err != nil {
+			return User{}, err
+		}
+	}
+	if !matches {
 		return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
 	}
 	if !rec.Enabled {
@@ -95,18 +108,16 @@ func (w *Workspace) loginFailed(ctx context.Context, login, reason string, userI
 }
 
 // dummy returns a hash at the current parameters to verify against when
-// there is no user, computed once.
+// there is no user, made once. Its salt and key are random bytes rather
+// than the hash of some password: verifying against it costs exactly what
+// a real verification costs, no password matches it, and making it costs
+// no hash (so no room in the hashing budget either).
 func (s *Service) dummy() passwordHash {
 	s.dummyOnce.Do(func() {
-		encoded, err := hashPassword("identity-dummy-password", s.argon2)
-		if err == nil {
-			s.dummyHash, err = parsePasswordHash(encoded)
-		}
-		if err != nil {
-			// Only a failing random source gets here; fall back to a hash of
-			// the same cost with a fixed salt.
-			s.dummyHash = argon2Hash{params: s.argon2, salt: make([]byte, argon2SaltLen), key: make([]byte, argon2KeyLen)}
-		}
+		h := argon2Hash{params: s.argon2, salt: make([]byte, argon2SaltLen), key: make([]byte, argon2KeyLen)}
+		rand.Read(h.salt) // never fails (crypto/rand)
+		rand.Read(h.key)
+		s.dummyHash = h
 	})
 	return s.dummyHash
 }
@@ -114,7 +125,7 @@ func (s *Service) dummy() passwordHash {
 // rehash stores a current hash of password for the user, unless the hash
 // changed since rec was read.
 func (w *Workspace) rehash(ctx context.Context, rec store.User, password string) error {
-	encoded, err := hashPassword(password, w.svc.argon2)
+	encoded, err := w.svc.newPasswordHash(ctx, password, nil)
 	if err != nil {
 		return err
 	}
@@ -129,7 +140,9 @@ func (w *Workspace) rehash(ctx context.Context, rec store.User, password string)
 }
 
 // SetPassword replaces the user's password, subject to the workspace's
-// password policy. It works for disabled users too.
+// password policy. It works for disabled users too. The hash waits for
+// room in the Service's hashing budget; if ctx ends meanwhile, SetPassword
+// returns ctx.Err() as it is and changes nothing.
 func (w *Workspace) SetPassword(ctx context.Context, userID int64, password string) error {
 	// Check before hashing, to fail fast, and again in the writing
 	// transaction, in case the policy or the user's email changed between.
@@ -140,9 +153,9 @@ func (w *Workspace) SetPassword(ctx context.Context, userID int64, password stri
 	if err != nil {
 		return fromStore(err, "user")
 	}
-	encoded, err := hashPassword(password, w.svc.argon2)
+	encoded, err := w.svc.newPasswordHash(ctx, password, nil)
 	if err != nil {
-		return &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		return err
 	}
 	now := w.svc.timestamp()
 	err = w.update(ctx, func(tx store.Tx) error {

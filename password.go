@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -73,13 +74,54 @@ func hashPassword(password string, a Argon2Params) (string, error) {
 		argon2.Version, a.Memory, a.Time, a.Threads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
+// newPasswordHash returns a hash of password by hashPassword at the
+// Service's parameters, computed within the hashing budget. Once the
+// budget has room, and before hashing, it calls check (unless nil) and
+// returns its error as it is: the caller refuses there what would be
+// refused anyway, without paying for the hash. It returns ctx.Err() as it
+// is when ctx ends while waiting, and an internal error when the hash
+// cannot be computed.
+func (s *Service) newPasswordHash(ctx context.Context, password string, check func() error) (string, error) {
+	var encoded string
+	var checkErr, hashErr error
+	err := s.hashing(ctx, argon2Cost(s.argon2), func() bool {
+		if check != nil {
+			checkErr = check()
+		}
+		return checkErr == nil
+	}, func() {
+		encoded, hashErr = hashPassword(password, s.argon2)
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case checkErr != nil:
+		return "", checkErr
+	case hashErr != nil:
+		return "", &Error{Code: CodeInternal, Message: "internal error", Err: hashErr}
+	}
+	return encoded, nil
+}
+
+// passwordMatches reports whether password matches h, verified within the
+// hashing budget. It returns ctx.Err() as it is when ctx ends while
+// waiting.
+func (s *Service) passwordMatches(ctx context.Context, h passwordHash, password string) (bool, error) {
+	var ok bool
+	err := s.hashing(ctx, h.cost(), nil, func() { ok = h.matches(password) })
+	return ok, err
+}
+
 // passwordHash is a parsed encoded hash that can check a password.
 type passwordHash interface {
-	// matches reports whether password produces this hash.
+	// matches reports whether password produces this hash. Callers go
+	// through Service.passwordMatches, which keeps to the hashing budget.
 	matches(password string) bool
 	// current reports whether the hash is argon2id with exactly params a,
 	// so that no rehash is due.
 	current(a Argon2Params) bool
+	// cost is the memory, in bytes, that matches needs.
+	cost() int64
 }
 
 var errHashFormat = errors.New("unrecognised password hash encoding")
@@ -140,6 +182,8 @@ func (h argon2Hash) matches(password string) bool {
 	return subtle.ConstantTimeCompare(got, h.key) == 1
 }
 
+func (h argon2Hash) cost() int64 { return argon2Cost(h.params) }
+
 func (h argon2Hash) current(a Argon2Params) bool {
 	return h.params == a && len(h.key) == argon2KeyLen && len(h.salt) == argon2SaltLen
 }
@@ -160,6 +204,8 @@ func (h bcryptHash) matches(password string) bool {
 
 func (bcryptHash) current(Argon2Params) bool { return false }
 
+func (bcryptHash) cost() int64 { return bcryptHashCost }
+
 type pbkdf2Hash struct {
 	newHash   func() hash.Hash
 	iter      int
@@ -172,6 +218,8 @@ func (h pbkdf2Hash) matches(password string) bool {
 }
 
 func (pbkdf2Hash) current(Argon2Params) bool { return false }
+
+func (pbkdf2Hash) cost() int64 { return pbkdf2HashCost }
 
 func pbkdf2Digest(name string) func() hash.Hash {
 	switch name {

@@ -72,6 +72,11 @@ type UserUpdate struct {
 // transaction and sent by the dispatcher (see ConfirmEmail). With
 // nu.Idempotency, a retry returns the first call's outcome (see
 // Idempotency) and queues nothing.
+//
+// A taken username or email is refused before the password is hashed. The
+// hash waits for room in the Service's hashing budget (see
+// Options.PasswordHashingBudget); if ctx ends meanwhile, CreateUser
+// returns ctx.Err() as it is and creates nothing.
 func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err error) {
 	once, err := w.beginIdempotent(ctx, nu.Idempotency, opCreateUser)
 	if err != nil {
@@ -90,11 +95,23 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err err
 	if err := nu.validate(settings.PasswordPolicy); err != nil {
 		return User{}, err
 	}
+	// A username or email already taken is refused without hashing: looked
+	// up read-only now, so as not to wait for the hashing budget, and again
+	// once the budget has room, in case a creation that came first took it
+	// meanwhile. The writing transaction still decides.
+	taken := func() error {
+		return fromStore(w.view(ctx, func(tx store.Tx) error {
+			return w.checkUnique(tx, 0, nu.Username, nu.Email)
+		}), "user")
+	}
+	if err := taken(); err != nil {
+		return User{}, err
+	}
 	// Hash outside the transaction: argon2id takes tens of milliseconds and
 	// must not hold up other writers.
-	hash, err := hashPassword(nu.Password, w.svc.argon2)
+	hash, err := w.svc.newPasswordHash(ctx, nu.Password, taken)
 	if err != nil {
-		return User{}, &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		return User{}, err
 	}
 	now := w.svc.timestamp()
 	var created store.User

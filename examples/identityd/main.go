@@ -16,7 +16,7 @@
 //	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D]
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -90,7 +90,10 @@
 // dispatcher of webhook deliveries and verification emails;
 // -attempt-timeout (default 15s) bounds each attempt, and a delivery whose
 // process died mid-attempt is taken over twice that long after it was
-// claimed.
+// claimed. -hash-memory-budget (default 268435456 bytes, 256 MiB) bounds
+// the memory of the password hashes and verifications computed at once
+// (identity.Options.PasswordHashingBudget; argon2id at the default m=19 MiB
+// takes 19 MiB): requests beyond it wait their turn.
 //
 // Only one process may hold a bbolt file: while serve runs, the other
 // commands fail with "database FILE is in use by another process". A

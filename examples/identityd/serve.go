@@ -5,8 +5,11 @@ import (
 	"errors"
 	"flag"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +32,10 @@ const (
 	// signal: short enough to exit well within the 10 s that service
 	// managers commonly wait before SIGKILL.
 	shutdownTimeout = 5 * time.Second
+	// memoryHeadroom is what serve's soft memory limit allows beyond
+	// -hash-memory-budget for everything else the process keeps on its
+	// heap (see serve).
+	memoryHeadroom = 64 << 20
 	// deliveryGrace is how long webhook attempts in flight may run after
 	// the API has shut down; with shutdownTimeout it keeps the exit within
 	// 10 s of a signal.
@@ -41,16 +48,35 @@ const (
 
 // serve runs the REST API until ctx ends:
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
-// [-access-log=false] [-attempt-timeout D].
+// [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
 	accessLog := fs.Bool("access-log", true, "log one line per request (server errors are logged regardless)")
 	attemptTimeout := fs.Duration("attempt-timeout", delivery.DefaultAttemptTimeout,
 		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
+	hashBudget := fs.Int64("hash-memory-budget", identity.DefaultPasswordHashingBudget,
+		"bound the memory of the password hashes computed at once to `BYTES`; the others wait (argon2id at m=19 MiB takes 19 MiB)")
 	issuerBase := fs.String("issuer-base", "", "the base `URL` of the workspaces' OpenID Providers, whose issuers are URL/t/SLUG:\nhttps, or http on localhost or a loopback address (default http:// and the address bound)")
 	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
+	}
+	if *hashBudget <= 0 {
+		return usagef(fs, "-hash-memory-budget must be positive")
+	}
+	// The budget bounds the memory of the hashes running at once, but a
+	// finished hash's memory is garbage until the collector runs, which by
+	// default lets the heap grow to twice what was live at its last run:
+	// 200 hashes at once under a 64 MiB budget then peak near 2.5 times
+	// the budget. A soft memory limit of the budget plus headroom makes
+	// the collector run sooner, so the process stays within about its
+	// baseline + the budget. $GOMEMLIMIT, when set, is left to rule.
+	// (The previous limit is restored on return, for the tests that run
+	// serve in their own process.)
+	memoryLimit := int64(-1) // unchanged
+	if os.Getenv("GOMEMLIMIT") == "" {
+		memoryLimit = *hashBudget + min(memoryHeadroom, math.MaxInt64-*hashBudget)
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 	// The OpenID Provider's protocol library logs through slog's default
@@ -63,7 +89,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if *issuerBase == "" {
 		*issuerBase = "http://" + ln.Addr().String()
 	}
-	svc, err := e.open(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase})
+	svc, err := e.open(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget})
 	if err != nil {
 		ln.Close()
 		return err
@@ -86,7 +112,8 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		return err
 	}
 	srv := newServer(h, logger)
-	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "issuer_base", *issuerBase, "allow_private_webhooks", *allowPrivate)
+	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "issuer_base", *issuerBase, "allow_private_webhooks", *allowPrivate,
+		"hash_memory_budget", *hashBudget, "memory_limit", debug.SetMemoryLimit(memoryLimit))
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/identitylib/identity/store"
 )
@@ -64,6 +65,9 @@ const (
 	// CodeLoginRequired: an authorization request with prompt=none found
 	// no signed-in user.
 	CodeLoginRequired Code = "login_required"
+	// CodeLocked: the account is locked after too many failed attempts
+	// (see LockoutPolicy); Error.LockedUntil says when the lock ends.
+	CodeLocked Code = "locked"
 )
 
 // Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
@@ -85,6 +89,7 @@ var (
 	ErrIdempotencyKeyInUse  = &Error{Code: CodeIdempotencyKeyInUse}
 	ErrInvalidGrant         = &Error{Code: CodeInvalidGrant}
 	ErrLoginRequired        = &Error{Code: CodeLoginRequired}
+	ErrLocked               = &Error{Code: CodeLocked}
 )
 
 // Error is the one error type of the library.
@@ -97,6 +102,8 @@ type Error struct {
 	Fields []FieldError
 	// Scope is the scope that was missing, for CodeForbidden.
 	Scope Scope
+	// LockedUntil is when the lock ends, for CodeLocked.
+	LockedUntil time.Time
 	// Err is the underlying cause, if any (never shown to callers).
 	Err error
 }

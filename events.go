@@ -1,6 +1,9 @@
 package identity
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // EventType names a kind of event that webhook endpoints subscribe to.
 //
@@ -38,7 +41,8 @@ const (
 	EventUserRoleRemoved EventType = "user.role.removed"
 	// EventLoginFailed: Authenticate or Login refused a login. Data:
 	// {"login": the identifier tried, "reason": "unknown_user" |
-	// "wrong_password" | "no_password" | "disabled", "userId": int, present
+	// "wrong_password" | "no_password" | "disabled" | "locked" (refused for
+	// the lockout, without checking the password), "userId": int, present
 	// when the user exists}. Never the password.
 	EventLoginFailed EventType = "login.failed"
 	// EventSessionRevoked: a session was revoked, by RevokeSession (reason
@@ -56,6 +60,14 @@ const (
 	// (every token of the family) was revoked. A security signal. Data:
 	// {"grantId": string, "clientId": string, "userId": int}.
 	EventTokenRefreshReused EventType = "token.refresh_reused"
+	// EventUserLocked: failed password attempts reached the workspace's
+	// lockout threshold and locked the user. Data: {"userId": int,
+	// "until": RFC 3339 UTC, when the lock ends}.
+	EventUserLocked EventType = "user.locked"
+	// EventUserUnlocked: a user's lock ended, by UnlockUser (by "admin")
+	// or because its time was over (by "expiry", emitted with the first
+	// attempt after it). Data: {"userId": int, "by": string}.
+	EventUserUnlocked EventType = "user.unlocked"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
@@ -64,6 +76,7 @@ func EventTypes() []EventType {
 		EventUserCreated, EventUserUpdated, EventUserDisabled, EventUserEnabled,
 		EventUserPasswordChanged, EventUserRoleAssigned, EventUserRoleRemoved,
 		EventLoginFailed, EventSessionRevoked, EventLoginSucceeded, EventTokenRefreshReused,
+		EventUserLocked, EventUserUnlocked,
 	}
 }
 
@@ -87,6 +100,7 @@ const (
 	loginWrongPassword = "wrong_password"
 	loginNoPassword    = "no_password"
 	loginDisabled      = "disabled"
+	loginLocked        = "locked"
 )
 
 // loginFailedEvent is the data of login.failed.
@@ -115,4 +129,16 @@ type refreshReusedEvent struct {
 	GrantID  string `json:"grantId"`
 	ClientID string `json:"clientId"`
 	UserID   int64  `json:"userId"`
+}
+
+// userLockedEvent is the data of user.locked.
+type userLockedEvent struct {
+	UserID int64     `json:"userId"`
+	Until  time.Time `json:"until"`
+}
+
+// userUnlockedEvent is the data of user.unlocked.
+type userUnlockedEvent struct {
+	UserID int64  `json:"userId"`
+	By     string `json:"by"`
 }

@@ -38,7 +38,11 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	// and reported, like a wrong one.
 	acceptable := utf8.ValidString(password) && utf8.RuneCountInString(password) <= MaxPasswordPolicyLength
 	var rec store.User
-	err := w.view(ctx, func(tx store.Tx) error {
+	var set Settings
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if set, err = w.settings(tx); err != nil {
+			return err
+		}
 		lookup := tx.UserIDByUsername
 		if strings.Contains(login, "@") {
 			lookup = tx.UserIDByEmail
@@ -70,14 +74,27 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		}
 		return User{}, w.loginFailed(ctx, login, reason, rec.ID)
 	}
+	// The attempt is reserved under the lockout policy before the
+	// password is verified: a locked account costs no hash.
+	var att *attempt
+	if !set.Lockout.Disabled {
+		if att, err = w.reserveAttempt(ctx, rec.ID, login); err != nil {
+			return User{}, err
+		}
+	}
 	matches := false
 	if acceptable {
 		if matches, err = w.svc.passwordMatches(ctx, hash, password); err != nil {
+			// Nothing was verified: give the reservation back.
+			_ = att.abandoned(context.WithoutCancel(ctx))
 			return User{}, err
 		}
 	}
 	if !matches {
-		return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
+		return User{}, att.failed(ctx, w, rec.ID, login, loginWrongPassword)
+	}
+	if err := att.succeeded(ctx); err != nil {
+		return User{}, err
 	}
 	if !rec.Enabled {
 		return User{}, w.loginFailed(ctx, login, loginDisabled, rec.ID)
@@ -95,16 +112,21 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 // caller learns nothing of the reason; the event's subscribers do. A failure
 // to record the event is returned instead, since it is a server failure.
 func (w *Workspace) loginFailed(ctx context.Context, login, reason string, userID int64) error {
-	// No user's identifier is longer than an email may be: keep no more of
-	// what was tried, so a refused login cannot fill the queue.
-	if runes := []rune(strings.ToValidUTF8(login, "\uFFFD")); len(runes) > MaxUsernameLength {
-		login = string(runes[:MaxUsernameLength])
-	}
-	err := w.emitAlone(ctx, EventLoginFailed, loginFailedEvent{Login: login, Reason: reason, UserID: userID})
+	err := w.emitAlone(ctx, EventLoginFailed, loginFailedEvent{Login: triedLogin(login), Reason: reason, UserID: userID})
 	if err != nil {
 		return fromStore(err, "workspace")
 	}
 	return errInvalidCredentials()
+}
+
+// triedLogin is what login.failed keeps of the identifier tried: no
+// user's identifier is longer than an email may be, so no more of it is
+// kept, and a refused login cannot fill the queue.
+func triedLogin(login string) string {
+	if runes := []rune(strings.ToValidUTF8(login, "\uFFFD")); len(runes) > MaxUsernameLength {
+		return string(runes[:MaxUsernameLength])
+	}
+	return login
 }
 
 // dummy returns a hash at the current parameters to verify against when

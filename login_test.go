@@ -172,7 +172,7 @@ func TestAuthenticateStoreFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.st.set(false, true)
+	e.st.breakMethod("PutUser", errFlaky)
 	if _, err := e.ws.Authenticate(e.ctx, "old", "correct horse"); err != nil {
 		t.Errorf("login with a failing rehash: %v", err)
 	}
@@ -334,40 +334,60 @@ func TestSessionStoreFailures(t *testing.T) {
 	e.st.mend()
 }
 
-// TestRefusedLoginWithoutSubscriberWritesNothing: login.failed is written
-// only when an endpoint subscribes to it; otherwise a refused login runs
-// no write transaction.
-func TestRefusedLoginWithoutSubscriberWritesNothing(t *testing.T) {
+// TestRefusedLoginWrites: a refused login of a known user writes its
+// lockout count (two write transactions: the attempt's reservation and its
+// release, which records login.failed when an endpoint subscribes to it);
+// with lockout off, and for an unknown user, login.failed is written only
+// when an endpoint subscribes to it, and otherwise a refused login runs no
+// write transaction.
+func TestRefusedLoginWrites(t *testing.T) {
 	ctx := t.Context()
 	st := &gateStore{Store: memstore.New()}
 	_, ws := newWorkspace(t, st, nil, nil)
 	mustCreateUser(t, ws, "ada")
-	refusals := func() int {
+	refusals := func(login string) int {
 		t.Helper()
 		updates := 0
 		st.arm(func(int) error { updates++; return nil })
 		defer st.arm(nil)
-		for _, login := range []string{"ada", "ghost"} {
-			_, err := ws.Authenticate(ctx, login, "wrong password")
-			identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-		}
+		_, err := ws.Authenticate(ctx, login, "wrong password")
+		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 		return updates
 	}
-	if n := refusals(); n != 0 {
-		t.Errorf("two refused logins with no subscriber ran %d write transactions, want 0", n)
+	setLockoutOff := func(off bool) {
+		t.Helper()
+		s, err := ws.Settings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Lockout.Disabled = off
+		if err := ws.UpdateSettings(ctx, s); err != nil {
+			t.Fatal(err)
+		}
 	}
+	check := func(when string, ada, ghost, adaOff int) {
+		t.Helper()
+		if n := refusals("ada"); n != ada {
+			t.Errorf("%s: a known user's refused login ran %d write transactions, want %d", when, n, ada)
+		}
+		if n := refusals("ghost"); n != ghost {
+			t.Errorf("%s: an unknown user's refused login ran %d write transactions, want %d", when, n, ghost)
+		}
+		setLockoutOff(true)
+		if n := refusals("ada"); n != adaOff {
+			t.Errorf("%s, lockout off: a known user's refused login ran %d write transactions, want %d", when, n, adaOff)
+		}
+		setLockoutOff(false)
+	}
+	check("no subscriber", 2, 0, 0)
 	if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/identity", Events: []string{"user.created"}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := refusals(); n != 0 {
-		t.Errorf("two refused logins with a subscriber of another event ran %d write transactions, want 0", n)
-	}
+	check("a subscriber of another event", 2, 0, 0)
 	if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/identity", Events: []string{"login.failed"}}); err != nil {
 		t.Fatal(err)
 	}
-	if n := refusals(); n != 2 {
-		t.Errorf("two refused logins with a subscriber ran %d write transactions, want 2", n)
-	}
+	check("a subscriber", 2, 1, 1)
 }
 
 // TestRehashKeepsAPasswordChangedMeanwhile: the upgrade of an imported

@@ -817,8 +817,9 @@ func webhookRows() []catalogueRow {
 			}
 			return mismatch("messages", []string{"invalid webhook endpoint", "unknown event types: a, b"}, messages)
 		}, "", nil},
-		{evs, "all eleven", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
-			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused"), "", nil},
+		{evs, "all thirteen", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
+			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
+			"user.locked", "user.unlocked"), "", nil},
 		{evs, "the email job is no event", events("email.verification"), identity.CodeInvalid, field("events[0]", "unknown")},
 		{desc, "1024 characters", description(strings.Repeat("d", 1024)), "", nil},
 		{desc, "1025 characters", description(strings.Repeat("d", 1025)), identity.CodeInvalid, field("description", "max_length")},
@@ -1456,7 +1457,8 @@ func TestRefusedAddressCatalogue(t *testing.T) {
 // and field rules, and the documented defaults, written out.
 func TestCataloguesOfNames(t *testing.T) {
 	events := []identity.EventType{"user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
-		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused"}
+		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
+		"user.locked", "user.unlocked"}
 	if diff := cmp.Diff(events, identity.EventTypes()); diff != "" {
 		t.Errorf("EventTypes (-documented +got):\n%s", diff)
 	}

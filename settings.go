@@ -21,6 +21,9 @@ type Settings struct {
 	// (see ConfirmEmail). Nil means SMTP is not configured and no email is
 	// sent.
 	SMTP *SMTPSettings `json:"smtp,omitempty"`
+	// Lockout is the rule against password guessing; the zero value is
+	// the default policy (on, 10 attempts, 15 minutes).
+	Lockout LockoutPolicy `json:"lockout"`
 }
 
 // PasswordPolicy is a workspace's rule set for new passwords. Violations
@@ -253,6 +256,7 @@ func (s Settings) validate() error {
 	if s.SMTP != nil {
 		s.SMTP.validate(&p)
 	}
+	s.Lockout.validate(&p)
 	return p.err("invalid settings")
 }
 

@@ -47,6 +47,7 @@ func routeCases() []routeCase {
 		{"DELETE", base + "/webhooks/1", nil, one(identity.ScopeWebhooksWrite), 204},
 		// Extensions.
 		{"POST", base + "/users/1/enable", nil, one(identity.ScopeUsersWrite), 204},
+		{"POST", base + "/users/1/unlock", nil, one(identity.ScopeUsersWrite), 204},
 		{"GET", base + "/users/1/claims?token=access", nil, []identity.Scope{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, 200},
 		{"GET", base + "/claim-mappers/dept", nil, one(identity.ScopeClaimMappersRead), 200},
 	}

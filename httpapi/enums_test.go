@@ -46,6 +46,7 @@ var libraryCodes = []codeStatus{
 	{string(identity.CodeIdempotencyKeyInUse), 409},
 	{string(identity.CodeInvalidGrant), 400},
 	{string(identity.CodeLoginRequired), 401},
+	{string(identity.CodeLocked), 423},
 }
 
 // adapterCodes are the codes of the problems the adapter detects itself,

@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/identitylib/identity"
 )
 
 // TestClaimsPreview: the claims the mappers project for a user now, per
@@ -66,6 +68,28 @@ func TestClaimsPreviewNeedsBothScopes(t *testing.T) {
 			t.Errorf("WWW-Authenticate %q, want %q", got, want)
 		}
 	}
+}
+
+// TestUnlockUser: POST /users/{userId}/unlock ends a lockout at once,
+// idempotently; an unknown user is 404.
+func TestUnlockUser(t *testing.T) {
+	e := newTestEnv(t)
+	e.createUser(t, "ada")
+	for range 10 {
+		_, _ = e.ws.Authenticate(t.Context(), "ada", "wrong password")
+	}
+	_, err := e.ws.Authenticate(t.Context(), "ada", "pw-ada-long")
+	if identity.ErrorCode(err) != identity.CodeLocked {
+		t.Fatalf("after 10 failures: %v, want locked", err)
+	}
+	for range 2 {
+		wantNoContent(t, e.do(t, "POST", base+"/users/1/unlock", e.allKey, nil))
+	}
+	if _, err := e.ws.Authenticate(t.Context(), "ada", "pw-ada-long"); err != nil {
+		t.Errorf("the unlocked user cannot log in: %v", err)
+	}
+	wantProblem(t, e.do(t, "POST", base+"/users/2/unlock", e.allKey, nil), 404, "not_found")
+	wantProblem(t, e.do(t, "POST", base+"/users/0/unlock", e.allKey, nil), 404, "not_found")
 }
 
 // TestEnableUser: a disabled user is enabled again, idempotently, and can

@@ -78,6 +78,7 @@ var problemCodeStatuses = map[string][]int{
 	"idempotency_key_in_use": {http.StatusConflict},
 	"invalid_grant":          {http.StatusBadRequest},
 	"login_required":         {http.StatusUnauthorized},
+	"locked":                 {http.StatusLocked},
 	"unavailable":            {http.StatusServiceUnavailable},
 }
 
@@ -123,6 +124,7 @@ var specOperations = map[string]string{
 	"GET " + documentPath:                                     "",
 	// Further operations: enabling a user, the claims preview, one mapper.
 	"POST /t/{slug}/api/v1/users/{userId}/enable":       "users:write",
+	"POST /t/{slug}/api/v1/users/{userId}/unlock":       "users:write",
 	"GET /t/{slug}/api/v1/users/{userId}/claims":        "users:read claim_mappers:read",
 	"GET /t/{slug}/api/v1/claim-mappers/{attributeKey}": "claim_mappers:read",
 }
@@ -1175,6 +1177,8 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("POST", "/users", lin, 422, header("Idempotency-Key", strings.Repeat("k", 256)))
 	do("POST", "/users/"+user+"/enable", "", 204)
 	do("POST", "/users/999/enable", "", 404)
+	do("POST", "/users/"+user+"/unlock", "", 204)
+	do("POST", "/users/999/unlock", "", 404)
 	do("GET", "/users/"+user+"/claims?token=access", "", 200)
 	do("GET", "/users/"+user+"/claims?token=id", "", 200)
 	do("GET", "/users/"+user+"/claims", "", 422)

@@ -50,6 +50,8 @@ var statusByCode = map[identity.Code]int{
 	// oidc answers them in the OAuth form).
 	identity.CodeInvalidGrant:  http.StatusBadRequest,
 	identity.CodeLoginRequired: http.StatusUnauthorized,
+	// A password login's; no route of this API logs in.
+	identity.CodeLocked: http.StatusLocked,
 }
 
 // statusOf returns the HTTP status of a library error code; a code the

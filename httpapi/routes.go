@@ -28,6 +28,7 @@ var routes = []route{
 	{http.MethodPut, "/users/:userId", scopes{identity.ScopeUsersWrite}, updateUser},
 	{http.MethodDelete, "/users/:userId", scopes{identity.ScopeUsersWrite}, disableUser},
 	{http.MethodPost, "/users/:userId/enable", scopes{identity.ScopeUsersWrite}, enableUser},
+	{http.MethodPost, "/users/:userId/unlock", scopes{identity.ScopeUsersWrite}, unlockUser},
 	{http.MethodGet, "/users/:userId/claims", scopes{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, previewClaims},
 	{http.MethodPost, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, assignRole},
 	{http.MethodDelete, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, removeRole},
@@ -146,6 +147,16 @@ func enableUser(ctx context.Context, w http.ResponseWriter, c *call) error {
 		return err
 	}
 	return writeNoContent(w, c.ws.EnableUser(ctx, id))
+}
+
+// unlockUser ends the user's lockout (an extension: POST
+// /users/{userId}/unlock, 204).
+func unlockUser(ctx context.Context, w http.ResponseWriter, c *call) error {
+	id, err := c.id("userId", "user")
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, c.ws.UnlockUser(ctx, id))
 }
 
 // previewClaims answers with the claims the workspace's mappers project

@@ -73,6 +73,7 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentCodeRedemption", testRuleConcurrentCodeRedemption},
 		{"ConcurrentRefresh", testRuleConcurrentRefresh},
 		{"ConcurrentFirstKeys", testRuleConcurrentFirstKeys},
+		{"ConcurrentLockout", testRuleConcurrentLockout},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

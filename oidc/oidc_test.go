@@ -1114,3 +1114,26 @@ func redirectedError(t *testing.T, r reply) string {
 	}
 	return u.Query().Get("error")
 }
+
+// TestSignInLocked: a locked account gets the very page a wrong password
+// gets, and no session.
+func TestSignInLocked(t *testing.T) {
+	p := newProvider(t)
+	s, err := p.ws.Settings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Lockout = identity.LockoutPolicy{Threshold: 2}
+	if err := p.ws.UpdateSettings(t.Context(), s); err != nil {
+		t.Fatal(err)
+	}
+	c := p.browser()
+	form := p.loginForm(c, p.authorize(c, p.authParams(nil)))
+	p.signIn(c, form, "ada", "wrong password 1")
+	wrong := p.signIn(c, form, "ada", "wrong password 2")
+	locked := p.signIn(c, form, "ada", adaPassword)
+	if locked.status != http.StatusBadRequest || locked.body != wrong.body || locked.header.Get("Set-Cookie") != "" {
+		t.Errorf("locked account: %d, Set-Cookie %q, body:\n%s\nwant 400, no cookie, the body of a wrong password:\n%s",
+			locked.status, locked.header.Get("Set-Cookie"), locked.body, wrong.body)
+	}
+}

@@ -318,7 +318,9 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *request
 	auth, token, session, err := rq.ws.SignIn(r.Context(), p.RequestID, login, password)
 	switch identity.ErrorCode(err) {
 	case "":
-	case identity.CodeUnauthenticated:
+	case identity.CodeUnauthenticated, identity.CodeLocked:
+		// A locked account gets the same message as a wrong password: the
+		// page never tells whether an account exists.
 		h.loginForm(w, r, rq, http.StatusBadRequest, p, csrf, login, msgWrongCredentials)
 		return
 	case identity.CodeTokenInvalid, identity.CodeTokenExpired:

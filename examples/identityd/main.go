@@ -8,6 +8,7 @@
 //	identityd [-db FILE] workspace create SLUG
 //	identityd [-db FILE] workspace list
 //	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
+//	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N]
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
@@ -36,6 +37,12 @@
 // is stored. -grant-types defaults to authorization_code,refresh_token;
 // client_credentials is for confidential clients only. client list never
 // shows secrets; client delete stops a client at once.
+//
+// workspace policy prints the workspace's sign-in policy (lockout on or
+// off, its threshold and duration, the password length range) after
+// changing the parts whose flags are given: after -lockout-threshold
+// consecutive failed password attempts (default 10) an account is locked
+// for -lockout-duration (default 15m); -lockout=false turns lockout off.
 //
 // signing-key rotate rotates the workspace's token signing keys at once
 // (they also rotate by themselves every 30 days): the next key, published

@@ -114,34 +114,51 @@ type page struct {
 // get loads a URL in the browser.
 func (rp *relyingParty) get(t *testing.T, u string) page {
 	t.Helper()
-	res, err := rp.browser.Get(u)
+	p, err := rp.tryGet(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return readPage(t, res)
+	return p
 }
 
-func readPage(t *testing.T, res *http.Response) page {
-	t.Helper()
+// tryGet is get for any goroutine.
+func (rp *relyingParty) tryGet(u string) (page, error) {
+	res, err := rp.browser.Get(u)
+	if err != nil {
+		return page{}, err
+	}
+	return readPage(res)
+}
+
+func readPage(res *http.Response) (page, error) {
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		t.Fatal(err)
+		return page{}, err
 	}
-	return page{status: res.StatusCode, location: res.Header.Get("Location"), body: string(body), url: res.Request.URL}
+	return page{status: res.StatusCode, location: res.Header.Get("Location"), body: string(body), url: res.Request.URL}, nil
 }
 
 // submit fills the sign-in form of p with login and password, keeping its
 // hidden fields, and posts it.
 func (rp *relyingParty) submit(t *testing.T, p page, login, password string) page {
 	t.Helper()
+	next, err := rp.trySubmit(p, login, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// trySubmit is submit for any goroutine.
+func (rp *relyingParty) trySubmit(p page, login, password string) (page, error) {
 	m := formPattern.FindStringSubmatch(p.body)
 	if m == nil {
-		t.Fatalf("no form on the page (status %d):\n%s", p.status, p.body)
+		return page{}, fmt.Errorf("no form on the page (status %d):\n%s", p.status, p.body)
 	}
 	action, err := p.url.Parse(html.UnescapeString(m[1]))
 	if err != nil {
-		t.Fatal(err)
+		return page{}, err
 	}
 	form := url.Values{}
 	for _, input := range inputPattern.FindAllString(p.body, -1) {
@@ -162,9 +179,9 @@ func (rp *relyingParty) submit(t *testing.T, p page, login, password string) pag
 	}
 	res, err := rp.browser.PostForm(action.String(), form)
 	if err != nil {
-		t.Fatal(err)
+		return page{}, err
 	}
-	return readPage(t, res)
+	return readPage(res)
 }
 
 // signIn runs the browser part of a code flow and returns the code.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/identitylib/identity/store"
@@ -39,6 +40,7 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	acceptable := utf8.ValidString(password) && utf8.RuneCountInString(password) <= MaxPasswordPolicyLength
 	var rec store.User
 	var set Settings
+	var lockedUntil time.Time
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		if set, err = w.settings(tx); err != nil {
 			return err
@@ -51,8 +53,16 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		if err != nil {
 			return err
 		}
-		rec, err = tx.User(w.slug, id)
-		return err
+		if rec, err = tx.User(w.slug, id); err != nil || set.Lockout.Disabled {
+			return err
+		}
+		st, err := tx.LoginAttempts(w.slug, id)
+		if err == nil {
+			lockedUntil = st.LockedUntil
+		} else if !isNotFound(err) {
+			return err
+		}
+		return nil
 	})
 	if err != nil && !isNotFound(err) {
 		return User{}, fromStore(err, "user")
@@ -76,6 +86,14 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	}
 	// The attempt is reserved under the lockout policy before the
 	// password is verified: a locked account costs no hash.
+	if w.svc.timestamp().Before(lockedUntil) {
+		// Locked: refused at the cost of a read (and of login.failed's
+		// write when an endpoint subscribes to it).
+		if err := w.loginFailed(ctx, login, loginLocked, rec.ID); ErrorCode(err) != CodeUnauthenticated {
+			return User{}, err
+		}
+		return User{}, errLocked(lockedUntil)
+	}
 	var att *attempt
 	if !set.Lockout.Disabled {
 		if att, err = w.reserveAttempt(ctx, rec.ID, login); err != nil {

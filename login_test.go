@@ -456,3 +456,34 @@ func TestSessionTouchNeverMovesBack(t *testing.T) {
 		t.Errorf("LastSeenAt = %v, want %v (the later check's)", got.LastSeenAt, want)
 	}
 }
+
+// TestLockedRefusalIsARead: a locked account is refused with one read
+// transaction and no write when no endpoint subscribes to login.failed,
+// so refusals cost no commit.
+func TestLockedRefusalIsARead(t *testing.T) {
+	ctx := t.Context()
+	st := &gateStore{Store: memstore.New()}
+	_, ws := newWorkspace(t, st, nil, nil)
+	mustCreateUser(t, ws, "ada")
+	s, err := ws.Settings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Lockout.Threshold = 1
+	if err := ws.UpdateSettings(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.Authenticate(ctx, "ada", "wrong password"); identity.ErrorCode(err) != identity.CodeUnauthenticated {
+		t.Fatalf("first failure: %v", err)
+	}
+	updates := 0
+	st.arm(func(int) error { updates++; return nil })
+	defer st.arm(nil)
+	for range 3 {
+		_, err := ws.Authenticate(ctx, "ada", "wrong password")
+		identitytest.WantCode(t, err, identity.CodeLocked)
+	}
+	if updates != 0 {
+		t.Errorf("three refusals of a locked account ran %d write transactions, want 0", updates)
+	}
+}

@@ -81,3 +81,35 @@ func BenchmarkVerifyAccessToken(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLockedRefusal refuses logins of a locked account on a bbolt
+// file: one read transaction and no hash per refusal (no endpoint
+// subscribes to login.failed).
+func BenchmarkLockedRefusal(b *testing.B) {
+	ctx := context.Background()
+	svc, err := identity.Open(filepath.Join(b.TempDir(), "locked.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	set := identity.DefaultSettings()
+	set.Lockout.Threshold = 1
+	ws, err := svc.CreateWorkspace(ctx, "bench", &set)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := []identity.ImportedUser{{Username: "ada", Email: "ada@example.com", FullName: "Ada", PasswordHash: benchHash}}
+	if _, err := ws.ImportUsers(ctx, rows); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ws.Authenticate(ctx, "ada", "wrong password"); identity.ErrorCode(err) != identity.CodeUnauthenticated {
+		b.Fatalf("the locking failure: %v", err)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := ws.Authenticate(ctx, "ada", "wrong password"); identity.ErrorCode(err) != identity.CodeLocked {
+				b.Errorf("refusal: %v, want locked", err)
+			}
+		}
+	})
+}

@@ -41,7 +41,7 @@ func TestAuthenticateSpendsAHashOnEveryRefusal(t *testing.T) {
 	if _, err := e.ws.ImportUsers(e.ctx, []identity.ImportedUser{{Username: "nopass", Email: "nopass@example.com", FullName: "N"}}); err != nil {
 		t.Fatal(err)
 	}
-	// The first unknown login computes the dummy hash once.
+	// A first unknown login makes the dummy hash the later ones verify against.
 	if _, err := e.ws.Authenticate(e.ctx, "warm-up", "whatever-pass"); err == nil {
 		t.Fatal("warm-up login succeeded")
 	}

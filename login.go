@@ -26,6 +26,12 @@ func errInvalidCredentials() *Error {
 // valid UTF-8 is refused without being hashed, whoever the user. Every
 // refusal emits login.failed.
 //
+// The workspace's LockoutPolicy applies to existing users: a locked user
+// is refused with CodeLocked (Error.LockedUntil says when the lock ends)
+// without a verification, a wrong password counts toward the threshold,
+// and an attempt waits while the attempts in flight fill the room the
+// threshold leaves (ctx bounds the wait; its error is returned as it is).
+//
 // A successful login with a hash that is not argon2id at the Service's
 // current parameters (an imported bcrypt or PBKDF2 hash, or older argon2id
 // parameters) replaces the stored hash with a current one.

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/identitylib/identity/internal/testutil"
 )
 
 // TestHashMemoryBudget runs identityd serve at the default argon2id
@@ -146,28 +144,7 @@ func plainBinary(t *testing.T) string {
 // startPlainServe is startServeWith with plainBinary.
 func startPlainServe(t *testing.T, db string, env []string, flags ...string) *process {
 	t.Helper()
-	p := &process{log: new(testutil.SyncBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command(plainBinary(t), append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	p.addr = waitFor(t, p.log, listening, procWait)[1]
-	p.base = "http://" + p.addr
-	return p
+	return startServeBinary(t, plainBinary(t), db, env, flags...)
 }
 
 // vmHWM returns the peak resident memory of process pid in bytes, from

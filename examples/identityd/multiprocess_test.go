@@ -271,20 +271,13 @@ func TestPostgresTwoProcesses(t *testing.T) {
 // database at url.
 func deliveriesOf(t *testing.T, url string, endpoint int64) []identity.Delivery {
 	t.Helper()
-	svc, err := openService(url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	ctx := context.Background()
-	ws, err := svc.Workspace(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := ws.Deliveries(ctx, endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var ds []identity.Delivery
+	inAcme(t, url, func(ctx context.Context, ws *identity.Workspace) {
+		var err error
+		if ds, err = ws.Deliveries(ctx, endpoint); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return ds
 }
 

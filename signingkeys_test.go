@@ -297,16 +297,7 @@ func TestKeyEncryptionKey(t *testing.T) {
 
 	service := func(key []byte) *identity.Workspace {
 		t.Helper()
-		o := tokenOpts()
-		o.Now, o.PasswordHashing, o.KeyEncryptionKey = e.clock.Now, &cheapArgon2, key
-		svc, err := identity.New(e.st, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws, err := svc.Workspace(e.ctx, "acme")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ws := e.workspaceWithKEK("acme", key)
 		return ws
 	}
 	req := identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID, Scopes: []string{"openid"}}
@@ -357,16 +348,7 @@ func TestKeyEncryptionKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := tokenOpts()
-		o.Now, o.PasswordHashing, o.KeyEncryptionKey = e.clock.Now, &cheapArgon2, kek(1)
-		svc, err := identity.New(e.st, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws, err := svc.Workspace(e.ctx, "beta")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ws := e.workspaceWithKEK("beta", kek(1))
 		_, err = ws.IssueTokens(e.ctx, identity.TokenRequest{ClientID: c.Client.ID, UserID: u.ID, Scopes: []string{"openid"}})
 		identitytest.WantCode(t, err, identity.CodeInternal)
 	})
@@ -388,16 +370,7 @@ func TestKeyEncryptionKeyAddedLater(t *testing.T) {
 		}
 		plain[k.ID] = true
 	}
-	o := tokenOpts()
-	o.Now, o.PasswordHashing, o.KeyEncryptionKey = e.clock.Now, &cheapArgon2, kek(3)
-	svc, err := identity.New(e.st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := svc.Workspace(e.ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := e.workspaceWithKEK("acme", kek(3))
 	if _, err := ws.IssueTokens(e.ctx, identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID}); err != nil {
 		t.Fatalf("IssueTokens with a plain key and a key-encryption key: %v", err)
 	}
@@ -520,4 +493,21 @@ func TestPruneFailure(t *testing.T) {
 	if len(keys) != 2 || len(e.storedKeys("acme")) != 2 {
 		t.Errorf("%d keys published, %d stored; want 2 and 2", len(keys), len(e.storedKeys("acme")))
 	}
+}
+
+// workspaceWithKEK returns the workspace slug through a second Service
+// over e's store whose key-encryption key is key (nil: none).
+func (e *oidcEnv) workspaceWithKEK(slug string, key []byte) *identity.Workspace {
+	e.t.Helper()
+	o := tokenOpts()
+	o.Now, o.PasswordHashing, o.KeyEncryptionKey = e.clock.Now, &cheapArgon2, key
+	svc, err := identity.New(e.st, o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ws, err := svc.Workspace(e.ctx, slug)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ws
 }

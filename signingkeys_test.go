@@ -297,7 +297,7 @@ func TestKeyEncryptionKey(t *testing.T) {
 
 	service := func(key []byte) *identity.Workspace {
 		t.Helper()
-		ws := e.workspaceWithKEK("acme", key)
+		ws := e.workspaceWithKEK(t, "acme", key)
 		return ws
 	}
 	req := identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID, Scopes: []string{"openid"}}
@@ -348,7 +348,7 @@ func TestKeyEncryptionKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws := e.workspaceWithKEK("beta", kek(1))
+		ws := e.workspaceWithKEK(t, "beta", kek(1))
 		_, err = ws.IssueTokens(e.ctx, identity.TokenRequest{ClientID: c.Client.ID, UserID: u.ID, Scopes: []string{"openid"}})
 		identitytest.WantCode(t, err, identity.CodeInternal)
 	})
@@ -370,7 +370,7 @@ func TestKeyEncryptionKeyAddedLater(t *testing.T) {
 		}
 		plain[k.ID] = true
 	}
-	ws := e.workspaceWithKEK("acme", kek(3))
+	ws := e.workspaceWithKEK(t, "acme", kek(3))
 	if _, err := ws.IssueTokens(e.ctx, identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID}); err != nil {
 		t.Fatalf("IssueTokens with a plain key and a key-encryption key: %v", err)
 	}
@@ -497,17 +497,17 @@ func TestPruneFailure(t *testing.T) {
 
 // workspaceWithKEK returns the workspace slug through a second Service
 // over e's store whose key-encryption key is key (nil: none).
-func (e *oidcEnv) workspaceWithKEK(slug string, key []byte) *identity.Workspace {
-	e.t.Helper()
+func (e *oidcEnv) workspaceWithKEK(t *testing.T, slug string, key []byte) *identity.Workspace {
+	t.Helper()
 	o := tokenOpts()
 	o.Now, o.PasswordHashing, o.KeyEncryptionKey = e.clock.Now, &cheapArgon2, key
 	svc, err := identity.New(e.st, o)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	ws, err := svc.Workspace(e.ctx, slug)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return ws
 }

@@ -222,12 +222,8 @@ func (a *attempt) succeeded(ctx context.Context) error {
 
 // failed ends an attempt whose password was wrong (reason says how, for
 // login.failed): the count grows, and reaching the threshold locks the
-// account, with user.locked. It returns the error the login gets. Without
-// a reservation (lockout off) it only records login.failed.
-func (a *attempt) failed(ctx context.Context, w *Workspace, userID int64, login, reason string) error {
-	if a == nil {
-		return w.loginFailed(ctx, login, reason, userID)
-	}
+// account, with user.locked. It returns the error the login gets.
+func (a *attempt) failed(ctx context.Context, reason string) error {
 	err := a.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
 		st.Failures++
 		if st.Failures >= a.policy.threshold() && !now.Before(st.LockedUntil) {

@@ -115,7 +115,10 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		}
 	}
 	if !matches {
-		return User{}, att.failed(ctx, w, rec.ID, login, loginWrongPassword)
+		if att == nil { // lockout off: nothing to count
+			return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
+		}
+		return User{}, att.failed(ctx, loginWrongPassword)
 	}
 	if err := att.succeeded(ctx); err != nil {
 		return User{}, err

@@ -146,11 +146,7 @@ func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, ses
 	}
 	var session *Session
 	if sessionToken != "" && !slices.Contains(req.Prompt, PromptLogin) {
-		s, _, err := w.VerifySession(ctx, sessionToken)
-		switch {
-		case err == nil && (req.MaxAge == nil || w.svc.timestamp().Before(s.CreatedAt.Add(*req.MaxAge))):
-			session = &s
-		case err != nil && ErrorCode(err) != CodeUnauthenticated:
+		if session, err = w.ssoSession(ctx, sessionToken, req.MaxAge); err != nil {
 			return Authorization{}, err
 		}
 	}
@@ -183,6 +179,30 @@ func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, ses
 		return Authorization{}, fromStore(err, "session")
 	}
 	return Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}, nil
+}
+
+// ssoSession returns the session of a session token if it signs its user
+// in for a request without a sign-in page: valid, no older than maxAge,
+// and, under MFARequired, of a user with a second factor (a session
+// started before the policy was turned on does not skip the enrolment).
+// Otherwise it returns nil.
+func (w *Workspace) ssoSession(ctx context.Context, token string, maxAge *time.Duration) (*Session, error) {
+	s, u, err := w.VerifySession(ctx, token)
+	switch {
+	case ErrorCode(err) == CodeUnauthenticated:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case maxAge != nil && !w.svc.timestamp().Before(s.CreatedAt.Add(*maxAge)):
+		return nil, nil
+	case u.MFAEnabled:
+		return &s, nil
+	}
+	set, err := w.Settings(ctx)
+	if err != nil || set.MFA == MFARequired {
+		return nil, err
+	}
+	return &s, nil
 }
 
 // validate checks what Authorize checks after the client.
@@ -299,6 +319,10 @@ func (w *Workspace) PendingAuthorization(ctx context.Context, requestID string) 
 // with a code and emits login.succeeded. It returns where to send the
 // user (Code, RedirectURI, State), the session token for a cookie and
 // the session.
+//
+// A user who needs a second factor gets Authenticate's CodeMFARequired or
+// CodeMFAEnrollmentRequired instead, with Error.Challenge; after
+// VerifySecondFactor, CompleteSignIn finishes the request.
 func (w *Workspace) SignIn(ctx context.Context, requestID, login, password string) (Authorization, string, Session, error) {
 	if _, err := w.PendingAuthorization(ctx, requestID); err != nil {
 		return Authorization{}, "", Session{}, err
@@ -307,28 +331,29 @@ func (w *Workspace) SignIn(ctx context.Context, requestID, login, password strin
 	if err != nil {
 		return Authorization{}, "", Session{}, err
 	}
-	session, token, err := w.newSession(u.ID)
+	return w.CompleteSignIn(ctx, requestID, u.ID)
+}
+
+// CompleteSignIn completes a stored authorization request for a user the
+// program authenticated (VerifySecondFactor after SignIn asked for a
+// code, or a sign-in of its own): it starts a session, issues the code
+// and emits login.succeeded in one transaction, and returns what SignIn
+// returns. A disabled user is CodeUnauthenticated; a request that is
+// unknown, completed or expired CodeTokenInvalid or CodeTokenExpired.
+func (w *Workspace) CompleteSignIn(ctx context.Context, requestID string, userID int64) (Authorization, string, Session, error) {
+	session, token, err := w.newSession(userID)
 	if err != nil {
 		return Authorization{}, "", Session{}, err
 	}
 	// The session, the code and the event commit together: a request that
 	// expired or was completed meanwhile leaves no session behind.
 	var auth Authorization
-	err = w.update(ctx, func(tx store.Tx) error {
-		now := w.svc.timestamp()
-		rec, err := w.pendingRequest(tx, requestID, now)
-		if err != nil {
-			return err
-		}
+	err = w.update(ctx, func(tx store.Tx) (err error) {
 		if err := w.putSession(tx, session); err != nil {
 			return err
 		}
-		code, err := w.issueCode(tx, rec, sessionFromRecord(session), now)
-		if err != nil {
-			return err
-		}
-		auth = Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}
-		return w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: u.ID, ClientID: rec.ClientID, SessionID: session.ID})
+		auth, err = w.completeRequest(tx, requestID, sessionFromRecord(session))
+		return err
 	})
 	if ErrorCode(err) == CodeForbidden {
 		// Disabled between the password check and now: the same answer.
@@ -338,6 +363,41 @@ func (w *Workspace) SignIn(ctx context.Context, requestID, login, password strin
 		return Authorization{}, "", Session{}, fromStore(err, "authorization request")
 	}
 	return auth, token, sessionFromRecord(session), nil
+}
+
+// ResumeSignIn completes a stored authorization request for the session
+// of sessionToken, started for it a moment before (a sign-in page that
+// showed recovery codes between the second factor and the return to the
+// client, since a code lives only AuthorizationCodeLifetime). The session
+// must be valid (CodeUnauthenticated otherwise); the request as for
+// CompleteSignIn.
+func (w *Workspace) ResumeSignIn(ctx context.Context, requestID, sessionToken string) (Authorization, error) {
+	s, _, err := w.VerifySession(ctx, sessionToken)
+	if err != nil {
+		return Authorization{}, err
+	}
+	var auth Authorization
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		auth, err = w.completeRequest(tx, requestID, s)
+		return err
+	})
+	return auth, fromStore(err, "authorization request")
+}
+
+// completeRequest issues the code of a pending request for a session in
+// tx, with login.succeeded.
+func (w *Workspace) completeRequest(tx store.Tx, requestID string, s Session) (Authorization, error) {
+	now := w.svc.timestamp()
+	rec, err := w.pendingRequest(tx, requestID, now)
+	if err != nil {
+		return Authorization{}, err
+	}
+	code, err := w.issueCode(tx, rec, s, now)
+	if err != nil {
+		return Authorization{}, err
+	}
+	err = w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: s.UserID, ClientID: rec.ClientID, SessionID: s.ID})
+	return Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}, err
 }
 
 // VerifyClient authenticates a client at a token endpoint: with a secret

@@ -218,7 +218,7 @@ func TestIntrospectInactive(t *testing.T) {
 			return tok.AccessToken
 		}},
 		{"refresh token with a wrong secret", func(_ *oidcEnv, tok identity.Tokens) string {
-			return tok.RefreshToken[:len(tok.RefreshToken)-1] + "A"
+			return otherLastChar(tok.RefreshToken)
 		}},
 	}
 	for _, tt := range tests {

@@ -68,6 +68,15 @@ const (
 	// CodeLocked: the account is locked after too many failed attempts
 	// (see LockoutPolicy); Error.LockedUntil says when the lock ends.
 	CodeLocked Code = "locked"
+	// CodeMFARequired: the password was right and the user must now give
+	// a second-factor code (Error.Challenge names the sign-in waiting for
+	// it; see Workspace.VerifySecondFactor). Not a failure: the next step.
+	CodeMFARequired Code = "mfa_required"
+	// CodeMFAEnrollmentRequired: the password was right and the workspace
+	// requires a second factor the user has not enrolled yet: enrol it
+	// for Error.Challenge (Workspace.ChallengeEnrollment) and confirm it
+	// with its first code (Workspace.VerifySecondFactor).
+	CodeMFAEnrollmentRequired Code = "mfa_enrollment_required"
 )
 
 // Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
@@ -104,6 +113,10 @@ type Error struct {
 	Scope Scope
 	// LockedUntil is when the lock ends, for CodeLocked.
 	LockedUntil time.Time
+	// Challenge, for CodeMFARequired and CodeMFAEnrollmentRequired, is
+	// the token of the sign-in waiting for its second factor: single-use,
+	// valid for MFAChallengeLifetime, to be passed to VerifySecondFactor.
+	Challenge string
 	// Err is the underlying cause, if any (never shown to callers).
 	Err error
 }

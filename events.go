@@ -68,6 +68,15 @@ const (
 	// or because its time was over (by "expiry", emitted with the first
 	// attempt after it). Data: {"userId": int, "by": string}.
 	EventUserUnlocked EventType = "user.unlocked"
+	// EventUserMFAEnrolled: a user confirmed a TOTP second factor. Data:
+	// {"userId": int}.
+	EventUserMFAEnrolled EventType = "user.mfa.enrolled"
+	// EventUserMFARemoved: a user removed their second factor (with a
+	// code). Data: {"userId": int}.
+	EventUserMFARemoved EventType = "user.mfa.removed"
+	// EventUserMFAReset: an administrator cleared a user's second factor
+	// and recovery codes (ResetMFA). Data: {"userId": int}.
+	EventUserMFAReset EventType = "user.mfa.reset"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
@@ -76,7 +85,7 @@ func EventTypes() []EventType {
 		EventUserCreated, EventUserUpdated, EventUserDisabled, EventUserEnabled,
 		EventUserPasswordChanged, EventUserRoleAssigned, EventUserRoleRemoved,
 		EventLoginFailed, EventSessionRevoked, EventLoginSucceeded, EventTokenRefreshReused,
-		EventUserLocked, EventUserUnlocked,
+		EventUserLocked, EventUserUnlocked, EventUserMFAEnrolled, EventUserMFARemoved, EventUserMFAReset,
 	}
 }
 
@@ -89,7 +98,8 @@ type roleEvent struct {
 	RoleID int64 `json:"roleId"`
 }
 
-// userIDEvent is the data of user.password.changed.
+// userIDEvent is the data of user.password.changed and the user.mfa
+// events.
 type userIDEvent struct {
 	UserID int64 `json:"userId"`
 }
@@ -101,6 +111,7 @@ const (
 	loginNoPassword    = "no_password"
 	loginDisabled      = "disabled"
 	loginLocked        = "locked"
+	loginWrongCode     = "wrong_code"
 )
 
 // loginFailedEvent is the data of login.failed.

@@ -659,6 +659,15 @@ func TestAccessTokenWithinGrant(t *testing.T) {
 	e.wantActive(last.AccessToken)
 }
 
+// otherLastChar returns s with its last character changed: a secret
+// that is certainly wrong.
+func otherLastChar(s string) string {
+	if s[len(s)-1] == 'A' {
+		return s[:len(s)-1] + "B"
+	}
+	return s[:len(s)-1] + "A"
+}
+
 // TestVerifyClient: how a token endpoint authenticates the client of a
 // request: a confidential client with its secret, a public client without
 // one; anything else is CodeUnauthenticated.
@@ -670,7 +679,7 @@ func TestVerifyClient(t *testing.T) {
 		want       string // the client's id; "" for a refusal
 	}{
 		{"confidential with its secret", e.web.ID, e.webSecret, e.web.ID},
-		{"confidential with a wrong secret", e.web.ID, e.webSecret[:len(e.webSecret)-1] + "A", ""},
+		{"confidential with a wrong secret", e.web.ID, otherLastChar(e.webSecret), ""},
 		{"confidential without a secret", e.web.ID, "", ""},
 		{"public without a secret", e.spa.ID, "", e.spa.ID},
 		{"public with a secret", e.spa.ID, e.webSecret, ""},

@@ -166,17 +166,29 @@ const (
 // fill the threshold, until one of them ends or ctx does (its error is
 // returned as it is).
 func (w *Workspace) reserveAttempt(ctx context.Context, userID int64, login string) (*attempt, error) {
+	var a *attempt
+	err := waitForRoom(ctx, func() (err error) {
+		a, err = w.beginAttempt(ctx, userID, login)
+		return err
+	})
+	return a, err
+}
+
+// waitForRoom calls try until it returns anything but errAttemptsBusy,
+// waiting longer between calls each time (up to maxAttemptWait), or until
+// ctx ends (its error is returned as it is).
+func waitForRoom(ctx context.Context, try func() error) error {
 	wait := firstAttemptWait
 	for {
-		a, err := w.beginAttempt(ctx, userID, login)
+		err := try()
 		if !errors.Is(err, errAttemptsBusy) {
-			return a, err
+			return err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 		wait = min(2*wait, maxAttemptWait)
@@ -225,20 +237,26 @@ func (a *attempt) succeeded(ctx context.Context) error {
 // account, with user.locked. It returns the error the login gets.
 func (a *attempt) failed(ctx context.Context, reason string) error {
 	err := a.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
-		st.Failures++
-		if st.Failures >= a.policy.threshold() && !now.Before(st.LockedUntil) {
-			st.LockedUntil = now.Add(a.policy.duration())
-			err := a.w.emit(tx, EventUserLocked, userLockedEvent{UserID: a.userID, Until: st.LockedUntil})
-			if err != nil {
-				return err
-			}
-		}
-		return a.w.emitLoginFailed(tx, a.login, reason, a.userID)
+		return a.w.countFailure(tx, st, a.policy, a.login, reason, now)
 	})
 	if err != nil {
 		return err
 	}
 	return errInvalidCredentials()
+}
+
+// countFailure counts a failed attempt in st (reason says how it failed,
+// for login.failed): reaching the threshold locks the account, with
+// user.locked.
+func (w *Workspace) countFailure(tx store.Tx, st *store.LoginAttempts, policy LockoutPolicy, login, reason string, now time.Time) error {
+	st.Failures++
+	if st.Failures >= policy.threshold() && !now.Before(st.LockedUntil) {
+		st.LockedUntil = now.Add(policy.duration())
+		if err := w.emit(tx, EventUserLocked, userLockedEvent{UserID: st.UserID, Until: st.LockedUntil}); err != nil {
+			return err
+		}
+	}
+	return w.emitLoginFailed(tx, login, reason, st.UserID)
 }
 
 // abandoned ends an attempt whose password was never verified (its

@@ -39,6 +39,13 @@ func errInvalidCredentials() *Error {
 // The verification waits for room in the Service's hashing budget (see
 // Options.PasswordHashingBudget); if ctx ends meanwhile, Authenticate
 // returns ctx.Err() as it is and records nothing.
+//
+// A user who needs a second factor (one with MFAEnabled, or every user
+// under MFARequired) is not signed in by a right password alone: the
+// error is CodeMFARequired, or CodeMFAEnrollmentRequired for a user
+// without a confirmed factor, with Error.Challenge, and VerifySecondFactor
+// completes the sign-in. Such a password success does not reset the
+// lockout count; the second factor's does.
 func (w *Workspace) Authenticate(ctx context.Context, login, password string) (User, error) {
 	// A password no policy can accept is never hashed, for any login
 	// alike, so that it costs no more work than a real one; it is refused,
@@ -47,6 +54,7 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	var rec store.User
 	var set Settings
 	var lockedUntil time.Time
+	var needsFactor, enrolled bool
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		if set, err = w.settings(tx); err != nil {
 			return err
@@ -59,8 +67,18 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		if err != nil {
 			return err
 		}
-		if rec, err = tx.User(w.slug, id); err != nil || set.Lockout.Disabled {
+		if rec, err = tx.User(w.slug, id); err != nil {
 			return err
+		}
+		if needsFactor = set.MFA == MFARequired || rec.MFAEnabled; needsFactor {
+			f, err := tx.SecondFactor(w.slug, id)
+			if err != nil && !isNotFound(err) {
+				return err
+			}
+			enrolled = err == nil && f.Confirmed
+		}
+		if set.Lockout.Disabled {
+			return nil
 		}
 		st, err := tx.LoginAttempts(w.slug, id)
 		if err == nil {
@@ -119,6 +137,9 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 			return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
 		}
 		return User{}, att.failed(ctx, loginWrongPassword)
+	}
+	if needsFactor && rec.Enabled {
+		return User{}, w.challengeSecondFactor(ctx, att, rec, !enrolled)
 	}
 	if err := att.succeeded(ctx); err != nil {
 		return User{}, err

@@ -24,15 +24,30 @@ type WebhookRequest struct {
 	Body      []byte
 }
 
-// VerificationMail is what one attempt of a mail job sends: a
-// verification email holding a link with a token made for this attempt.
+// MailKind is what an email the library sends is for.
+type MailKind string
+
+// The kinds of email.
+const (
+	// MailVerifyEmail asks the user to confirm their address.
+	MailVerifyEmail MailKind = "verify_email"
+	// MailPasswordReset carries a link to choose a new password.
+	MailPasswordReset MailKind = "password_reset"
+)
+
+// VerificationMail is what one attempt of a mail job sends: an email
+// holding a link with a single-use token made for this attempt, a
+// verification email or a password reset email (Kind).
 type VerificationMail struct {
+	// Kind says which email this is.
+	Kind MailKind
 	// Server is the workspace's SMTP server as its settings say at the
 	// attempt, TLS resolved (never empty).
 	Server SMTPSettings
 	From   mail.Address
 	To     mail.Address
-	// Link is the workspace's VerifyURL with this attempt's token.
+	// Link is the link template (the workspace's VerifyURL, or the reset
+	// link the job was queued with) with this attempt's token.
 	Link string
 	// Lifetime is how long the token stays valid.
 	Lifetime time.Duration
@@ -61,6 +76,7 @@ var (
 	errEmailChanged      = errors.New("email changed: only the newest address gets mail")
 	errEmailVerified     = errors.New("email verified already")
 	errEmailJobUnknown   = errors.New("unreadable email job")
+	errNoSuchAddress     = errors.New("no enabled user has this address")
 )
 
 // Begin prepares an attempt of a job leased to owner. It returns
@@ -109,25 +125,31 @@ func leasedTo(d store.Delivery, owner string) bool {
 }
 
 func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, error) {
-	id, secret, token, err := newToken(verificationPrefix)
-	if err != nil {
-		return Attempt{}, err
-	}
 	w := &Workspace{svc: q.svc, slug: job.Workspace}
 	at := q.svc.timestamp()
 	var (
-		server SMTPSettings
-		user   store.User
-		drop   error
+		m     mailToSend
+		drop  error
+		token string
 	)
-	err = q.svc.store.Update(ctx, func(tx store.Tx) (err error) {
-		server, user, drop, err = w.mailToSend(tx, owner, job.ID)
+	err := q.svc.store.Update(ctx, func(tx store.Tx) (err error) {
+		m, drop, err = w.mailToSend(tx, owner, job.ID)
 		if err != nil || drop != nil {
 			return err
 		}
+		prefix, purpose, lifetime := verificationPrefix, store.PurposeVerifyEmail, m.server.tokenLifetime()
+		if m.job.Kind == MailPasswordReset {
+			prefix, purpose, lifetime = resetPrefix, store.PurposePasswordReset, PasswordResetTokenLifetime
+		}
+		id, secret, tok, err := newToken(prefix)
+		if err != nil {
+			return err
+		}
+		token = tok
+		m.lifetime = lifetime
 		return tx.PutVerificationToken(job.Workspace, store.VerificationToken{
-			ID: id, UserID: user.ID, Email: user.Email, SecretHash: hashSecret(secret),
-			CreatedAt: at, ExpiresAt: at.Add(server.tokenLifetime()),
+			ID: id, UserID: m.user.ID, Email: m.user.Email, SecretHash: hashSecret(secret),
+			Purpose: purpose, CreatedAt: at, ExpiresAt: at.Add(lifetime),
 		})
 	})
 	switch {
@@ -138,51 +160,86 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 	case drop != nil:
 		return Attempt{At: at, Drop: drop}, nil
 	}
+	server := m.server
 	server.TLS = server.mode()
+	link := server.VerifyURL
+	if m.job.Kind == MailPasswordReset {
+		link = m.job.Link
+	}
 	return Attempt{At: at, Mail: &VerificationMail{
+		Kind:     m.job.Kind,
 		Server:   server,
 		From:     mail.Address{Name: server.FromName, Address: server.From},
-		To:       mail.Address{Name: user.FullName, Address: user.Email},
-		Link:     server.verifyLink(token),
-		Lifetime: server.tokenLifetime(),
+		To:       mail.Address{Name: m.user.FullName, Address: m.user.Email},
+		Link:     fillLink(link, token),
+		Lifetime: m.lifetime,
 		Date:     at,
 	}}, nil
 }
 
+// mailToSend is a leased mail job worth sending, with what it goes to.
+type mailToSend struct {
+	job      emailJob
+	server   SMTPSettings
+	user     store.User
+	lifetime time.Duration
+}
+
 // mailToSend reads a leased mail job and what it goes to: the server and
 // the user, or the reason to drop it.
-func (w *Workspace) mailToSend(tx store.Tx, owner string, id int64) (server SMTPSettings, user store.User, drop, err error) {
+func (w *Workspace) mailToSend(tx store.Tx, owner string, id int64) (m mailToSend, drop, err error) {
 	cur, err := tx.Delivery(w.slug, id)
 	if isNotFound(err) || err == nil && !leasedTo(cur, owner) {
-		return server, user, nil, ErrLeaseLost
+		return m, nil, ErrLeaseLost
 	} else if err != nil {
-		return server, user, nil, err
+		return m, nil, err
 	}
-	var ej emailJob
-	if json.Unmarshal(cur.Payload, &ej) != nil || ej.Kind != emailJobKindVerify {
-		return server, user, errEmailJobUnknown, nil
+	if json.Unmarshal(cur.Payload, &m.job) != nil || m.job.Kind != MailVerifyEmail && m.job.Kind != MailPasswordReset {
+		return m, errEmailJobUnknown, nil
 	}
 	settings, err := w.settings(tx)
 	if err != nil {
-		return server, user, nil, err
+		return m, nil, err
 	}
 	if settings.SMTP == nil {
-		return server, user, errSMTPNotConfigured, nil
+		return m, errSMTPNotConfigured, nil
 	}
-	server = *settings.SMTP
+	m.server = *settings.SMTP
 	if err := settings.validate(); err != nil {
-		return server, user, fmt.Errorf("the workspace's SMTP settings are invalid: %w", err), nil
+		return m, fmt.Errorf("the workspace's SMTP settings are invalid: %w", err), nil
 	}
-	user, err = tx.User(w.slug, ej.UserID)
+	if m.job.Kind == MailPasswordReset {
+		return w.resetMailTo(tx, m)
+	}
+	m.user, err = tx.User(w.slug, m.job.UserID)
 	switch {
 	case isNotFound(err):
-		return server, user, fmt.Errorf("user %d not found", ej.UserID), nil
+		return m, fmt.Errorf("user %d not found", m.job.UserID), nil
 	case err != nil:
-		return server, user, nil, err
-	case user.Email != ej.Email:
-		return server, user, errEmailChanged, nil
-	case user.EmailVerified:
-		return server, user, errEmailVerified, nil
+		return m, nil, err
+	case m.user.Email != m.job.Email:
+		return m, errEmailChanged, nil
+	case m.user.EmailVerified:
+		return m, errEmailVerified, nil
 	}
-	return server, user, nil, nil
+	return m, nil, nil
+}
+
+// resetMailTo finds the user a password reset email goes to: the enabled
+// user whose email is the address asked for. None is a drop, recorded on
+// the job (which only administrators see), never told to the asker.
+func (w *Workspace) resetMailTo(tx store.Tx, m mailToSend) (mailToSend, error, error) {
+	uid, err := tx.UserIDByEmail(w.slug, m.job.Email)
+	if isNotFound(err) {
+		return m, errNoSuchAddress, nil
+	} else if err != nil {
+		return m, nil, err
+	}
+	if m.user, err = tx.User(w.slug, uid); err != nil {
+		return m, nil, err
+	}
+	if !m.user.Enabled {
+		return m, errNoSuchAddress, nil
+	}
+	return m, nil, nil
 }

@@ -817,10 +817,11 @@ func webhookRows() []catalogueRow {
 			}
 			return mismatch("messages", []string{"invalid webhook endpoint", "unknown event types: a, b"}, messages)
 		}, "", nil},
-		{evs, "all thirteen", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
+		{evs, "all sixteen", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
-			"user.locked", "user.unlocked"), "", nil},
+			"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset"), "", nil},
 		{evs, "the email job is no event", events("email.verification"), identity.CodeInvalid, field("events[0]", "unknown")},
+		{evs, "the reset email job is no event", events("email.password_reset"), identity.CodeInvalid, field("events[0]", "unknown")},
 		{desc, "1024 characters", description(strings.Repeat("d", 1024)), "", nil},
 		{desc, "1025 characters", description(strings.Repeat("d", 1025)), identity.CodeInvalid, field("description", "max_length")},
 		{desc, "newline and tab", description("line one\n\tline two"), "", nil},
@@ -1458,7 +1459,7 @@ func TestRefusedAddressCatalogue(t *testing.T) {
 func TestCataloguesOfNames(t *testing.T) {
 	events := []identity.EventType{"user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
-		"user.locked", "user.unlocked"}
+		"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset"}
 	if diff := cmp.Diff(events, identity.EventTypes()); diff != "" {
 		t.Errorf("EventTypes (-documented +got):\n%s", diff)
 	}

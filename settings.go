@@ -24,7 +24,26 @@ type Settings struct {
 	// Lockout is the rule against password guessing; the zero value is
 	// the default policy (on, 10 attempts, 15 minutes).
 	Lockout LockoutPolicy `json:"lockout"`
+	// MFA says whether users need a second factor: MFAOptional (the zero
+	// value) or MFARequired.
+	MFA MFAPolicy `json:"mfa,omitempty"`
 }
+
+// MFAPolicy says whether a workspace's users need a second factor to
+// sign in.
+type MFAPolicy string
+
+// The MFA policies.
+const (
+	// MFAOptional: a user who enrolled a factor (or whose mfaEnabled is
+	// set) gives a code at sign-in; the others sign in with a password
+	// alone. The zero value MFAPolicy("") means this policy.
+	MFAOptional MFAPolicy = "optional"
+	// MFARequired: every user gives a code at sign-in, and a user
+	// without a factor is taken through enrolment at the next sign-in,
+	// before any session or token is issued.
+	MFARequired MFAPolicy = "required"
+)
 
 // PasswordPolicy is a workspace's rule set for new passwords. Violations
 // are CodeInvalid errors on the field "password" whose Rule names the rule.
@@ -86,6 +105,13 @@ type SMTPSettings struct {
 	// otherwise between MinVerificationTokenLifetime and
 	// MaxVerificationTokenLifetime.
 	TokenLifetime time.Duration `json:"tokenLifetime,omitempty"`
+	// ResetURL is the link template of password reset emails, like
+	// VerifyURL (same rules, "{token}" replaced by the reset token); the
+	// page it opens passes the token to Workspace.ResetPassword. Optional:
+	// without it RequestPasswordReset needs a link of its own
+	// (PasswordResetOptions.Link), as the hosted pages of package oidc
+	// pass.
+	ResetURL string `json:"resetUrl,omitempty"`
 }
 
 // SMTPTLSMode says how the connection to an SMTP server is secured.
@@ -140,9 +166,7 @@ func (m *SMTPSettings) tokenLifetime() time.Duration {
 }
 
 // verifyLink returns the link for the token.
-func (m *SMTPSettings) verifyLink(token string) string {
-	return strings.ReplaceAll(m.VerifyURL, verifyURLPlaceholder, token)
-}
+func (m *SMTPSettings) verifyLink(token string) string { return fillLink(m.VerifyURL, token) }
 
 // isLoopbackHost reports whether host is localhost or a loopback IP
 // address.
@@ -190,22 +214,36 @@ func (m *SMTPSettings) validate(p *problems) {
 		checkNoControl(p, "smtp.fromName", m.FromName)
 	}
 	m.validateVerifyURL(p)
+	if m.ResetURL != "" {
+		validateLinkTemplate(p, "smtp.resetUrl", m.ResetURL)
+	}
 	if lt := m.TokenLifetime; lt != 0 && (lt < MinVerificationTokenLifetime || lt > MaxVerificationTokenLifetime) {
 		p.add("smtp.tokenLifetime", RuleRange, "must be between %s and %s", MinVerificationTokenLifetime, MaxVerificationTokenLifetime)
 	}
 }
 
 func (m *SMTPSettings) validateVerifyURL(p *problems) {
-	const field = "smtp.verifyUrl"
-	if !checkText(p, field, m.VerifyURL, 1, maxVerifyURLLength) {
+	validateLinkTemplate(p, "smtp.verifyUrl", m.VerifyURL)
+}
+
+// validateLinkTemplate checks the template of a link in an email: at
+// most maxVerifyURLLength characters, containing "{token}", and a link
+// checkLinkURL accepts once a token is in place.
+func validateLinkTemplate(p *problems, field, template string) {
+	if !checkText(p, field, template, 1, maxVerifyURLLength) {
 		return
 	}
-	if !strings.Contains(m.VerifyURL, verifyURLPlaceholder) {
+	if !strings.Contains(template, verifyURLPlaceholder) {
 		p.add(field, RuleFormat, "must contain %s", verifyURLPlaceholder)
 		return
 	}
 	// Judge the URL as it will be sent, with a token in place.
-	checkLinkURL(p, field, m.verifyLink(verificationPrefix+"0123456789abcdef_token"))
+	checkLinkURL(p, field, fillLink(template, verificationPrefix+"0123456789abcdef_token"))
+}
+
+// fillLink returns the link template with the token in place.
+func fillLink(template, token string) string {
+	return strings.ReplaceAll(template, verifyURLPlaceholder, token)
 }
 
 // checkLinkURL checks a URL that a user's browser is sent to (a
@@ -257,6 +295,11 @@ func (s Settings) validate() error {
 		s.SMTP.validate(&p)
 	}
 	s.Lockout.validate(&p)
+	switch s.MFA {
+	case "", MFAOptional, MFARequired:
+	default:
+		p.add("mfa", RuleUnknown, "must be %q or %q", MFAOptional, MFARequired)
+	}
 	return p.err("invalid settings")
 }
 

@@ -3,8 +3,6 @@ package identity
 import (
 	"context"
 	"crypto"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -352,30 +350,12 @@ func internal(err error) error {
 	return &Error{Code: CodeInternal, Message: "internal error", Err: err}
 }
 
-// The first byte of a stored private key says how the rest is kept.
-const (
-	keyPlain  byte = 0 // PKCS #8 DER as it is
-	keySealed byte = 1 // 12-byte nonce, then AES-256-GCM of the DER
-)
-
-// KeyEncryptionKeySize is the size of Options.KeyEncryptionKey: an
-// AES-256 key.
-const KeyEncryptionKeySize = 32
-
-// sealKey encodes a private key for the store: sealed with AES-256-GCM
-// under the key-encryption key when the program supplied one, bound to
-// the workspace and key id so that a sealed key cannot be moved to
-// another; plain otherwise.
+// sealKey encodes a private key for the store: sealed under the
+// key-encryption key when the program supplied one, bound to the
+// workspace and key id so that a sealed key cannot be moved to another;
+// plain otherwise.
 func (s *Service) sealKey(slug, kid string, der []byte) ([]byte, error) {
-	if s.kek == nil {
-		return append([]byte{keyPlain}, der...), nil
-	}
-	nonce := make([]byte, s.kek.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	out := append([]byte{keySealed}, nonce...)
-	return s.kek.Seal(out, nonce, der, keyAAD(slug, kid)), nil
+	return s.seal(keyAAD(slug, kid), der)
 }
 
 // errKeySealed and errKeyUnsealed explain a key the Service cannot read.
@@ -387,26 +367,14 @@ var (
 // openKey decodes a stored private key. A key stored plain opens with or
 // without a key-encryption key (it was made before one was supplied).
 func (s *Service) openKey(slug string, k store.SigningKey) (crypto.Signer, error) {
-	if len(k.PrivateKey) == 0 {
-		return nil, fmt.Errorf("signing key %s has no private key", k.ID)
-	}
-	der := k.PrivateKey[1:]
-	switch k.PrivateKey[0] {
-	case keyPlain:
-	case keySealed:
-		if s.kek == nil {
-			return nil, errKeySealed
-		}
-		n := s.kek.NonceSize()
-		if len(der) < n {
-			return nil, errKeyUnsealed
-		}
-		var err error
-		if der, err = s.kek.Open(nil, der[:n], der[n:], keyAAD(slug, k.ID)); err != nil {
-			return nil, errKeyUnsealed
-		}
-	default:
-		return nil, fmt.Errorf("signing key %s: unknown encoding %d", k.ID, k.PrivateKey[0])
+	der, err := s.open(keyAAD(slug, k.ID), k.PrivateKey)
+	switch {
+	case errors.Is(err, errSealedNoKey):
+		return nil, errKeySealed
+	case errors.Is(err, errSealedOtherKey):
+		return nil, errKeyUnsealed
+	case err != nil:
+		return nil, fmt.Errorf("signing key %s: %w", k.ID, err)
 	}
 	priv, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
@@ -420,21 +388,6 @@ func (s *Service) openKey(slug string, k store.SigningKey) (crypto.Signer, error
 }
 
 func keyAAD(slug, kid string) []byte { return []byte("identity signing key " + slug + "/" + kid) }
-
-// newKEK returns the AEAD of a key-encryption key, nil for none.
-func newKEK(key []byte) (cipher.AEAD, error) {
-	if key == nil {
-		return nil, nil
-	}
-	if len(key) != KeyEncryptionKeySize {
-		return nil, errorf(CodeInvalid, "Options.KeyEncryptionKey must be %d bytes, got %d", KeyEncryptionKeySize, len(key))
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, internal(err)
-	}
-	return cipher.NewGCM(block)
-}
 
 // signerCache keeps opened private keys by workspace and key id. A key's
 // private half never changes once stored, so an entry never goes stale;

@@ -17,17 +17,32 @@ const verificationPrefix = "idv_"
 // endpoints cannot subscribe to it.
 const EmailVerificationJob EventType = "email.verification"
 
-// emailJobKindVerify is the kind of a verification email job.
-const emailJobKindVerify = "verify_email"
+// PasswordResetJob is the EventType of the deliveries that are password
+// reset emails (see EmailJobs). Like EmailVerificationJob it is no event
+// type.
+const PasswordResetJob EventType = "email.password_reset"
 
 // emailJob is the payload of an email job: what the dispatcher needs to
 // send it. Never a token: the dispatcher makes one for each attempt.
 type emailJob struct {
-	Kind   string `json:"kind"`
-	UserID int64  `json:"userId"`
+	Kind MailKind `json:"kind"`
+	// UserID is the user a verification email is for; 0 for a password
+	// reset, which names an address only (whose user, if any, is looked up
+	// when the email is sent).
+	UserID int64 `json:"userId,omitempty"`
 	// Email is the address the job was queued for; if the user's email
-	// has changed since, the job is dropped.
+	// has changed since, a verification job is dropped.
 	Email string `json:"email"`
+	// Link is the link template of a password reset email.
+	Link string `json:"link,omitempty"`
+}
+
+// eventType is the EventType of the job's delivery.
+func (j emailJob) eventType() EventType {
+	if j.Kind == MailPasswordReset {
+		return PasswordResetJob
+	}
+	return EmailVerificationJob
 }
 
 // queueVerificationEmail queues a verification email to the user's
@@ -41,7 +56,7 @@ func (w *Workspace) queueVerificationEmail(tx store.Tx, u store.User) error {
 	if err != nil || settings.SMTP == nil {
 		return err
 	}
-	return w.enqueueEmailJob(tx, emailJob{Kind: emailJobKindVerify, UserID: u.ID, Email: u.Email})
+	return w.enqueueEmailJob(tx, emailJob{Kind: MailVerifyEmail, UserID: u.ID, Email: u.Email})
 }
 
 // enqueueEmailJob records the job as a pending delivery without endpoint,
@@ -61,7 +76,7 @@ func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
 	}
 	now := w.svc.timestamp()
 	return tx.PutDelivery(w.slug, store.Delivery{
-		ID: id, Kind: store.JobMail, EventID: eventID, EventType: string(EmailVerificationJob),
+		ID: id, Kind: store.JobMail, EventID: eventID, EventType: string(job.eventType()),
 		Payload: payload, CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
 	})
 }
@@ -88,7 +103,7 @@ func (w *Workspace) SendVerificationEmail(ctx context.Context, userID int64) err
 		case u.EmailVerified:
 			return errorf(CodeConflict, "the email of user %d is verified already", userID)
 		}
-		return w.enqueueEmailJob(tx, emailJob{Kind: emailJobKindVerify, UserID: u.ID, Email: u.Email})
+		return w.enqueueEmailJob(tx, emailJob{Kind: MailVerifyEmail, UserID: u.ID, Email: u.Email})
 	})
 	return fromStore(err, "user")
 }
@@ -157,7 +172,7 @@ func (w *Workspace) checkVerificationToken(tx store.Tx, id, secret string, now t
 		return t, store.User{}, errTokenInvalid()
 	case err != nil:
 		return t, store.User{}, err
-	case !secretMatches(secret, t.SecretHash):
+	case t.Purpose != store.PurposeVerifyEmail || !secretMatches(secret, t.SecretHash):
 		return t, store.User{}, errTokenInvalid()
 	case !t.UsedAt.IsZero():
 		return t, store.User{}, errorf(CodeTokenUsed, "the verification token was used already")

@@ -95,7 +95,7 @@ func TestVerificationEmail(t *testing.T) {
 	}
 	server := testSMTP()
 	server.TLS = "starttls"
-	want := identity.Attempt{At: q.Now(), Mail: &identity.VerificationMail{
+	want := identity.Attempt{At: q.Now(), Mail: &identity.VerificationMail{Kind: identity.MailVerifyEmail,
 		Server: server, From: mail.Address{Name: "Acme", Address: "noreply@example.com"},
 		To: mail.Address{Name: "User bob", Address: "bob@example.com"}, Link: att.Mail.Link,
 		Lifetime: 24 * time.Hour, Date: q.Now(),

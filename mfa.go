@@ -1,0 +1,558 @@
+package identity
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// Second factors.
+const (
+	// MFAChallengeLifetime is how long a sign-in that passed its password
+	// waits for its second factor (Error.Challenge).
+	MFAChallengeLifetime = 5 * time.Minute
+	// PendingEnrollmentLifetime is how long a TOTP enrolment waits for its
+	// first code: BeginTOTPEnrollment shows the same secret again within
+	// it (a page reloaded, a QR code scanned late) and a new one after it.
+	PendingEnrollmentLifetime = time.Hour
+	// challengePrefix starts every challenge token; see newToken.
+	challengePrefix = "idc_"
+)
+
+// MFAStatus is the state of a user's second factor.
+type MFAStatus struct {
+	// Enabled reports a confirmed TOTP factor.
+	Enabled bool
+	// EnrolledAt is when the factor was confirmed (zero without one).
+	EnrolledAt time.Time
+	// RecoveryCodesLeft is how many recovery codes are unused.
+	RecoveryCodesLeft int
+	// Pending reports an enrolment waiting for its first code.
+	Pending bool
+}
+
+// errInvalidCode is the answer to a wrong second-factor code, whatever
+// made it wrong (a typo, a replay, a used recovery code).
+func errInvalidCode() *Error { return errorf(CodeUnauthenticated, "invalid code") }
+
+// totpAAD binds a sealed TOTP secret to its workspace and user.
+func totpAAD(slug string, userID int64) []byte {
+	return []byte("identity totp secret " + slug + "/" + strconv.FormatInt(userID, 10))
+}
+
+// MFAStatus returns the state of the user's second factor. An unknown
+// user is CodeNotFound.
+func (w *Workspace) MFAStatus(ctx context.Context, userID int64) (MFAStatus, error) {
+	var st MFAStatus
+	err := w.view(ctx, func(tx store.Tx) error {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		f, err := tx.SecondFactor(w.slug, userID)
+		if isNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if f.Confirmed {
+			st = MFAStatus{Enabled: true, EnrolledAt: f.ConfirmedAt, RecoveryCodesLeft: len(f.RecoveryCodes)}
+		} else {
+			st.Pending = w.svc.timestamp().Sub(f.CreatedAt) < PendingEnrollmentLifetime
+		}
+		return nil
+	})
+	return st, fromStore(err, "user")
+}
+
+// BeginTOTPEnrollment starts (or, within PendingEnrollmentLifetime,
+// resumes) the enrolment of a TOTP second factor for the user: it stores
+// a new secret, sealed when the Service has a key-encryption key, and
+// returns what the user's authenticator app needs. The enrolment takes
+// effect when ConfirmTOTPEnrollment receives a code of it. A user with a
+// confirmed factor is CodeConflict (remove it first); an unknown user
+// CodeNotFound.
+func (w *Workspace) BeginTOTPEnrollment(ctx context.Context, userID int64) (TOTPEnrollment, error) {
+	fresh, err := newTOTPSecret()
+	if err != nil {
+		return TOTPEnrollment{}, internal(err)
+	}
+	var secret []byte
+	var username string
+	err = w.update(ctx, func(tx store.Tx) error {
+		u, err := w.user(tx, userID)
+		if err != nil {
+			return err
+		}
+		username = u.Username
+		now := w.svc.timestamp()
+		f, err := tx.SecondFactor(w.slug, userID)
+		switch {
+		case err == nil && f.Confirmed:
+			return errorf(CodeConflict, "user %d has a second factor already: remove it first", userID)
+		case err == nil && now.Sub(f.CreatedAt) < PendingEnrollmentLifetime:
+			secret, err = w.svc.open(totpAAD(w.slug, userID), f.Secret)
+			return err
+		case err != nil && !isNotFound(err):
+			return err
+		}
+		sealed, err := w.svc.seal(totpAAD(w.slug, userID), fresh)
+		if err != nil {
+			return err
+		}
+		secret = fresh
+		return tx.PutSecondFactor(w.slug, store.SecondFactor{UserID: userID, Secret: sealed, CreatedAt: now})
+	})
+	if err != nil {
+		return TOTPEnrollment{}, fromStore(err, "user")
+	}
+	e, err := totpEnrollment(w.slug, username, secret)
+	if err != nil {
+		return TOTPEnrollment{}, internal(err)
+	}
+	return e, nil
+}
+
+// ConfirmTOTPEnrollment completes the user's pending TOTP enrolment with
+// a code of its secret: the factor takes effect, the user's MFAEnabled
+// becomes true, user.mfa.enrolled is emitted, and RecoveryCodeCount
+// single-use recovery codes are returned, shown only here (only their
+// hashes are stored). A wrong code is CodeInvalid (field "code") and
+// changes nothing; no pending enrolment (or one older than
+// PendingEnrollmentLifetime), or a confirmed factor, is CodeConflict.
+func (w *Workspace) ConfirmTOTPEnrollment(ctx context.Context, userID int64, code string) ([]string, error) {
+	var codes []string
+	err := w.update(ctx, func(tx store.Tx) error {
+		u, err := w.user(tx, userID)
+		if err != nil {
+			return err
+		}
+		f, err := w.pendingEnrollment(tx, userID)
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if codes, ok, err = w.confirmEnrollment(tx, f, u, code); err != nil {
+			return err
+		}
+		if !ok {
+			return errWrongEnrollmentCode()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fromStore(err, "user")
+	}
+	return codes, nil
+}
+
+func errWrongEnrollmentCode() error {
+	var p problems
+	p.add("code", RuleFormat, "is not a current code of the authenticator")
+	return p.err("invalid code")
+}
+
+// pendingEnrollment returns the user's enrolment waiting for its first
+// code.
+func (w *Workspace) pendingEnrollment(tx store.Tx, userID int64) (store.SecondFactor, error) {
+	f, err := tx.SecondFactor(w.slug, userID)
+	switch {
+	case isNotFound(err):
+		return f, errorf(CodeConflict, "user %d has no TOTP enrolment in progress", userID)
+	case err != nil:
+		return f, err
+	case f.Confirmed:
+		return f, errorf(CodeConflict, "user %d has a second factor already", userID)
+	case w.svc.timestamp().Sub(f.CreatedAt) >= PendingEnrollmentLifetime:
+		return f, errorf(CodeConflict, "the TOTP enrolment of user %d has expired: begin it again", userID)
+	}
+	return f, nil
+}
+
+// confirmEnrollment confirms the pending factor f of user u in tx if code
+// is one of its current codes (ok), with new recovery codes.
+func (w *Workspace) confirmEnrollment(tx store.Tx, f store.SecondFactor, u store.User, code string) (codes []string, ok bool, err error) {
+	secret, err := w.svc.open(totpAAD(w.slug, u.ID), f.Secret)
+	if err != nil {
+		return nil, false, err
+	}
+	now := w.svc.timestamp()
+	step, ok := matchTOTP(secret, code, now, 0)
+	if !ok {
+		return nil, false, nil
+	}
+	codes, hashes, err := newRecoveryCodes()
+	if err != nil {
+		return nil, false, err
+	}
+	f.Confirmed, f.ConfirmedAt, f.LastStep, f.RecoveryCodes = true, now, step, hashes
+	if err := tx.PutSecondFactor(w.slug, f); err != nil {
+		return nil, false, err
+	}
+	if err := w.setMFAEnabled(tx, u, true, now); err != nil {
+		return nil, false, err
+	}
+	return codes, true, w.emit(tx, EventUserMFAEnrolled, userIDEvent{UserID: u.ID})
+}
+
+// setMFAEnabled stores the user's MFAEnabled flag if it changes.
+func (w *Workspace) setMFAEnabled(tx store.Tx, u store.User, on bool, now time.Time) error {
+	if u.MFAEnabled == on {
+		return nil
+	}
+	u.MFAEnabled, u.UpdatedAt, u.Version = on, now, newVersion(u.Version)
+	return tx.PutUser(w.slug, u)
+}
+
+// useCode checks a code against the confirmed factor f in tx: a TOTP code
+// of a step later than the last one accepted, or an unused recovery code.
+// A code that matches is used up (the factor is written); ok reports
+// whether it matched.
+func (w *Workspace) useCode(tx store.Tx, f store.SecondFactor, code string, now time.Time) (ok bool, err error) {
+	secret, err := w.svc.open(totpAAD(w.slug, f.UserID), f.Secret)
+	if err != nil {
+		return false, err
+	}
+	if step, ok := matchTOTP(secret, code, now, f.LastStep); ok {
+		f.LastStep = step
+		return true, tx.PutSecondFactor(w.slug, f)
+	}
+	if i := matchRecoveryCode(f.RecoveryCodes, code); i >= 0 {
+		f.RecoveryCodes = slices.Delete(slices.Clone(f.RecoveryCodes), i, i+1)
+		return true, tx.PutSecondFactor(w.slug, f)
+	}
+	return false, nil
+}
+
+// confirmedFactor returns the user's confirmed second factor.
+func (w *Workspace) confirmedFactor(tx store.Tx, userID int64) (store.SecondFactor, error) {
+	f, err := tx.SecondFactor(w.slug, userID)
+	if isNotFound(err) || err == nil && !f.Confirmed {
+		return f, errorf(CodeConflict, "user %d has no second factor", userID)
+	}
+	return f, err
+}
+
+// RegenerateRecoveryCodes replaces the user's recovery codes with
+// RecoveryCodeCount new ones, returned (shown only here). A user without a
+// confirmed factor is CodeConflict.
+func (w *Workspace) RegenerateRecoveryCodes(ctx context.Context, userID int64) ([]string, error) {
+	codes, hashes, err := newRecoveryCodes()
+	if err != nil {
+		return nil, internal(err)
+	}
+	err = w.update(ctx, func(tx store.Tx) error {
+		if _, err := w.user(tx, userID); err != nil {
+			return err
+		}
+		f, err := w.confirmedFactor(tx, userID)
+		if err != nil {
+			return err
+		}
+		f.RecoveryCodes = hashes
+		return tx.PutSecondFactor(w.slug, f)
+	})
+	if err != nil {
+		return nil, fromStore(err, "user")
+	}
+	return codes, nil
+}
+
+// RemoveSecondFactor removes the user's TOTP factor and recovery codes,
+// for the user themselves: code must be a current TOTP code or an unused
+// recovery code, and a wrong one counts toward the workspace's lockout
+// like a wrong password (CodeUnauthenticated; CodeLocked while locked).
+// MFAEnabled becomes false and user.mfa.removed is emitted. A user
+// without a confirmed factor is CodeConflict. Under MFARequired the user
+// enrols again at the next sign-in.
+func (w *Workspace) RemoveSecondFactor(ctx context.Context, userID int64, code string) error {
+	var username string
+	err := w.view(ctx, func(tx store.Tx) error {
+		u, err := w.user(tx, userID)
+		username = u.Username
+		return err
+	})
+	if err != nil {
+		return fromStore(err, "user")
+	}
+	return w.codeAttempt(ctx, userID, username, func(tx store.Tx, now time.Time) (bool, error) {
+		u, err := w.user(tx, userID)
+		if err != nil {
+			return false, err
+		}
+		f, err := w.confirmedFactor(tx, userID)
+		if err != nil {
+			return false, err
+		}
+		if ok, err := w.useCode(tx, f, code, now); !ok || err != nil {
+			return false, err
+		}
+		if err := tx.DeleteSecondFactor(w.slug, userID); err != nil {
+			return false, err
+		}
+		if err := w.setMFAEnabled(tx, u, false, now); err != nil {
+			return false, err
+		}
+		return true, w.emit(tx, EventUserMFARemoved, userIDEvent{UserID: userID})
+	})
+}
+
+// ResetMFA clears the user's second factor and recovery codes, and its
+// MFAEnabled, for an administrator (a user who lost their authenticator
+// and their recovery codes), with user.mfa.reset when the user had MFA
+// on. A user without any succeeds and emits nothing; an unknown user is
+// CodeNotFound. Under MFARequired the user enrols again at the next
+// sign-in.
+func (w *Workspace) ResetMFA(ctx context.Context, userID int64) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		u, err := w.user(tx, userID)
+		if err != nil {
+			return err
+		}
+		f, err := tx.SecondFactor(w.slug, userID)
+		switch {
+		case err == nil:
+			if err := tx.DeleteSecondFactor(w.slug, userID); err != nil {
+				return err
+			}
+		case !isNotFound(err):
+			return err
+		}
+		had := err == nil && f.Confirmed || u.MFAEnabled
+		if !had {
+			return nil
+		}
+		if err := w.setMFAEnabled(tx, u, false, w.svc.timestamp()); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserMFAReset, userIDEvent{UserID: userID})
+	})
+	return fromStore(err, "user")
+}
+
+// challengeSecondFactor ends a sign-in whose password was right for a
+// user who needs a second factor: it stores a challenge (the sign-in
+// waiting for its code) and returns CodeMFARequired, or
+// CodeMFAEnrollmentRequired when the user has no confirmed factor, with
+// the challenge's token. The attempt's reservation is released without
+// resetting the count of failures: only the second factor completes the
+// sign-in, so a known password cannot be used to reset the count between
+// guesses of the code.
+func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u store.User, enrol bool) error {
+	id, secret, token, err := newToken(challengePrefix)
+	if err != nil {
+		return internal(err)
+	}
+	putChallenge := func(tx store.Tx, now time.Time) error {
+		return tx.PutVerificationToken(w.slug, store.VerificationToken{
+			ID: id, UserID: u.ID, Email: u.Email, SecretHash: hashSecret(secret),
+			Purpose: store.PurposeSecondFactor, CreatedAt: now, ExpiresAt: now.Add(MFAChallengeLifetime),
+		})
+	}
+	if att != nil {
+		err = att.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
+			if now.Before(st.LockedUntil) {
+				return errLocked(st.LockedUntil)
+			}
+			return putChallenge(tx, now)
+		})
+	} else {
+		err = w.update(ctx, func(tx store.Tx) error { return putChallenge(tx, w.svc.timestamp()) })
+		err = fromStore(err, "user")
+	}
+	if err != nil {
+		return err
+	}
+	if enrol {
+		return &Error{Code: CodeMFAEnrollmentRequired, Message: "enrol a second factor to sign in", Challenge: token}
+	}
+	return &Error{Code: CodeMFARequired, Message: "a second-factor code is required", Challenge: token}
+}
+
+// checkChallenge returns the challenge with the id and its user if the
+// secret matches and the challenge may be used at now, and otherwise the
+// error VerifySecondFactor reports.
+func (w *Workspace) checkChallenge(tx store.Tx, id, secret string, now time.Time) (store.VerificationToken, store.User, error) {
+	t, err := tx.VerificationToken(w.slug, id)
+	switch {
+	case isNotFound(err) || err == nil && (t.Purpose != store.PurposeSecondFactor || !secretMatches(secret, t.SecretHash)):
+		return t, store.User{}, errChallengeInvalid()
+	case err != nil:
+		return t, store.User{}, err
+	case !t.UsedAt.IsZero():
+		return t, store.User{}, errorf(CodeTokenUsed, "this sign-in was completed already")
+	case !now.Before(t.ExpiresAt):
+		return t, store.User{}, errorf(CodeTokenExpired, "this sign-in has expired: sign in again")
+	}
+	u, err := w.user(tx, t.UserID)
+	switch {
+	case ErrorCode(err) == CodeNotFound:
+		return t, u, errChallengeInvalid()
+	case err != nil:
+		return t, u, err
+	case !u.Enabled:
+		return t, u, errInvalidCredentials()
+	}
+	return t, u, nil
+}
+
+func errChallengeInvalid() *Error { return errorf(CodeTokenInvalid, "unknown sign-in challenge") }
+
+// challengeUser returns the user of a challenge that may still be used.
+func (w *Workspace) challengeUser(ctx context.Context, challenge string) (store.User, string, string, error) {
+	id, secret, ok := parseToken(challengePrefix, challenge)
+	if !ok {
+		return store.User{}, "", "", errChallengeInvalid()
+	}
+	var u store.User
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		_, u, err = w.checkChallenge(tx, id, secret, w.svc.timestamp())
+		return err
+	})
+	return u, id, secret, fromStore(err, "user")
+}
+
+// ChallengeEnrollment begins (or resumes) the TOTP enrolment of the user
+// of a sign-in that ended with CodeMFAEnrollmentRequired, like
+// BeginTOTPEnrollment; VerifySecondFactor with a code of it completes
+// both the enrolment and the sign-in. A challenge that is unknown, used
+// or expired is CodeTokenInvalid, CodeTokenUsed or CodeTokenExpired.
+func (w *Workspace) ChallengeEnrollment(ctx context.Context, challenge string) (TOTPEnrollment, error) {
+	u, _, _, err := w.challengeUser(ctx, challenge)
+	if err != nil {
+		return TOTPEnrollment{}, err
+	}
+	return w.BeginTOTPEnrollment(ctx, u.ID)
+}
+
+// VerifySecondFactor completes a sign-in that ended with CodeMFARequired
+// or CodeMFAEnrollmentRequired (challenge is Error.Challenge) and returns
+// its user; the program then starts a session (StartSession), or package
+// oidc completes the authorization (CompleteSignIn). The challenge is
+// used up.
+//
+// For a user with a confirmed factor, code is a current TOTP code (6
+// digits; the steps just before and after the current one are accepted,
+// and a code is refused once a code of its step or a later one was
+// accepted) or an unused recovery code, which is used up. For a user
+// enrolling (CodeMFAEnrollmentRequired, after ChallengeEnrollment), code
+// is a code of the new secret: the enrolment is confirmed as by
+// ConfirmTOTPEnrollment and its recovery codes are returned (shown only
+// here; nil otherwise).
+//
+// A wrong code is CodeUnauthenticated and counts toward the workspace's
+// lockout like a wrong password (login.failed with reason "wrong_code");
+// a locked user is CodeLocked; the challenge stays usable until it
+// expires. A right code resets the count. A challenge that is unknown,
+// used or expired is CodeTokenInvalid, CodeTokenUsed or CodeTokenExpired;
+// a user disabled meanwhile is CodeUnauthenticated.
+func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code string) (User, []string, error) {
+	// Refuse a bad challenge in a read, so that guessing costs no write.
+	u, id, secret, err := w.challengeUser(ctx, challenge)
+	if err != nil {
+		return User{}, nil, err
+	}
+	var codes []string
+	err = w.codeAttempt(ctx, u.ID, u.Username, func(tx store.Tx, now time.Time) (bool, error) {
+		codes = nil
+		t, user, err := w.checkChallenge(tx, id, secret, now)
+		if err != nil {
+			return false, err
+		}
+		f, err := tx.SecondFactor(w.slug, user.ID)
+		if isNotFound(err) {
+			return false, errorf(CodeConflict, "the user has no second factor: enrol one for the challenge first")
+		} else if err != nil {
+			return false, err
+		}
+		var ok bool
+		if f.Confirmed {
+			ok, err = w.useCode(tx, f, code, now)
+		} else {
+			if f, err = w.pendingEnrollment(tx, user.ID); err != nil {
+				return false, err
+			}
+			codes, ok, err = w.confirmEnrollment(tx, f, user, code)
+			user.MFAEnabled = true
+		}
+		if !ok || err != nil {
+			return false, err
+		}
+		t.UsedAt = now
+		u = user
+		return true, tx.PutVerificationToken(w.slug, t)
+	})
+	if err != nil {
+		return User{}, nil, err
+	}
+	return userFromRecord(u), codes, nil
+}
+
+// codeAttempt checks a second-factor code of the user under the
+// workspace's lockout policy, in one transaction: check reports whether
+// the code matched, having written what a match changes (an error of
+// check aborts the transaction and is returned). A match resets the count
+// of failures; a miss counts as a failure (login.failed, reason
+// "wrong_code"; user.locked at the threshold) and is errInvalidCode. A
+// locked user is refused without a check. Checking a code costs no hash,
+// so there is no reservation to hold; but while the failures counted and
+// the password attempts in flight fill the threshold, the attempt waits
+// like a password attempt, so no more than the threshold are evaluated
+// per lock window.
+func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string, check func(tx store.Tx, now time.Time) (bool, error)) error {
+	return waitForRoom(ctx, func() error {
+		var refusal error
+		err := w.update(ctx, func(tx store.Tx) error {
+			refusal = nil
+			set, err := w.settings(tx)
+			if err != nil {
+				return err
+			}
+			now := w.svc.timestamp()
+			if set.Lockout.Disabled {
+				ok, err := check(tx, now)
+				if err != nil || ok {
+					return err
+				}
+				refusal = errInvalidCode()
+				return w.emitLoginFailed(tx, login, loginWrongCode, userID)
+			}
+			st, _, err := w.loginAttempts(tx, userID, now)
+			if err != nil {
+				return err
+			}
+			if st, err = w.endExpiredLock(tx, st, now); err != nil {
+				return err
+			}
+			switch {
+			case now.Before(st.LockedUntil):
+				refusal = errLocked(st.LockedUntil)
+				if err := w.emitLoginFailed(tx, login, loginLocked, userID); err != nil {
+					return err
+				}
+			case st.Failures+len(st.Pending) >= set.Lockout.threshold():
+				refusal = errAttemptsBusy
+			default:
+				ok, err := check(tx, now)
+				if err != nil {
+					return err
+				}
+				if ok {
+					st.Failures = 0
+				} else {
+					refusal = errInvalidCode()
+					if err := w.countFailure(tx, &st, set.Lockout, login, loginWrongCode, now); err != nil {
+						return err
+					}
+				}
+			}
+			return tx.PutLoginAttempts(w.slug, st)
+		})
+		if err != nil {
+			return fromStore(err, "user")
+		}
+		return refusal
+	})
+}

@@ -1,0 +1,226 @@
+package identity
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/identitylib/identity/store"
+)
+
+// PasswordResetTokenLifetime is how long the link of a password reset
+// email works after the email is sent.
+const PasswordResetTokenLifetime = time.Hour
+
+// resetPrefix starts every password reset token; see newToken.
+const resetPrefix = "idr_"
+
+// Reasons sessions and grants end, as session.revoked and the grant
+// records say.
+const revokedPasswordReset = "password_reset"
+
+// PasswordResetOptions are the optional parts of RequestPasswordReset.
+type PasswordResetOptions struct {
+	// Link is the template of the link in the email ("{token}" replaced
+	// by the reset token), checked like SMTPSettings.ResetURL; empty means
+	// the workspace's ResetURL.
+	Link string
+}
+
+// RequestPasswordReset asks for a password reset email to the address:
+// when an enabled user has it, the email holds a link with a single-use
+// token, valid for PasswordResetTokenLifetime from sending, that
+// ResetPassword takes. The email goes through the workspace's mail queue
+// like verification emails (PasswordResetJob).
+//
+// The caller learns nothing about the address: whether a user has it or
+// not, RequestPasswordReset does the same work (it queues a job; the
+// user is looked up only when the job is sent, and a job for an address
+// no enabled user has fails there, unsent, visible to administrators in
+// EmailJobs) and returns the same result. What it can refuse depends only
+// on the input and the workspace: an address that is not a plain email
+// address is CodeInvalid (field "email"), a workspace without SMTP
+// settings or without a link (SMTPSettings.ResetURL or opts.Link)
+// CodeConflict, an invalid opts.Link CodeInvalid (field "link").
+func (w *Workspace) RequestPasswordReset(ctx context.Context, email string, opts *PasswordResetOptions) error {
+	var p problems
+	checkEmail(&p, "email", email)
+	if opts != nil && opts.Link != "" {
+		validateLinkTemplate(&p, "link", opts.Link)
+	}
+	if err := p.err("invalid password reset request"); err != nil {
+		return err
+	}
+	err := w.update(ctx, func(tx store.Tx) error {
+		settings, err := w.settings(tx)
+		if err != nil {
+			return err
+		}
+		if settings.SMTP == nil {
+			return errorf(CodeConflict, "workspace %q has no SMTP settings", w.slug)
+		}
+		link := settings.SMTP.ResetURL
+		if opts != nil && opts.Link != "" {
+			link = opts.Link
+		}
+		if link == "" {
+			return errorf(CodeConflict, "workspace %q has no password reset link (smtp.resetUrl)", w.slug)
+		}
+		return w.enqueueEmailJob(tx, emailJob{Kind: MailPasswordReset, Email: email, Link: link})
+	})
+	return fromStore(err, "workspace")
+}
+
+// ResetPassword sets a new password with the token of a password reset
+// email: the workspace's password policy applies (CodeInvalid, and the
+// token stays usable), the token becomes used, every session and refresh
+// token of the user is revoked (someone else may have known the old
+// password), and user.password.changed is emitted, all in one
+// transaction. It returns the user.
+//
+// A malformed or unknown token, or one sent to an address that is no
+// longer the user's, is CodeTokenInvalid; an expired one CodeTokenExpired;
+// a used one CodeTokenUsed. A disabled user's token is CodeTokenInvalid.
+// A reset does not end a lockout: the lock runs its time (or an
+// administrator ends it). The hash waits for room in the Service's
+// hashing budget; if ctx ends meanwhile, ResetPassword returns ctx.Err()
+// as it is and changes nothing.
+func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (User, error) {
+	id, secret, ok := parseToken(resetPrefix, token)
+	if !ok {
+		return User{}, errResetTokenInvalid()
+	}
+	check := func(tx store.Tx) (store.VerificationToken, store.User, error) {
+		t, err := w.checkResetToken(tx, id, secret, w.svc.timestamp())
+		if err != nil {
+			return t, store.User{}, err
+		}
+		u, err := w.checkNewPassword(tx, t.UserID, password)
+		return t, u, err
+	}
+	// Check before hashing: a bad token or password costs no hash.
+	err := w.view(ctx, func(tx store.Tx) error { _, _, err := check(tx); return err })
+	if err != nil {
+		return User{}, fromStore(err, "password reset token")
+	}
+	encoded, err := w.svc.newPasswordHash(ctx, password, nil)
+	if err != nil {
+		return User{}, err
+	}
+	var u store.User
+	err = w.update(ctx, func(tx store.Tx) error {
+		t, user, err := check(tx)
+		if err != nil {
+			return err
+		}
+		now := w.svc.timestamp()
+		t.UsedAt = now
+		if err := tx.PutVerificationToken(w.slug, t); err != nil {
+			return err
+		}
+		user.PasswordHash, user.UpdatedAt, user.Version = encoded, now, newVersion(user.Version)
+		if err := tx.PutUser(w.slug, user); err != nil {
+			return err
+		}
+		u = user
+		if err := w.revokeUserGrants(tx, user.ID, "", revokedPasswordReset, now); err != nil {
+			return err
+		}
+		if err := w.revokeUserSessions(tx, user.ID, revokedPasswordReset, now); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: user.ID})
+	})
+	if err != nil {
+		return User{}, fromStore(err, "password reset token")
+	}
+	return userFromRecord(u), nil
+}
+
+func errResetTokenInvalid() *Error { return errorf(CodeTokenInvalid, "invalid password reset token") }
+
+// checkResetToken returns the reset token with the id if the secret
+// matches and the token may be used at now by an enabled user who still
+// has the address it was sent to, and otherwise the error ResetPassword
+// reports.
+func (w *Workspace) checkResetToken(tx store.Tx, id, secret string, now time.Time) (store.VerificationToken, error) {
+	t, err := tx.VerificationToken(w.slug, id)
+	switch {
+	case isNotFound(err) || err == nil && (t.Purpose != store.PurposePasswordReset || !secretMatches(secret, t.SecretHash)):
+		return t, errResetTokenInvalid()
+	case err != nil:
+		return t, err
+	case !t.UsedAt.IsZero():
+		return t, errorf(CodeTokenUsed, "the password reset token was used already")
+	case !now.Before(t.ExpiresAt):
+		return t, errorf(CodeTokenExpired, "the password reset token has expired")
+	}
+	u, err := w.user(tx, t.UserID)
+	switch {
+	case ErrorCode(err) == CodeNotFound || err == nil && (!u.Enabled || u.Email != t.Email):
+		return t, errResetTokenInvalid()
+	case err != nil:
+		return t, err
+	}
+	return t, nil
+}
+
+// ChangePassword replaces a signed-in user's password, given the current
+// one: a wrong current password is CodeUnauthenticated and counts toward
+// the workspace's lockout like a failed login (CodeLocked while locked);
+// the new one must satisfy the password policy (CodeInvalid, checked
+// first, so that a policy mistake costs no attempt). It emits
+// user.password.changed. Sessions and tokens stay: the user changed the
+// password knowing the old one. A user without a password is
+// CodeUnauthenticated too (it has none to give); an unknown user
+// CodeNotFound.
+func (w *Workspace) ChangePassword(ctx context.Context, userID int64, current, password string) error {
+	var rec store.User
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		rec, err = w.checkNewPassword(tx, userID, password)
+		return err
+	})
+	if err != nil {
+		return fromStore(err, "user")
+	}
+	hash, err := parsePasswordHash(rec.PasswordHash)
+	if rec.PasswordHash == "" || err != nil {
+		return errInvalidCredentials()
+	}
+	if err := w.verifyCurrentPassword(ctx, rec, hash, current); err != nil {
+		return err
+	}
+	return w.SetPassword(ctx, userID, password)
+}
+
+// verifyCurrentPassword checks a user's password under the lockout
+// policy, as Authenticate does, without the second factor: the user is
+// signed in already.
+func (w *Workspace) verifyCurrentPassword(ctx context.Context, rec store.User, hash passwordHash, password string) error {
+	var set Settings
+	err := w.view(ctx, func(tx store.Tx) (err error) { set, err = w.settings(tx); return err })
+	if err != nil {
+		return fromStore(err, "workspace")
+	}
+	var att *attempt
+	if !set.Lockout.Disabled {
+		if att, err = w.reserveAttempt(ctx, rec.ID, rec.Username); err != nil {
+			return err
+		}
+	}
+	matches := false
+	if utf8.ValidString(password) && utf8.RuneCountInString(password) <= MaxPasswordPolicyLength {
+		matches, err = w.svc.passwordMatches(ctx, hash, password)
+	}
+	if err != nil {
+		_ = att.abandoned(context.WithoutCancel(ctx))
+		return err
+	}
+	if !matches {
+		if att == nil {
+			return w.loginFailed(ctx, rec.Username, loginWrongPassword, rec.ID)
+		}
+		return att.failed(ctx, loginWrongPassword)
+	}
+	return att.succeeded(ctx)
+}

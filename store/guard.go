@@ -21,9 +21,10 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // nor JobMail, or a mail job with an EndpointID, so a store sees only
 // well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
 // PutSigningKey, PutAuthRequest, PutGrant and PutRefreshToken refuse an
-// empty id, and PutRefreshToken an empty GrantID; PutLoginAttempts
-// refuses a UserID below 1. A store's Update calls it afresh for every
-// call of fn, including a call that runs fn again in a new transaction.
+// empty id, and PutRefreshToken an empty GrantID; PutLoginAttempts and
+// PutSecondFactor refuse a UserID below 1. A store's Update calls it
+// afresh for every call of fn, including a call that runs fn again in a
+// new transaction.
 func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
 
 // run passes fn the guarded form of tx and ends it when fn returns.
@@ -415,6 +416,30 @@ func (g *guarded) LoginAttempts(slug string, userID int64) (LoginAttempts, error
 		return LoginAttempts{}, err
 	}
 	return g.tx.LoginAttempts(slug, userID)
+}
+
+func (g *guarded) PutSecondFactor(slug string, f SecondFactor) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if f.UserID < 1 {
+		return fmt.Errorf("store: second factor of user %d; user ids are positive", f.UserID)
+	}
+	return g.tx.PutSecondFactor(slug, f)
+}
+
+func (g *guarded) SecondFactor(slug string, userID int64) (SecondFactor, error) {
+	if err := g.read(); err != nil {
+		return SecondFactor{}, err
+	}
+	return g.tx.SecondFactor(slug, userID)
+}
+
+func (g *guarded) DeleteSecondFactor(slug string, userID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteSecondFactor(slug, userID)
 }
 
 func (g *guarded) PutVerificationToken(slug string, t VerificationToken) error {

@@ -143,6 +143,18 @@ func (f *fakeTx) LoginAttempts(string, int64) (store.LoginAttempts, error) {
 	f.call("LoginAttempts")
 	return store.LoginAttempts{}, nil
 }
+func (f *fakeTx) PutSecondFactor(string, store.SecondFactor) error {
+	f.call("PutSecondFactor")
+	return nil
+}
+func (f *fakeTx) SecondFactor(string, int64) (store.SecondFactor, error) {
+	f.call("SecondFactor")
+	return store.SecondFactor{}, nil
+}
+func (f *fakeTx) DeleteSecondFactor(string, int64) error {
+	f.call("DeleteSecondFactor")
+	return nil
+}
 func (f *fakeTx) PutVerificationToken(string, store.VerificationToken) error {
 	f.call("PutVerificationToken")
 	return nil
@@ -225,6 +237,8 @@ var writes = []method{
 		return tx.PutRefreshToken("a", store.RefreshToken{ID: "t", GrantID: "g"})
 	}},
 	{"PutLoginAttempts", func(tx store.Tx) error { return tx.PutLoginAttempts("a", store.LoginAttempts{UserID: 1}) }},
+	{"PutSecondFactor", func(tx store.Tx) error { return tx.PutSecondFactor("a", store.SecondFactor{UserID: 1}) }},
+	{"DeleteSecondFactor", func(tx store.Tx) error { return tx.DeleteSecondFactor("a", 1) }},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
 	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
@@ -261,6 +275,7 @@ var reads = []method{
 	{"UserGrants", func(tx store.Tx) error { _, err := tx.UserGrants("a", 1); return err }},
 	{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken("a", "t"); return err }},
 	{"LoginAttempts", func(tx store.Tx) error { _, err := tx.LoginAttempts("a", 1); return err }},
+	{"SecondFactor", func(tx store.Tx) error { _, err := tx.SecondFactor("a", 1); return err }},
 	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
 	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
@@ -501,6 +516,25 @@ func TestPutLoginAttemptsChecksUserID(t *testing.T) {
 		})
 		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
 			t.Errorf("PutLoginAttempts(user %d): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
+		}
+	}
+}
+
+// TestPutSecondFactorChecksUserID checks that the front passes on the
+// second factor of a positive user id only.
+func TestPutSecondFactorChecksUserID(t *testing.T) {
+	for _, c := range []struct {
+		id int64
+		ok bool
+	}{{1, true}, {42, true}, {0, false}, {-1, false}} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error {
+			err = tx.PutSecondFactor("a", store.SecondFactor{UserID: c.id, Secret: []byte("secret"), Confirmed: true})
+			return nil
+		})
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("PutSecondFactor(user %d): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
 		}
 	}
 }

@@ -87,11 +87,11 @@ type Store interface {
 // positive id (ids come from NextID), PutOAuthClient, PutSigningKey,
 // PutAuthRequest, PutGrant and PutRefreshToken only a non-empty id (a key
 // every store can hold), PutRefreshToken only a non-empty GrantID,
-// PutLoginAttempts only a positive UserID, and
-// PutDelivery only a well-formed job:
-// Kind JobWebhook with a positive EndpointID, or JobMail with EndpointID
-// 0. So no endpoint shares EndpointID 0 with the mail jobs, and a store
-// may tell the kinds apart by it.
+// PutLoginAttempts and PutSecondFactor only a positive UserID, and
+// PutDelivery only a well-formed job: Kind JobWebhook with a positive
+// EndpointID, or JobMail with EndpointID 0. So no endpoint shares
+// EndpointID 0 with the mail jobs, and a store may tell the kinds apart
+// by it.
 type Tx interface {
 	Records
 	Queue
@@ -230,6 +230,16 @@ type Records interface {
 	// LoginAttempts returns the lockout state of the user, or ErrNotFound
 	// when none was ever stored.
 	LoginAttempts(slug string, userID int64) (LoginAttempts, error)
+
+	// PutSecondFactor creates or replaces the second factor of the user
+	// f.UserID.
+	PutSecondFactor(slug string, f SecondFactor) error
+	// SecondFactor returns the user's second factor, or ErrNotFound when
+	// it has none.
+	SecondFactor(slug string, userID int64) (SecondFactor, error)
+	// DeleteSecondFactor removes the user's second factor, or returns
+	// ErrNotFound when it has none.
+	DeleteSecondFactor(slug string, userID int64) error
 
 	// PutVerificationToken creates or replaces the token with t.ID.
 	PutVerificationToken(slug string, t VerificationToken) error
@@ -482,8 +492,23 @@ type OAuthClient struct {
 	CreatedAt  time.Time
 }
 
-// VerificationToken is a single-use email verification token. Only a hash
-// of its secret part is stored.
+// TokenPurpose is what a single-use token (VerificationToken) is for.
+type TokenPurpose string
+
+// The purposes of single-use tokens.
+const (
+	// PurposeVerifyEmail is an email verification token.
+	PurposeVerifyEmail TokenPurpose = ""
+	// PurposePasswordReset is a password reset token.
+	PurposePasswordReset TokenPurpose = "password_reset"
+	// PurposeSecondFactor is a sign-in that passed its password and waits
+	// for a second factor.
+	PurposeSecondFactor TokenPurpose = "second_factor"
+)
+
+// VerificationToken is a single-use token: email verification, password
+// reset or a sign-in waiting for its second factor. Only a hash of its
+// secret part is stored.
 type VerificationToken struct {
 	ID     string
 	UserID int64
@@ -495,6 +520,10 @@ type VerificationToken struct {
 	ExpiresAt  time.Time
 	// UsedAt is zero until the token has been used.
 	UsedAt time.Time
+	// Purpose says what the token is for: PurposeVerifyEmail (the zero
+	// value, so tokens stored before purposes existed keep theirs),
+	// PurposePasswordReset or PurposeSecondFactor. A store keeps it as given.
+	Purpose TokenPurpose
 }
 
 // IdempotencyRecord is a request made with an idempotency key and, once it
@@ -622,4 +651,25 @@ type LoginAttempts struct {
 	// LockedUntil is when the lock ends; zero when the user was never
 	// locked or was unlocked.
 	LockedUntil time.Time
+}
+
+// SecondFactor is a user's TOTP second factor: confirmed, or an enrolment
+// waiting for its first code. What the fields mean is the identity
+// package's business; a store keeps them as given.
+type SecondFactor struct {
+	UserID int64
+	// Secret is the TOTP secret as the identity package encodes it (sealed
+	// when it has a key-encryption key); opaque bytes to a store.
+	Secret []byte
+	// Confirmed is false while the enrolment waits for its first code.
+	Confirmed bool
+	CreatedAt time.Time
+	// ConfirmedAt is zero until the enrolment is confirmed.
+	ConfirmedAt time.Time
+	// LastStep is the TOTP time step of the last code accepted (0 for none):
+	// a code of that step or an earlier one is refused (replay).
+	LastStep int64
+	// RecoveryCodes are the hashes of the unused recovery codes (each a
+	// byte slice; order as written).
+	RecoveryCodes [][]byte
 }

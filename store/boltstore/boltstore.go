@@ -43,6 +43,7 @@
 //	                         for grants of a user (UserID not 0)
 //	  refresh_tokens         token id -> JSON refresh token
 //	  login_attempts         user id -> JSON lockout state
+//	  second_factors         user id -> JSON second factor
 //	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -80,8 +81,11 @@
 // A JSON time that is usually zero (a webhook's FailingSince, a delivery's
 // LeaseUntil and LastAttemptAt, a session's RevokedAt, the times a signing
 // key, an authorization request, a grant or a refresh token acquires
-// later, the end of a user's lock) is omitted when zero, so that a record
-// written before the field existed reads back zero.
+// later, the end of a user's lock, when a second factor was confirmed)
+// is omitted when zero, so that a record written before the field existed
+// reads back zero; so is a verification token's purpose while it is
+// store.PurposeVerifyEmail, the purpose of every token written before
+// purposes existed.
 //
 // Session ids are opaque strings chosen by the caller and are the keys of
 // sessions; since bbolt cannot store an empty key, PutSession refuses the

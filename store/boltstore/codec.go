@@ -434,6 +434,50 @@ func decodeSession(id, v []byte) (store.Session, error) {
 	}, nil
 }
 
+// tokenRecord is the stored form of store.VerificationToken; the token id
+// is the key.
+type tokenRecord struct {
+	UserID     int64  `json:"user_id"`
+	Email      string `json:"email"`
+	SecretHash []byte `json:"secret_hash,omitempty"`
+	CreatedAt  int64  `json:"created_us"`
+	ExpiresAt  int64  `json:"expires_us"`
+	// UsedAt is absent until the token has been used.
+	UsedAt *int64 `json:"used_us,omitempty"`
+	// Purpose is absent for store.PurposeVerifyEmail, the purpose of every
+	// token written before purposes existed.
+	Purpose string `json:"purpose,omitempty"`
+}
+
+func encodeToken(v store.VerificationToken) ([]byte, error) {
+	return json.Marshal(tokenRecord{
+		UserID:     v.UserID,
+		Email:      v.Email,
+		SecretHash: v.SecretHash,
+		CreatedAt:  toMicros(v.CreatedAt),
+		ExpiresAt:  toMicros(v.ExpiresAt),
+		UsedAt:     optMicros(v.UsedAt),
+		Purpose:    string(v.Purpose),
+	})
+}
+
+func decodeToken(id, v []byte) (store.VerificationToken, error) {
+	var r tokenRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.VerificationToken{}, fmt.Errorf("boltstore: verification token %q: %w", id, err)
+	}
+	return store.VerificationToken{
+		ID:         string(id),
+		UserID:     r.UserID,
+		Email:      r.Email,
+		SecretHash: r.SecretHash,
+		CreatedAt:  fromMicros(r.CreatedAt),
+		ExpiresAt:  fromMicros(r.ExpiresAt),
+		UsedAt:     fromOptMicros(r.UsedAt),
+		Purpose:    store.TokenPurpose(r.Purpose),
+	}, nil
+}
+
 // The records of the OpenID Provider. The id of each is its bbolt key. A
 // time that is zero until something happens (a key's activation and
 // retirement, a request's sign-in and redemption, a grant's revocation, a
@@ -667,4 +711,43 @@ func decodeLoginAttempts(userID int64, v []byte) (store.LoginAttempts, error) {
 		}
 	}
 	return a, nil
+}
+
+// secondFactorRecord is the stored form of store.SecondFactor; the user
+// id is the key. RecoveryCodes keeps the hashes in the order written.
+// ConfirmedAt is omitted while zero, as a lock's end is.
+type secondFactorRecord struct {
+	Secret        []byte   `json:"secret,omitempty"`
+	Confirmed     bool     `json:"confirmed,omitempty"`
+	CreatedAt     int64    `json:"created_us"`
+	ConfirmedAt   *int64   `json:"confirmed_us,omitempty"`
+	LastStep      int64    `json:"last_step,omitempty"`
+	RecoveryCodes [][]byte `json:"recovery_codes,omitempty"`
+}
+
+func encodeSecondFactor(f store.SecondFactor) ([]byte, error) {
+	return json.Marshal(secondFactorRecord{
+		Secret:        f.Secret,
+		Confirmed:     f.Confirmed,
+		CreatedAt:     toMicros(f.CreatedAt),
+		ConfirmedAt:   optMicros(f.ConfirmedAt),
+		LastStep:      f.LastStep,
+		RecoveryCodes: f.RecoveryCodes,
+	})
+}
+
+func decodeSecondFactor(userID int64, v []byte) (store.SecondFactor, error) {
+	var r secondFactorRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.SecondFactor{}, fmt.Errorf("boltstore: second factor of user %d: %w", userID, err)
+	}
+	return store.SecondFactor{
+		UserID:        userID,
+		Secret:        r.Secret,
+		Confirmed:     r.Confirmed,
+		CreatedAt:     fromMicros(r.CreatedAt),
+		ConfirmedAt:   fromOptMicros(r.ConfirmedAt),
+		LastStep:      r.LastStep,
+		RecoveryCodes: r.RecoveryCodes,
+	}, nil
 }

@@ -263,3 +263,45 @@ func TestMapperRecordFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenRecordFormat checks that a token of each purpose round-trips,
+// that an email verification token is stored without a purpose, and that
+// a record written before tokens had purposes reads as one.
+func TestTokenRecordFormat(t *testing.T) {
+	at := time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.UTC)
+	for _, v := range []store.VerificationToken{
+		{ID: "t1", UserID: 1, Email: "a@example.com", SecretHash: []byte("h"), CreatedAt: at, ExpiresAt: at.Add(time.Hour)},
+		{ID: "t2", UserID: 2, Email: "b@example.com", CreatedAt: at, ExpiresAt: at, UsedAt: at, Purpose: store.PurposePasswordReset},
+		{ID: "t3", UserID: 3, CreatedAt: at, ExpiresAt: at, Purpose: store.PurposeSecondFactor},
+	} {
+		rec, err := encodeToken(v)
+		if err != nil {
+			t.Fatalf("encodeToken(%s): %v", v.ID, err)
+		}
+		got, err := decodeToken([]byte(v.ID), rec)
+		if err != nil {
+			t.Fatalf("decodeToken(%s): %v", v.ID, err)
+		}
+		if diff := cmp.Diff(v, got); diff != "" {
+			t.Errorf("token %s mismatch (-want +got):\n%s", v.ID, diff)
+		}
+		if hasPurpose := bytes.Contains(rec, []byte(`"purpose"`)); hasPurpose != (v.Purpose != store.PurposeVerifyEmail) {
+			t.Errorf("token %s with purpose %q stored as %s", v.ID, v.Purpose, rec)
+		}
+	}
+
+	// As the release before purposes wrote it.
+	old := []byte(`{"user_id":7,"email":"old@example.com","secret_hash":"aGFzaA==","created_us":1709251199999999,` +
+		`"expires_us":1709254799999999,"used_us":1709251200000000}`)
+	got, err := decodeToken([]byte("old"), old)
+	if err != nil {
+		t.Fatalf("decodeToken of a record without a purpose: %v", err)
+	}
+	want := store.VerificationToken{
+		ID: "old", UserID: 7, Email: "old@example.com", SecretHash: []byte("hash"),
+		CreatedAt: at, ExpiresAt: at.Add(time.Hour), UsedAt: at.Add(time.Microsecond), Purpose: store.PurposeVerifyEmail,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("token without a purpose mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -51,6 +51,7 @@ const (
 	bucketUserGrants
 	bucketRefreshTokens
 	bucketLoginAttempts
+	bucketSecondFactors
 	numNested // the number of nested buckets
 )
 
@@ -80,6 +81,7 @@ var nestedNames = [numNested][]byte{
 	bucketUserGrants:       []byte("user_grants"),
 	bucketRefreshTokens:    []byte("refresh_tokens"),
 	bucketLoginAttempts:    []byte("login_attempts"),
+	bucketSecondFactors:    []byte("second_factors"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

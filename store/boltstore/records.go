@@ -110,18 +110,6 @@ func (t *tx) DeleteOAuthClient(slug, id string) error {
 // an id: bbolt cannot store an empty key.
 var errEmptyTokenID = errors.New("boltstore: the verification token id is empty")
 
-// tokenRecord is the stored form of store.VerificationToken; the token id
-// is the key.
-type tokenRecord struct {
-	UserID     int64  `json:"user_id"`
-	Email      string `json:"email"`
-	SecretHash []byte `json:"secret_hash,omitempty"`
-	CreatedAt  int64  `json:"created_us"`
-	ExpiresAt  int64  `json:"expires_us"`
-	// UsedAt is absent until the token has been used.
-	UsedAt *int64 `json:"used_us,omitempty"`
-}
-
 // PutVerificationToken implements store.Tx. It refuses the empty id.
 func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error {
 	sp, err := t.space(slug)
@@ -131,10 +119,7 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 	if v.ID == "" {
 		return errEmptyTokenID
 	}
-	rec, err := json.Marshal(tokenRecord{
-		UserID: v.UserID, Email: v.Email, SecretHash: v.SecretHash,
-		CreatedAt: toMicros(v.CreatedAt), ExpiresAt: toMicros(v.ExpiresAt), UsedAt: optMicros(v.UsedAt),
-	})
+	rec, err := encodeToken(v)
 	if err != nil {
 		return err
 	}
@@ -154,14 +139,7 @@ func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error)
 	if v == nil {
 		return store.VerificationToken{}, notFound("verification token %q", id)
 	}
-	var r tokenRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return store.VerificationToken{}, fmt.Errorf("boltstore: verification token %q: %w", id, err)
-	}
-	return store.VerificationToken{
-		ID: id, UserID: r.UserID, Email: r.Email, SecretHash: r.SecretHash,
-		CreatedAt: fromMicros(r.CreatedAt), ExpiresAt: fromMicros(r.ExpiresAt), UsedAt: fromOptMicros(r.UsedAt),
-	}, nil
+	return decodeToken([]byte(id), v)
 }
 
 // Idempotency records. A record lives in its workspace's idempotency

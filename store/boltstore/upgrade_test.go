@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.etcd.io/bbolt"
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
@@ -212,6 +213,67 @@ func TestPreviousReleaseFile(t *testing.T) {
 		got, err := tx.LoginAttempts(testSlug, 1)
 		if diff := cmp.Diff(attempts, got); err != nil || diff != "" {
 			t.Errorf("LoginAttempts(1) = %v (-want +got):\n%s", err, diff)
+		}
+		return nil
+	})
+
+	// And the second factors: Open gave its workspace the bucket, in which
+	// its user has none yet.
+	mustView(t, s, func(tx store.Tx) error {
+		_, err := tx.SecondFactor(testSlug, 1)
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("SecondFactor(1) before any write: error = %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	factor := store.SecondFactor{
+		UserID: 1, Secret: []byte("sealed secret"), Confirmed: true,
+		CreatedAt: previousReleaseTime, ConfirmedAt: previousReleaseTime.Add(time.Minute), LastStep: 58_910_768,
+		RecoveryCodes: [][]byte{[]byte("code-hash-1"), []byte("code-hash-2")},
+	}
+	reset := store.VerificationToken{
+		ID: "tok-reset", UserID: 1, Email: "alice@acme.example", SecretHash: []byte("hash-of-reset-token"),
+		CreatedAt: previousReleaseTime, ExpiresAt: previousReleaseTime.Add(time.Hour), Purpose: store.PurposePasswordReset,
+	}
+	mustUpdate(t, s, func(tx store.Tx) error {
+		return errors.Join(tx.PutSecondFactor(testSlug, factor), tx.PutVerificationToken(testSlug, reset))
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The previous release wrote verification tokens without a purpose:
+	// one as it wrote them, straight into the file, reads back as an email
+	// verification token.
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(btx *bbolt.Tx) error {
+		tokens := btx.Bucket([]byte("ws")).Bucket([]byte(testSlug)).Bucket([]byte("verification_tokens"))
+		return tokens.Put([]byte("tok-old"), []byte(`{"user_id":1,"email":"alice@acme.example",`+
+			`"secret_hash":"aGFzaC1vZi1vbGQtdG9rZW4=","created_us":1767323045000000,"expires_us":1767409445000000}`))
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, nil)
+	mustView(t, s, func(tx store.Tx) error {
+		got, err := tx.SecondFactor(testSlug, 1)
+		if diff := cmp.Diff(factor, got); err != nil || diff != "" {
+			t.Errorf("SecondFactor(1) = %v (-want +got):\n%s", err, diff)
+		}
+		old, err := tx.VerificationToken(testSlug, "tok-old")
+		if diff := cmp.Diff(store.VerificationToken{
+			ID: "tok-old", UserID: 1, Email: "alice@acme.example", SecretHash: []byte("hash-of-old-token"),
+			CreatedAt: previousReleaseTime, ExpiresAt: previousReleaseTime.Add(24 * time.Hour),
+			Purpose: store.PurposeVerifyEmail,
+		}, old); err != nil || diff != "" {
+			t.Errorf("VerificationToken(tok-old) = %v (-want +got):\n%s", err, diff)
+		}
+		gotReset, err := tx.VerificationToken(testSlug, "tok-reset")
+		if diff := cmp.Diff(reset, gotReset); err != nil || diff != "" {
+			t.Errorf("VerificationToken(tok-reset) = %v (-want +got):\n%s", err, diff)
 		}
 		return nil
 	})

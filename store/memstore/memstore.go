@@ -93,6 +93,7 @@ type namespace struct {
 	refreshTokens map[string]store.RefreshToken // by id
 
 	loginAttempts map[int64]store.LoginAttempts // by user id
+	secondFactors map[int64]store.SecondFactor  // by user id
 }
 
 // userEntry is a stored user with its folded index fields.
@@ -137,6 +138,7 @@ func newNamespace(w store.Workspace) *namespace {
 		refreshTokens: make(map[string]store.RefreshToken),
 
 		loginAttempts: make(map[int64]store.LoginAttempts),
+		secondFactors: make(map[int64]store.SecondFactor),
 	}
 }
 

@@ -47,13 +47,15 @@
 //	api_keys             id; scopes text[]
 //	oauth_clients        (workspace, id); redirect_uris,
 //	                     post_logout_redirect_uris and grant_types text[]
-//	verification_tokens  (workspace, id)
+//	verification_tokens  (workspace, id); purpose ('' for email
+//	                     verification)
 //	signing_keys         (workspace, id)
 //	auth_requests        (workspace, id); scopes text[]
 //	grants               (workspace, id); scopes text[]; index on
 //	                     (workspace, user_id, created_at, id)
 //	refresh_tokens       (workspace, id); grant_id names the grant
 //	login_attempts       (workspace, user_id); pending timestamptz[]
+//	second_factors       (workspace, user_id); recovery_codes bytea[]
 //	idempotency          (workspace, scope, key); index on expires_at
 //	update_gate          no rows: the gate every Update locks (see below)
 //
@@ -61,8 +63,10 @@
 // the previous release filled which have no endpoint, its mail jobs,
 // became 'mail', the others 'webhook'. Migration 0003 added
 // oauth_clients, 0004 the OpenID Provider's records: signing_keys,
-// auth_requests, grants and refresh_tokens, and 0005 login_attempts, the
-// lockout state of users.
+// auth_requests, grants and refresh_tokens, 0005 login_attempts, the
+// lockout state of users, and 0006 second_factors, the users' TOTP second
+// factors, with the purpose column of verification_tokens (every token of
+// an older schema got the empty purpose: email verification).
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -84,11 +88,11 @@
 // authorization requests and grants name, and the state and nonce a
 // relying party sends are bytea, which keeps any Go string exactly. The
 // other strings are text, for the benefit of whoever reads the tables:
-// slugs, usernames, emails, full names, URLs, event names, scopes and the
-// ids the identity package generates. The identity package lets none of
-// them hold what text cannot; a write of such a value straight to the
-// store is refused with an error (as the other stores refuse an empty
-// session id), and a lookup of one finds nothing.
+// slugs, usernames, emails, full names, URLs, event names, scopes, token
+// purposes and the ids the identity package generates. The identity
+// package lets none of them hold what text cannot; a write of such a
+// value straight to the store is refused with an error (as the other
+// stores refuse an empty session id), and a lookup of one finds nothing.
 //
 // Every time is timestamptz NOT NULL, to the microsecond; Go's zero time,
 // which the store package uses for "not set", is stored as itself
@@ -98,9 +102,9 @@
 // Roles and attributes have a foreign key to their user, so adding one to
 // a user that does not exist returns store.ErrNotFound (the identity
 // package checks first anyway). Sessions, verification tokens,
-// authorization requests, grants and login attempts have none: the store
-// contract lets them name any user id; nor has a refresh token one to its
-// grant.
+// authorization requests, grants, login attempts and second factors have
+// none: the store contract lets them name any user id; nor has a refresh
+// token one to its grant.
 //
 // # Transactions
 //

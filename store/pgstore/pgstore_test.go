@@ -458,6 +458,7 @@ func TestText(t *testing.T) {
 			tx.PutWebhook("acme", store.Webhook{ID: 2, URL: "https://h.example/", Events: []string{"a\x00"}}),
 			tx.PutAPIKey(store.APIKey{ID: "k\xff", Workspace: "acme"}),
 			tx.PutWorkspace(store.Workspace{Slug: "a\x00"}),
+			tx.PutVerificationToken("acme", store.VerificationToken{ID: "t", Purpose: "reset\x00"}),
 		}
 		// The transaction goes on.
 		if err := tx.PutUser("acme", store.User{ID: 2, Username: "bob", Email: "bob@example.com", FullName: "Bob"}); err != nil {
@@ -867,7 +868,8 @@ func TestDeepOffsets(t *testing.T) {
 // TestUpgradeFromPreviousRelease brings a schema that the previous
 // release created and filled (migration 0001 only, mail jobs told apart by
 // a NULL endpoint_id alone) up to date with Open, and checks that its jobs
-// read back with their kinds and stay due.
+// read back with their kinds and stay due, and its verification tokens
+// with the purpose of email verification.
 func TestUpgradeFromPreviousRelease(t *testing.T) {
 	first, err := fs.ReadFile(pgstore.MigrationFiles, "migrations/0001_schema.sql")
 	if err != nil {
@@ -885,7 +887,8 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		t.Fatalf("Migrate to the previous release's schema: %v", err)
 	}
 	// The rows as the previous release's pgstore wrote them: workspace
-	// acme, endpoint 1, a pending mail job 1 and a pending delivery 2.
+	// acme, endpoint 1, a pending mail job 1 and a pending delivery 2, and
+	// a verification token, which has no purpose yet.
 	zero := time.Time{}
 	for _, stmt := range []struct {
 		sql  string
@@ -898,6 +901,8 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 				status, attempts, next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, due_at)
 			VALUES ('acme', 1, NULL, 'msg_1', 'email.verification', '\x7b7d', $1, 'pending', 0, $1, $2, '', $2, 0, '', $1),
 				('acme', 2, 1, 'msg_2', 'user.created', '\x7b7d', $1, 'pending', 0, $1, $2, '', $2, 0, '', $1)`, []any{t0, zero}},
+		{`INSERT INTO verification_tokens (workspace, id, user_id, email, secret_hash, created_at, expires_at, used_at)
+			VALUES ('acme', 'tok-old', 1, 'alice@example.com', '\x68617368', $1, $2, $3)`, []any{t0, t0.Add(24 * time.Hour), zero}},
 	} {
 		if _, err := conn.Exec(t.Context(), stmt.sql, stmt.args...); err != nil {
 			t.Fatalf("%s: %v", stmt.sql, err)
@@ -939,6 +944,17 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		want := []store.QueuedDelivery{{Workspace: "acme", Delivery: mail}, {Workspace: "acme", Delivery: hook}}
 		if diff := cmp.Diff(want, due); diff != "" {
 			t.Errorf("DueDeliveries mismatch (-want +got):\n%s", diff)
+		}
+		// The token of the previous release is an email verification token.
+		tok, err := tx.VerificationToken("acme", "tok-old")
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(store.VerificationToken{
+			ID: "tok-old", UserID: 1, Email: "alice@example.com", SecretHash: []byte("hash"),
+			CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour), Purpose: store.PurposeVerifyEmail,
+		}, tok); diff != "" {
+			t.Errorf("VerificationToken(tok-old) mismatch (-want +got):\n%s", diff)
 		}
 		return nil
 	})

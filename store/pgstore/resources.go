@@ -430,16 +430,17 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 	if v.ID == "" {
 		return errEmptyTokenID
 	}
-	if err := checkText("verification token id", v.ID, "email", v.Email); err != nil {
+	if err := checkText("verification token id", v.ID, "email", v.Email, "purpose", string(v.Purpose)); err != nil {
 		return err
 	}
-	tag, err := t.exec(`INSERT INTO verification_tokens (workspace, id, user_id, email, secret_hash, created_at, expires_at, used_at)
-		SELECT slug, $2::text, $3::bigint, $4::text, $5::bytea, $6::timestamptz, $7::timestamptz, $8::timestamptz
+	tag, err := t.exec(`INSERT INTO verification_tokens (workspace, id, user_id, email, secret_hash, created_at, expires_at,
+			used_at, purpose)
+		SELECT slug, $2::text, $3::bigint, $4::text, $5::bytea, $6::timestamptz, $7::timestamptz, $8::timestamptz, $9::text
 		FROM workspaces WHERE slug = $1
 		ON CONFLICT (workspace, id) DO UPDATE SET user_id = excluded.user_id, email = excluded.email,
 			secret_hash = excluded.secret_hash, created_at = excluded.created_at,
-			expires_at = excluded.expires_at, used_at = excluded.used_at`,
-		slug, v.ID, v.UserID, v.Email, bin(v.SecretHash), ts(v.CreatedAt), ts(v.ExpiresAt), ts(v.UsedAt))
+			expires_at = excluded.expires_at, used_at = excluded.used_at, purpose = excluded.purpose`,
+		slug, v.ID, v.UserID, v.Email, bin(v.SecretHash), ts(v.CreatedAt), ts(v.ExpiresAt), ts(v.UsedAt), string(v.Purpose))
 	return t.written(tag, err, slug)
 }
 
@@ -452,9 +453,9 @@ func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error)
 		return store.VerificationToken{}, t.missing(slug, "verification token %q", id)
 	}
 	v := store.VerificationToken{ID: id}
-	found, err := t.queryRow(`SELECT user_id, email, secret_hash, created_at, expires_at, used_at
+	found, err := t.queryRow(`SELECT user_id, email, secret_hash, created_at, expires_at, used_at, purpose
 		FROM verification_tokens WHERE workspace = $1 AND id = $2`, []any{slug, id},
-		&v.UserID, &v.Email, &v.SecretHash, &v.CreatedAt, &v.ExpiresAt, &v.UsedAt)
+		&v.UserID, &v.Email, &v.SecretHash, &v.CreatedAt, &v.ExpiresAt, &v.UsedAt, &v.Purpose)
 	if err != nil {
 		return store.VerificationToken{}, err
 	}

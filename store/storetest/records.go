@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -71,6 +72,66 @@ func testVerificationTokens(t *testing.T, newStore func(t *testing.T) store.Stor
 		update(t, s, func(tx store.Tx) error { return tx.PutVerificationToken(slugA, used) })
 		check(t, slugA, used)
 		check(t, slugB, b1)
+	})
+
+	t.Run("Purposes", func(t *testing.T) {
+		// A token of each purpose; the one of the zero value is an email
+		// verification token.
+		update(t, s, func(tx store.Tx) error {
+			for _, v := range []store.VerificationToken{
+				{
+					ID: "verify", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h1"),
+					CreatedAt: at(1), ExpiresAt: at(86401), Purpose: store.PurposeVerifyEmail,
+				},
+				{
+					ID: "reset", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h2\x00\xff"),
+					CreatedAt: at(2), ExpiresAt: at(3602), Purpose: store.PurposePasswordReset,
+				},
+				{
+					ID: "second", UserID: 4, SecretHash: []byte("h3"),
+					CreatedAt: at(3), ExpiresAt: at(303), UsedAt: at(4), Purpose: store.PurposeSecondFactor,
+				},
+			} {
+				if err := tx.PutVerificationToken(slugA, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		check(t, slugA, store.VerificationToken{
+			ID: "verify", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h1"),
+			CreatedAt: at(1), ExpiresAt: at(86401), Purpose: "",
+		})
+		check(t, slugA, store.VerificationToken{
+			ID: "reset", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h2\x00\xff"),
+			CreatedAt: at(2), ExpiresAt: at(3602), Purpose: "password_reset",
+		})
+		check(t, slugA, store.VerificationToken{
+			ID: "second", UserID: 4, SecretHash: []byte("h3"),
+			CreatedAt: at(3), ExpiresAt: at(303), UsedAt: at(4), Purpose: "second_factor",
+		})
+		// Written again with another purpose, each reads back with it, the
+		// zero value included.
+		update(t, s, func(tx store.Tx) error {
+			return errors.Join(
+				tx.PutVerificationToken(slugA, store.VerificationToken{
+					ID: "verify", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h1"),
+					CreatedAt: at(1), ExpiresAt: at(86401), Purpose: store.PurposeSecondFactor,
+				}),
+				tx.PutVerificationToken(slugA, store.VerificationToken{
+					ID: "reset", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h2\x00\xff"),
+					CreatedAt: at(2), ExpiresAt: at(3602), UsedAt: at(5), Purpose: store.PurposeVerifyEmail,
+				}),
+			)
+		})
+		check(t, slugA, store.VerificationToken{
+			ID: "verify", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h1"),
+			CreatedAt: at(1), ExpiresAt: at(86401), Purpose: "second_factor",
+		})
+		check(t, slugA, store.VerificationToken{
+			ID: "reset", UserID: 3, Email: "user3@example.com", SecretHash: []byte("h2\x00\xff"),
+			CreatedAt: at(2), ExpiresAt: at(3602), UsedAt: at(5), Purpose: "",
+		})
 	})
 
 	t.Run("NotFound", func(t *testing.T) {

@@ -75,6 +75,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Grants", testGrants},
 		{"RefreshTokens", testRefreshTokens},
 		{"LoginAttempts", testLoginAttempts},
+		{"SecondFactors", testSecondFactors},
 		{"VerificationTokens", testVerificationTokens},
 		{"Idempotency", testIdempotency},
 		{"Transactions", testTransactions},

@@ -197,6 +197,7 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"UserGrants", func(tx store.Tx) error { _, err := tx.UserGrants(m, 1); return err }},
 		{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken(m, "rt-1"); return err }},
 		{"LoginAttempts", func(tx store.Tx) error { _, err := tx.LoginAttempts(m, 1); return err }},
+		{"SecondFactor", func(tx store.Tx) error { _, err := tx.SecondFactor(m, 1); return err }},
 	}
 	writes := []struct {
 		name string
@@ -237,6 +238,10 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 		{"PutLoginAttempts", func(tx store.Tx) error {
 			return tx.PutLoginAttempts(m, store.LoginAttempts{UserID: 1, Failures: 3, Pending: []time.Time{at(2)}, LockedUntil: at(5)})
 		}},
+		{"PutSecondFactor", func(tx store.Tx) error {
+			return tx.PutSecondFactor(m, store.SecondFactor{UserID: 1, Secret: []byte("s"), CreatedAt: at(1)})
+		}},
+		{"DeleteSecondFactor", func(tx store.Tx) error { return tx.DeleteSecondFactor(m, 1) }},
 	}
 	before := takeSnapshot(t, s, slugA)
 	view(t, s, func(tx store.Tx) error {

@@ -74,6 +74,10 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentRefresh", testRuleConcurrentRefresh},
 		{"ConcurrentFirstKeys", testRuleConcurrentFirstKeys},
 		{"ConcurrentLockout", testRuleConcurrentLockout},
+		{"SecondFactor", testRuleSecondFactor},
+		{"ConcurrentCodeReplay", testRuleConcurrentCodeReplay},
+		{"ConcurrentWrongCodes", testRuleConcurrentWrongCodes},
+		{"PasswordReset", testRulePasswordReset},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

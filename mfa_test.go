@@ -441,3 +441,66 @@ func typeAndData(t *testing.T, payload string) string {
 	}
 	return string(out)
 }
+
+// TestSignInForAuthorizationWithMFA: SignIn asks for the code; after
+// VerifySecondFactor, CompleteSignIn completes the request with a
+// session; ResumeSignIn completes another with an existing session.
+// Under MFARequired a session of a user without a factor gives no single
+// sign-on.
+func TestSignInForAuthorizationWithMFA(t *testing.T) {
+	e := newOIDCEnv(t, nil)
+	hook := e.hook(identity.EventLoginSucceeded)
+	secret, _ := e.enrol(e.ada.ID)
+	a := e.authorize(e.webRequest(), "")
+	_, _, _, err := e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+	identitytest.WantCode(t, err, identity.CodeMFARequired)
+	if _, err := e.ws.PendingAuthorization(e.ctx, a.RequestID); err != nil {
+		t.Fatalf("the request after the password: %v", err)
+	}
+	u, _, err := e.ws.VerifySecondFactor(e.ctx, err.(*identity.Error).Challenge, e.code(secret, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, token, session, err := e.ws.CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	if err != nil || !codePattern.MatchString(auth.Code) || auth.RedirectURI != webRedirect || session.UserID != u.ID {
+		t.Fatalf("CompleteSignIn = %+v, %q, %+v, %v", auth, token, session, err)
+	}
+	_, _, _, err = e.ws.CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
+
+	b := e.authorize(e.webRequest(), "")
+	_, err = e.ws.ResumeSignIn(e.ctx, b.RequestID, "ids_nope")
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+	resumed, err := e.ws.ResumeSignIn(e.ctx, b.RequestID, token)
+	if err != nil || !codePattern.MatchString(resumed.Code) {
+		t.Fatalf("ResumeSignIn = %+v, %v", resumed, err)
+	}
+	_, err = e.ws.ResumeSignIn(e.ctx, b.RequestID, token)
+	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
+	want := []string{
+		`{"type":"login.succeeded","data":{"userId":1,"clientId":"` + e.web.ID + `","sessionId":"` + session.ID + `"}}`,
+		`{"type":"login.succeeded","data":{"userId":1,"clientId":"` + e.web.ID + `","sessionId":"` + session.ID + `"}}`,
+	}
+	if diff := cmp.Diff(want, eventsOf(t, e.testEnv, hook)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+
+	// Bob signed in before MFA became required: his session no longer
+	// signs him in without the page (and its enrolment); ada's does.
+	bob := e.user("bob")
+	_, bobToken, err := e.ws.StartSession(e.ctx, bob.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := e.ws.Settings(e.ctx)
+	set.MFA = identity.MFARequired
+	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.authorize(e.webRequest(), bobToken); got.RequestID == "" || got.Code != "" {
+		t.Errorf("bob's session under MFARequired = %+v, want the sign-in page", got)
+	}
+	if got := e.authorize(e.webRequest(), token); got.Code == "" {
+		t.Errorf("ada's session under MFARequired = %+v, want a code", got)
+	}
+}

@@ -30,7 +30,8 @@ const (
 	// EventUserEnabled: EnableUser enabled a disabled user. Data: the User
 	// after the change.
 	EventUserEnabled EventType = "user.enabled"
-	// EventUserPasswordChanged: SetPassword replaced a user's password.
+	// EventUserPasswordChanged: SetPassword, ChangePassword or
+	// ResetPassword replaced a user's password.
 	// Data: {"userId": int}. Never the password or its hash.
 	EventUserPasswordChanged EventType = "user.password.changed"
 	// EventUserRoleAssigned: AssignRole assigned a role that was not
@@ -39,20 +40,22 @@ const (
 	// EventUserRoleRemoved: RemoveRole removed a directly assigned role.
 	// Data: {"userId": int, "roleId": int}.
 	EventUserRoleRemoved EventType = "user.role.removed"
-	// EventLoginFailed: Authenticate or Login refused a login. Data:
-	// {"login": the identifier tried, "reason": "unknown_user" |
-	// "wrong_password" | "no_password" | "disabled" | "locked" (refused for
-	// the lockout, without checking the password), "userId": int, present
-	// when the user exists}. Never the password.
+	// EventLoginFailed: Authenticate or Login refused a login, or
+	// VerifySecondFactor, RemoveSecondFactor or ChangePassword a code or
+	// password. Data: {"login": the identifier tried, "reason":
+	// "unknown_user" | "wrong_password" | "no_password" | "disabled" |
+	// "wrong_code" (a second-factor code) | "locked" (refused for the
+	// lockout, without checking anything), "userId": int, present when
+	// the user exists}. Never the password or the code.
 	EventLoginFailed EventType = "login.failed"
 	// EventSessionRevoked: a session was revoked, by RevokeSession (reason
 	// "revoked"), because its user was disabled (reason "user_disabled")
-	// or by a logout through the OpenID Provider (EndSession, reason
-	// "logout"). Data: {"sessionId": string, "userId": int,
+	// by ResetPassword (reason "password_reset") or by a logout through
+	// the OpenID Provider (EndSession, reason "logout"). Data: {"sessionId": string, "userId": int,
 	// "reason": string}.
 	EventSessionRevoked EventType = "session.revoked"
 	// EventLoginSucceeded: a user signed in on the OpenID Provider's
-	// sign-in page (SignIn) for a client. Data: {"userId": int,
+	// sign-in page (SignIn, CompleteSignIn or ResumeSignIn) for a client. Data: {"userId": int,
 	// "clientId": string, "sessionId": string}.
 	EventLoginSucceeded EventType = "login.succeeded"
 	// EventTokenRefreshReused: a refresh token was presented again after

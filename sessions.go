@@ -44,6 +44,9 @@ func sessionFromRecord(r store.Session) Session {
 
 // Login authenticates like Authenticate and, on success, starts a session
 // for the user. It returns the user, the session and the session token.
+// A user who needs a second factor gets Authenticate's CodeMFARequired
+// (or CodeMFAEnrollmentRequired) and no session: after
+// VerifySecondFactor, StartSession starts it.
 func (w *Workspace) Login(ctx context.Context, login, password string) (User, Session, string, error) {
 	u, err := w.Authenticate(ctx, login, password)
 	if err != nil {

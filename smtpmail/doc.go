@@ -1,5 +1,6 @@
 // Package smtpmail submits email over SMTP and builds the messages the
-// library sends: verification emails (VerificationMessage).
+// library sends: verification and password reset emails
+// (VerificationMessage).
 //
 // Package identity decides what is sent, to whom and when (a mail job in
 // the queue, a fresh token per attempt, Queue.Begin); the dispatcher in

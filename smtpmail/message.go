@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	htmltemplate "html/template"
 	"mime"
@@ -11,32 +12,40 @@ import (
 	"mime/quotedprintable"
 	"net/textproto"
 	"strings"
+	texttemplate "text/template"
 	"time"
 
 	"github.com/identitylib/identity"
 )
 
-// verificationSubject is the subject of every verification email.
-const verificationSubject = "Verify your email address"
+// content is what differs between the kinds of email: the subject and
+// the templates of the two parts, which both take a mailText.
+type content struct {
+	subject string
+	plain   *texttemplate.Template
+	html    *htmltemplate.Template
+}
 
-// verificationText is the data of both parts of the message.
-type verificationText struct {
+// mailText is the data of both parts of a message.
+type mailText struct {
 	Name, Email, Link, Lifetime string
 }
 
-const verificationPlain = `Hello %s,
+// verification is the content of verification emails.
+var verification = content{
+	subject: "Verify your email address",
+	plain: texttemplate.Must(texttemplate.New("verify").Parse(`Hello {{.Name}},
 
-Please confirm that %s is your email address by opening this link:
+Please confirm that {{.Email}} is your email address by opening this link:
 
-%s
+{{.Link}}
 
-The link can be used once and expires in %s. If you did not expect this
+The link can be used once and expires in {{.Lifetime}}. If you did not expect this
 email, you can ignore it.
-`
-
-// verificationHTML is the HTML part; html/template escapes every value,
-// so a user's full name cannot inject markup.
-var verificationHTML = htmltemplate.Must(htmltemplate.New("verify").Parse(`<!DOCTYPE html>
+`)),
+	// html/template escapes every value, so a user's full name cannot
+	// inject markup.
+	html: htmltemplate.Must(htmltemplate.New("verify").Parse(`<!DOCTYPE html>
 <html>
 <head><meta charset="utf-8"><title>Verify your email address</title></head>
 <body>
@@ -47,7 +56,52 @@ var verificationHTML = htmltemplate.Must(htmltemplate.New("verify").Parse(`<!DOC
 <p>The link can be used once and expires in {{.Lifetime}}. If you did not expect this email, you can ignore it.</p>
 </body>
 </html>
-`))
+`)),
+}
+
+// passwordReset is the content of password reset emails.
+var passwordReset = content{
+	subject: "Reset your password",
+	plain: texttemplate.Must(texttemplate.New("reset").Parse(`Hello {{.Name}},
+
+Someone asked to reset the password of the account with this address.
+To choose a new password, open this link:
+
+{{.Link}}
+
+The link can be used once and expires in {{.Lifetime}}. If you did not ask
+for this, you can ignore this email; your password stays as it is.
+`)),
+	html: htmltemplate.Must(htmltemplate.New("reset").Parse(`<!DOCTYPE html>
+<html>
+<head><meta charset="utf-8"><title>Reset your password</title></head>
+<body>
+<p>Hello {{.Name}},</p>
+<p>Someone asked to reset the password of the account with this address. To choose a new password, open this link:</p>
+<p><a href="{{.Link}}">Choose a new password</a></p>
+<p>If the link does not open, copy this address into your browser:<br>{{.Link}}</p>
+<p>The link can be used once and expires in {{.Lifetime}}. If you did not ask for this, you can ignore this email; your password stays as it is.</p>
+</body>
+</html>
+`)),
+}
+
+// ErrUnknownKind is the error of a message whose Kind is none of the
+// kinds this package writes.
+var ErrUnknownKind = errors.New("unknown kind of email")
+
+// contentOf returns the content of an email of the kind: a verification
+// email for MailVerifyEmail or no kind, a password reset email for
+// MailPasswordReset.
+func contentOf(kind identity.MailKind) (content, error) {
+	switch kind {
+	case "", identity.MailVerifyEmail:
+		return verification, nil
+	case identity.MailPasswordReset:
+		return passwordReset, nil
+	}
+	return content{}, fmt.Errorf("%w: %q", ErrUnknownKind, kind)
+}
 
 // newMessageID returns a Message-ID value, unique per message, in the
 // domain of the sender's address.
@@ -63,53 +117,66 @@ func newMessageID(from string) (string, error) {
 	return "<" + hex.EncodeToString(b) + "@" + domain + ">", nil
 }
 
-// VerificationMessage returns the verification email m as SMTP sends it
-// (CRLF line ends): a multipart/alternative of a text/plain and a
-// text/html part, both UTF-8 and quoted-printable, with names and subject
-// encoded per RFC 2047, a Message-ID in the domain of the sender's
-// address, and Auto-Submitted: auto-generated.
+// VerificationMessage returns the email m as SMTP sends it (CRLF line
+// ends): for m.Kind MailPasswordReset a password reset email, for
+// MailVerifyEmail (or no kind) a verification email, and for any other
+// kind ErrUnknownKind. Either is a multipart/alternative of a text/plain
+// and a text/html part, both UTF-8 and quoted-printable, holding m.Link
+// and m.Lifetime in words, with names and subject encoded per RFC 2047, a
+// Message-ID in the domain of the sender's address, and Auto-Submitted:
+// auto-generated.
 func VerificationMessage(m identity.VerificationMail) ([]byte, error) {
+	c, err := contentOf(m.Kind)
+	if err != nil {
+		return nil, err
+	}
 	messageID, err := newMessageID(m.From.Address)
 	if err != nil {
 		return nil, err
 	}
-	text := verificationText{
+	body, boundary, err := c.body(mailText{
 		Name: m.To.Name, Email: m.To.Address, Link: m.Link, Lifetime: describeLifetime(m.Lifetime),
-	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	plain := fmt.Sprintf(verificationPlain, text.Name, text.Email, text.Link, text.Lifetime)
-	if err := writeQPPart(mw, "text/plain; charset=utf-8", func(w *quotedprintable.Writer) error {
-		_, err := w.Write([]byte(plain))
-		return err
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := writeQPPart(mw, "text/html; charset=utf-8", func(w *quotedprintable.Writer) error {
-		return verificationHTML.Execute(w, text)
-	}); err != nil {
-		return nil, err
-	}
-	if err := mw.Close(); err != nil {
-		return nil, err
-	}
-
 	var msg bytes.Buffer
 	header := func(name, value string) {
 		msg.WriteString(name + ": " + foldHeader(len(name)+2, value) + "\r\n")
 	}
 	header("From", m.From.String())
 	header("To", m.To.String())
-	header("Subject", mime.QEncoding.Encode("utf-8", verificationSubject))
+	header("Subject", mime.QEncoding.Encode("utf-8", c.subject))
 	header("Date", m.Date.Format(time.RFC1123Z))
 	header("Message-ID", messageID)
 	header("MIME-Version", "1.0")
-	header("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": mw.Boundary()}))
+	header("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary}))
 	// RFC 3834: no vacation replies or other automatic answers, please.
 	header("Auto-Submitted", "auto-generated")
 	msg.WriteString("\r\n")
-	msg.Write(body.Bytes())
+	msg.Write(body)
 	return msg.Bytes(), nil
+}
+
+// body returns the multipart/alternative body of the content with text,
+// and its boundary.
+func (c content) body(text mailText) ([]byte, string, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	if err := writeQPPart(mw, "text/plain; charset=utf-8", func(w *quotedprintable.Writer) error {
+		return c.plain.Execute(w, text)
+	}); err != nil {
+		return nil, "", err
+	}
+	if err := writeQPPart(mw, "text/html; charset=utf-8", func(w *quotedprintable.Writer) error {
+		return c.html.Execute(w, text)
+	}); err != nil {
+		return nil, "", err
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return body.Bytes(), mw.Boundary(), nil
 }
 
 // writeQPPart writes one quoted-printable part of the given type.

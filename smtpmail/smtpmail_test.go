@@ -191,3 +191,112 @@ func TestSend(t *testing.T) {
 		})
 	}
 }
+
+// resetLink is the link of the password reset emails of these tests.
+const resetLink = "https://app.acme.test/reset?token=idr_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&lang=en"
+
+// TestMessageKinds: the kind of a message chooses its subject and both
+// parts; no kind is a verification email.
+func TestMessageKinds(t *testing.T) {
+	verifyPlain := "Hello Ada <b>\"Countess\"</b> Lovelace,\n\n" +
+		"Please confirm that ada@example.com is your email address by opening this link:\n\n" +
+		"https://app.acme.test/verify?token=idv_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&lang=en\n\n" +
+		"The link can be used once and expires in 24 hours. If you did not expect this\n" +
+		"email, you can ignore it.\n"
+	resetPlain := "Hello Ada <b>\"Countess\"</b> Lovelace,\n\n" +
+		"Someone asked to reset the password of the account with this address.\n" +
+		"To choose a new password, open this link:\n\n" +
+		resetLink + "\n\n" +
+		"The link can be used once and expires in 1 hour. If you did not ask\n" +
+		"for this, you can ignore this email; your password stays as it is.\n"
+	resetHTML := "<!DOCTYPE html>\n<html>\n" +
+		"<head><meta charset=\"utf-8\"><title>Reset your password</title></head>\n<body>\n" +
+		"<p>Hello Ada &lt;b&gt;&#34;Countess&#34;&lt;/b&gt; Lovelace,</p>\n" +
+		"<p>Someone asked to reset the password of the account with this address. To choose a new password, open this link:</p>\n" +
+		"<p><a href=\"https://app.acme.test/reset?token=idr_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&amp;lang=en\">Choose a new password</a></p>\n" +
+		"<p>If the link does not open, copy this address into your browser:<br>https://app.acme.test/reset?token=idr_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&amp;lang=en</p>\n" +
+		"<p>The link can be used once and expires in 1 hour. If you did not ask for this, you can ignore this email; your password stays as it is.</p>\n" +
+		"</body>\n</html>\n"
+	tests := []struct {
+		kind     identity.MailKind
+		link     string
+		lifetime time.Duration
+		subject  string
+		plain    string
+		html     string // "" to skip
+	}{
+		{"", "", 24 * time.Hour, "Verify your email address", verifyPlain, ""},
+		{identity.MailVerifyEmail, "", 24 * time.Hour, "Verify your email address", verifyPlain, ""},
+		{identity.MailPasswordReset, resetLink, identity.PasswordResetTokenLifetime, "Reset your password", resetPlain, resetHTML},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			m := verification(identity.SMTPSettings{}, `Ada <b>"Countess"</b> Lovelace`, tt.lifetime)
+			m.Kind = tt.kind
+			if tt.link != "" {
+				m.Link = tt.link
+			}
+			data, err := smtpmail.VerificationMessage(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := mailtest.Parse(t, data)
+			if p.Subject != tt.subject {
+				t.Errorf("Subject = %q, want %q", p.Subject, tt.subject)
+			}
+			// Parts come with CRLF line ends: the message is text.
+			if diff := cmp.Diff(tt.plain, strings.ReplaceAll(p.Plain, "\r\n", "\n")); diff != "" {
+				t.Errorf("text part mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.html, strings.ReplaceAll(p.HTML, "\r\n", "\n")); tt.html != "" && diff != "" {
+				t.Errorf("HTML part mismatch (-want +got):\n%s", diff)
+			}
+			if p.Link != m.Link || p.HTMLLink() != m.Link {
+				t.Errorf("links: text %q, HTML %q; want %q", p.Link, p.HTMLLink(), m.Link)
+			}
+			for header, want := range map[string]string{"MIME-Version": "1.0", "Auto-Submitted": "auto-generated"} {
+				if got := p.Header.Get(header); got != want {
+					t.Errorf("%s = %q, want %q", header, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestMessageUnknownKind: a kind this package does not write is
+// ErrUnknownKind, and sending it is a permanent failure that never
+// connects to the server.
+func TestMessageUnknownKind(t *testing.T) {
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	m := verification(*ms.Settings(identity.SMTPNoTLS), "Ada", time.Hour)
+	m.Kind = "welcome"
+	if _, err := smtpmail.VerificationMessage(m); !errors.Is(err, smtpmail.ErrUnknownKind) {
+		t.Errorf("VerificationMessage = %v, want ErrUnknownKind", err)
+	}
+	res, err := smtpmail.NewSender(nil).SendVerification(t.Context(), m)
+	if !errors.Is(err, smtpmail.ErrUnknownKind) || res != (smtpmail.Result{Permanent: true}) {
+		t.Errorf("SendVerification = %+v, %v; want a permanent ErrUnknownKind", res, err)
+	}
+	if n := ms.Connections(); n != 0 {
+		t.Errorf("%d connections to the server", n)
+	}
+}
+
+// TestSendPasswordReset: a password reset email goes through a real SMTP
+// server to the user, with its subject and link.
+func TestSendPasswordReset(t *testing.T) {
+	ms := mailtest.NewServer(t, mailtest.Config{})
+	m := verification(*ms.Settings(identity.SMTPNoTLS), "Ada", identity.PasswordResetTokenLifetime)
+	m.Kind, m.Link = identity.MailPasswordReset, resetLink
+	res, err := smtpmail.NewSender(nil).SendVerification(t.Context(), m)
+	if err != nil || res != (smtpmail.Result{Code: 250}) {
+		t.Fatalf("SendVerification = %+v, %v", res, err)
+	}
+	msg := ms.WaitMessages(t, 1)[0]
+	if diff := cmp.Diff([]string{"ada@example.com"}, msg.To); diff != "" || msg.From != "noreply@acme.test" {
+		t.Errorf("envelope from %q to %q", msg.From, msg.To)
+	}
+	if p := mailtest.Parse(t, msg.Data); p.Subject != "Reset your password" || p.Link != resetLink {
+		t.Errorf("Subject %q, link %q", p.Subject, p.Link)
+	}
+}

@@ -48,6 +48,7 @@ func routeCases() []routeCase {
 		// Extensions.
 		{"POST", base + "/users/1/enable", nil, one(identity.ScopeUsersWrite), 204},
 		{"POST", base + "/users/1/unlock", nil, one(identity.ScopeUsersWrite), 204},
+		{"DELETE", base + "/users/1/mfa", nil, one(identity.ScopeUsersWrite), 204},
 		{"GET", base + "/users/1/claims?token=access", nil, []identity.Scope{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, 200},
 		{"GET", base + "/claim-mappers/dept", nil, one(identity.ScopeClaimMappersRead), 200},
 	}

@@ -47,6 +47,8 @@ var libraryCodes = []codeStatus{
 	{string(identity.CodeInvalidGrant), 400},
 	{string(identity.CodeLoginRequired), 401},
 	{string(identity.CodeLocked), 423},
+	{string(identity.CodeMFARequired), 401},
+	{string(identity.CodeMFAEnrollmentRequired), 401},
 }
 
 // adapterCodes are the codes of the problems the adapter detects itself,

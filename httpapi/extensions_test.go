@@ -1,8 +1,13 @@
 package httpapi_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pquerna/otp/totp"
 
 	"github.com/identitylib/identity"
 )
@@ -90,6 +95,89 @@ func TestUnlockUser(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "POST", base+"/users/2/unlock", e.allKey, nil), 404, "not_found")
 	wantProblem(t, e.do(t, "POST", base+"/users/0/unlock", e.allKey, nil), 404, "not_found")
+}
+
+// enrolMFA gives the user a confirmed TOTP second factor as the user
+// would: with a code of the enrolment's secret at the Service's time.
+func enrolMFA(tb testing.TB, ws *identity.Workspace, userID int64) {
+	tb.Helper()
+	ctx := context.Background()
+	en, err := ws.BeginTOTPEnrollment(ctx, userID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	code, err := totp.GenerateCode(en.Secret, testNow)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := ws.ConfirmTOTPEnrollment(ctx, userID, code); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestResetMFA: DELETE /users/{userId}/mfa clears the user's second
+// factor and recovery codes at once, with user.mfa.reset, after which the
+// password alone signs in; again it is 204 and emits nothing; an unknown
+// user is 404 and a key without users:write 403, changing nothing.
+func TestResetMFA(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := t.Context()
+	e.createUser(t, "ada")
+	hook, err := e.ws.CreateWebhook(ctx, identity.NewWebhook{
+		URL: "https://hooks.example.com/mfa", Events: []string{"user.mfa.enrolled", "user.mfa.reset"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enrolMFA(t, e.ws, 1)
+	mfaEnabled := func() bool {
+		t.Helper()
+		var u struct{ MFAEnabled bool }
+		if err := json.Unmarshal(e.do(t, "GET", base+"/users/1", e.allKey, nil).Body.Bytes(), &u); err != nil {
+			t.Fatal(err)
+		}
+		return u.MFAEnabled
+	}
+	if !mfaEnabled() {
+		t.Fatal("mfaEnabled is false after the enrolment")
+	}
+	if _, err := e.ws.Authenticate(ctx, "ada", "pw-ada-long"); identity.ErrorCode(err) != identity.CodeMFARequired {
+		t.Fatalf("the password of an enrolled user: %v, want mfa_required", err)
+	}
+
+	wantProblem(t, e.do(t, "DELETE", base+"/users/1/mfa", e.keys[identity.ScopeUsersRead], nil), 403, "forbidden")
+	if !mfaEnabled() {
+		t.Error("a refused reset cleared the second factor")
+	}
+	for range 2 {
+		wantNoContent(t, e.do(t, "DELETE", base+"/users/1/mfa", e.allKey, nil))
+	}
+	if mfaEnabled() {
+		t.Error("mfaEnabled is true after the reset")
+	}
+	st, err := e.ws.MFAStatus(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(identity.MFAStatus{}, st); diff != "" {
+		t.Errorf("MFA status after the reset (-want +got):\n%s", diff)
+	}
+	if _, err := e.ws.Authenticate(ctx, "ada", "pw-ada-long"); err != nil {
+		t.Errorf("the password alone after the reset: %v", err)
+	}
+	ds, err := e.ws.Deliveries(ctx, hook.Endpoint.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []identity.EventType
+	for _, d := range ds {
+		events = append(events, d.EventType)
+	}
+	if diff := cmp.Diff([]identity.EventType{identity.EventUserMFAEnrolled, identity.EventUserMFAReset}, events); diff != "" {
+		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+	wantProblem(t, e.do(t, "DELETE", base+"/users/2/mfa", e.allKey, nil), 404, "not_found")
+	wantProblem(t, e.do(t, "DELETE", base+"/users/0/mfa", e.allKey, nil), 404, "not_found")
 }
 
 // TestEnableUser: a disabled user is enabled again, idempotently, and can

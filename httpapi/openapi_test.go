@@ -56,30 +56,32 @@ var globalErrorStatuses = []int{
 // every code). The validator is lenient with invalid, which may be a 400 or
 // a 422.
 var problemCodeStatuses = map[string][]int{
-	"invalid":                {http.StatusBadRequest, http.StatusUnprocessableEntity},
-	"not_found":              {http.StatusNotFound},
-	"conflict":               {http.StatusConflict},
-	"reserved_claim":         {http.StatusBadRequest},
-	"limit_reached":          {http.StatusConflict},
-	"unauthenticated":        {http.StatusUnauthorized},
-	"forbidden":              {http.StatusForbidden},
-	"internal":               {http.StatusInternalServerError},
-	"token_invalid":          {http.StatusBadRequest},
-	"token_expired":          {http.StatusGone},
-	"token_used":             {http.StatusConflict},
-	"unsupported_media_type": {http.StatusUnsupportedMediaType},
-	"malformed_json":         {http.StatusBadRequest},
-	"malformed_query":        {http.StatusBadRequest},
-	"body_too_large":         {http.StatusRequestEntityTooLarge},
-	"method_not_allowed":     {http.StatusMethodNotAllowed},
-	"malformed_precondition": {http.StatusBadRequest},
-	"precondition_failed":    {http.StatusPreconditionFailed},
-	"idempotency_key_reused": {http.StatusUnprocessableEntity},
-	"idempotency_key_in_use": {http.StatusConflict},
-	"invalid_grant":          {http.StatusBadRequest},
-	"login_required":         {http.StatusUnauthorized},
-	"locked":                 {http.StatusLocked},
-	"unavailable":            {http.StatusServiceUnavailable},
+	"invalid":                 {http.StatusBadRequest, http.StatusUnprocessableEntity},
+	"not_found":               {http.StatusNotFound},
+	"conflict":                {http.StatusConflict},
+	"reserved_claim":          {http.StatusBadRequest},
+	"limit_reached":           {http.StatusConflict},
+	"unauthenticated":         {http.StatusUnauthorized},
+	"forbidden":               {http.StatusForbidden},
+	"internal":                {http.StatusInternalServerError},
+	"token_invalid":           {http.StatusBadRequest},
+	"token_expired":           {http.StatusGone},
+	"token_used":              {http.StatusConflict},
+	"unsupported_media_type":  {http.StatusUnsupportedMediaType},
+	"malformed_json":          {http.StatusBadRequest},
+	"malformed_query":         {http.StatusBadRequest},
+	"body_too_large":          {http.StatusRequestEntityTooLarge},
+	"method_not_allowed":      {http.StatusMethodNotAllowed},
+	"malformed_precondition":  {http.StatusBadRequest},
+	"precondition_failed":     {http.StatusPreconditionFailed},
+	"idempotency_key_reused":  {http.StatusUnprocessableEntity},
+	"idempotency_key_in_use":  {http.StatusConflict},
+	"invalid_grant":           {http.StatusBadRequest},
+	"login_required":          {http.StatusUnauthorized},
+	"locked":                  {http.StatusLocked},
+	"mfa_required":            {http.StatusUnauthorized},
+	"mfa_enrollment_required": {http.StatusUnauthorized},
+	"unavailable":             {http.StatusServiceUnavailable},
 }
 
 // loadOpenAPI reads openapi.yaml, loads it with kin-openapi and validates
@@ -122,9 +124,11 @@ var specOperations = map[string]string{
 	"POST /t/{slug}/api/v1/webhooks":                          "webhooks:write",
 	"DELETE /t/{slug}/api/v1/webhooks/{endpointId}":           "webhooks:write",
 	"GET " + documentPath:                                     "",
-	// Further operations: enabling a user, the claims preview, one mapper.
+	// Further operations: enabling and unlocking a user, resetting its MFA, the
+	// claims preview, one mapper.
 	"POST /t/{slug}/api/v1/users/{userId}/enable":       "users:write",
 	"POST /t/{slug}/api/v1/users/{userId}/unlock":       "users:write",
+	"DELETE /t/{slug}/api/v1/users/{userId}/mfa":        "users:write",
 	"GET /t/{slug}/api/v1/users/{userId}/claims":        "users:read claim_mappers:read",
 	"GET /t/{slug}/api/v1/claim-mappers/{attributeKey}": "claim_mappers:read",
 }
@@ -1179,6 +1183,8 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("POST", "/users/999/enable", "", 404)
 	do("POST", "/users/"+user+"/unlock", "", 204)
 	do("POST", "/users/999/unlock", "", 404)
+	do("DELETE", "/users/"+user+"/mfa", "", 204)
+	do("DELETE", "/users/999/mfa", "", 404)
 	do("GET", "/users/"+user+"/claims?token=access", "", 200)
 	do("GET", "/users/"+user+"/claims?token=id", "", 200)
 	do("GET", "/users/"+user+"/claims", "", 422)

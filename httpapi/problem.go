@@ -52,6 +52,10 @@ var statusByCode = map[identity.Code]int{
 	identity.CodeLoginRequired: http.StatusUnauthorized,
 	// A password login's; no route of this API logs in.
 	identity.CodeLocked: http.StatusLocked,
+	// A sign-in's next step, a second factor (or its enrolment); no route
+	// of this API signs in.
+	identity.CodeMFARequired:           http.StatusUnauthorized,
+	identity.CodeMFAEnrollmentRequired: http.StatusUnauthorized,
 }
 
 // statusOf returns the HTTP status of a library error code; a code the

@@ -29,6 +29,7 @@ var routes = []route{
 	{http.MethodDelete, "/users/:userId", scopes{identity.ScopeUsersWrite}, disableUser},
 	{http.MethodPost, "/users/:userId/enable", scopes{identity.ScopeUsersWrite}, enableUser},
 	{http.MethodPost, "/users/:userId/unlock", scopes{identity.ScopeUsersWrite}, unlockUser},
+	{http.MethodDelete, "/users/:userId/mfa", scopes{identity.ScopeUsersWrite}, resetMFA},
 	{http.MethodGet, "/users/:userId/claims", scopes{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, previewClaims},
 	{http.MethodPost, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, assignRole},
 	{http.MethodDelete, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, removeRole},
@@ -157,6 +158,16 @@ func unlockUser(ctx context.Context, w http.ResponseWriter, c *call) error {
 		return err
 	}
 	return writeNoContent(w, c.ws.UnlockUser(ctx, id))
+}
+
+// resetMFA clears the user's second factor and recovery codes (an
+// extension: DELETE /users/{userId}/mfa, 204).
+func resetMFA(ctx context.Context, w http.ResponseWriter, c *call) error {
+	id, err := c.id("userId", "user")
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, c.ws.ResetMFA(ctx, id))
 }
 
 // previewClaims answers with the claims the workspace's mappers project

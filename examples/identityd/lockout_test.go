@@ -8,35 +8,54 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/pgstore"
 )
 
 // TestWorkspacePolicy checks identityd workspace policy: it prints the
-// policy, changes only what its flags name, and refuses what the library
-// refuses.
+// policy, changes only what its flags name (the stored settings say the
+// same), and refuses what the library refuses.
 func TestWorkspacePolicy(t *testing.T) {
 	db, _ := newDB(t)
 	show := func(args ...string) string {
 		t.Helper()
 		return mustRun(t, append([]string{"-db", db, "workspace", "policy", "-workspace", "acme"}, args...)...).stdout
 	}
-	if got := show(); got != "lockout: on\nlockout threshold: 10\nlockout duration: 15m0s\npassword length: 8-1024\n" {
-		t.Errorf("default policy:\n%s", got)
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "lockout: on\nlockout threshold: 10\nlockout duration: 15m0s\npassword length: 8-1024\nmfa: optional\n"},
+		{[]string{"-lockout-threshold", "5", "-lockout-duration", "90s"}, "lockout: on\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 8-1024\nmfa: optional\n"},
+		{[]string{"-lockout=false", "-password-min-length", "12"}, "lockout: off\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 12-1024\nmfa: optional\n"},
+		{[]string{"-lockout"}, "lockout: on\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 12-1024\nmfa: optional\n"},
+		{[]string{"-mfa", "required"}, "lockout: on\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 12-1024\nmfa: required\n"},
+	} {
+		if got := show(step.args...); got != step.want {
+			t.Errorf("after %q:\n%s\nwant:\n%s", step.args, got, step.want)
+		}
 	}
-	if got := show("-lockout-threshold", "5", "-lockout-duration", "90s"); got != "lockout: on\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 8-1024\n" {
-		t.Errorf("after -lockout-threshold 5 -lockout-duration 90s:\n%s", got)
-	}
-	if got := show("-lockout=false", "-password-min-length", "12"); got != "lockout: off\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 12-1024\n" {
-		t.Errorf("after -lockout=false -password-min-length 12:\n%s", got)
-	}
-	if got := show("-lockout"); got != "lockout: on\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 12-1024\n" {
-		t.Errorf("after -lockout:\n%s", got)
-	}
-	usage := "Usage: identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N]\nRun 'identityd -h' for help.\n"
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		s, err := ws.Settings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := identity.Settings{
+			PasswordPolicy: identity.PasswordPolicy{MinLength: 12, MaxLength: 1024},
+			Lockout:        identity.LockoutPolicy{Threshold: 5, Duration: 90 * time.Second},
+			MFA:            identity.MFARequired,
+		}
+		if diff := cmp.Diff(want, s); diff != "" {
+			t.Errorf("stored settings mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	usage := "Usage: identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]\nRun 'identityd -h' for help.\n"
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -49,6 +68,8 @@ func TestWorkspacePolicy(t *testing.T) {
 			"identityd: invalid settings: lockout.duration must be whole seconds between 1s and 720h0m0s (0 for the default, 15m0s)\n"},
 		{"password too short", []string{"-workspace", "acme", "-password-min-length", "3"}, exitError,
 			"identityd: invalid settings: passwordPolicy.minLength must be at least 4\n"},
+		{"unknown mfa policy", []string{"-workspace", "acme", "-mfa", "sometimes"}, exitError,
+			"identityd: invalid settings: mfa must be \"optional\" or \"required\"\n"},
 		{"unknown workspace", []string{"-workspace", "nope"}, exitError, "identityd: workspace \"nope\" does not exist\n"},
 		{"missing workspace", nil, exitUsage, "identityd: workspace policy: -workspace is required\n" + usage},
 	} {
@@ -59,8 +80,11 @@ func TestWorkspacePolicy(t *testing.T) {
 			}
 		})
 	}
-	if got := show(); !strings.Contains(got, "lockout threshold: 5\n") {
+	if got, want := show(), "lockout: on\nlockout threshold: 5\nlockout duration: 1m30s\npassword length: 12-1024\nmfa: required\n"; got != want {
 		t.Errorf("a refused change changed the policy:\n%s", got)
+	}
+	if got := show("-mfa", "optional"); !strings.HasSuffix(got, "\nmfa: optional\n") {
+		t.Errorf("after -mfa optional:\n%s", got)
 	}
 }
 

@@ -8,7 +8,7 @@
 //	identityd [-db FILE] workspace create SLUG
 //	identityd [-db FILE] workspace list
 //	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
-//	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N]
+//	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
@@ -39,10 +39,13 @@
 // shows secrets; client delete stops a client at once.
 //
 // workspace policy prints the workspace's sign-in policy (lockout on or
-// off, its threshold and duration, the password length range) after
-// changing the parts whose flags are given: after -lockout-threshold
-// consecutive failed password attempts (default 10) an account is locked
-// for -lockout-duration (default 15m); -lockout=false turns lockout off.
+// off, its threshold and duration, the password length range, the MFA
+// policy) after changing the parts whose flags are given: after
+// -lockout-threshold consecutive failed password attempts (default 10) an
+// account is locked for -lockout-duration (default 15m); -lockout=false
+// turns lockout off; -mfa required makes every user give a second factor
+// at sign-in (enrolling one at the next sign-in if they have none), -mfa
+// optional (the default) only the users with MFA on.
 //
 // signing-key rotate rotates the workspace's token signing keys at once
 // (they also rotate by themselves every 30 days): the next key, published

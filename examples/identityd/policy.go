@@ -12,13 +12,14 @@ import (
 // workspacePolicy shows the workspace's sign-in policy and changes the
 // parts whose flags are given: identityd workspace policy -workspace SLUG
 // [-lockout-threshold N] [-lockout-duration D] [-lockout=false]
-// [-password-min-length N].
+// [-password-min-length N] [-mfa optional|required].
 func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace")
 	threshold := fs.Int("lockout-threshold", 0, fmt.Sprintf("lock an account after `N` consecutive failed attempts (1-%d)", identity.MaxLockoutThreshold))
 	duration := fs.Duration("lockout-duration", 0, "how long a lock lasts (`DURATION`, whole seconds, at most 720h)")
 	lockout := fs.Bool("lockout", true, "lock accounts after failed attempts; -lockout=false turns it off")
 	minLength := fs.Int("password-min-length", 0, fmt.Sprintf("the shortest password accepted, in characters (`N`, at least %d)", identity.MinPasswordLength))
+	mfa := fs.String("mfa", "", fmt.Sprintf("whether users need a second factor to sign in: `POLICY` %s or %s", identity.MFAOptional, identity.MFARequired))
 	if _, err := parseCommand(fs, args, nil, "workspace"); err != nil {
 		return err
 	}
@@ -42,6 +43,9 @@ func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []strin
 		if given["password-min-length"] {
 			s.PasswordPolicy.MinLength = *minLength
 		}
+		if given["mfa"] {
+			s.MFA = identity.MFAPolicy(*mfa) // the library refuses other values
+		}
 		if changed {
 			if err := ws.UpdateSettings(ctx, s); err != nil {
 				return err
@@ -54,6 +58,10 @@ func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []strin
 
 // printPolicy prints the sign-in policy of settings s, one setting a line.
 func printPolicy(e *env, s identity.Settings) {
+	mfa := s.MFA
+	if mfa == "" {
+		mfa = identity.MFAOptional
+	}
 	l := s.Lockout
 	state := "on"
 	if l.Disabled {
@@ -66,6 +74,6 @@ func printPolicy(e *env, s identity.Settings) {
 	if duration == 0 {
 		duration = identity.DefaultLockoutDuration
 	}
-	fmt.Fprintf(e.stdout, "lockout: %s\nlockout threshold: %d\nlockout duration: %s\npassword length: %d-%d\n",
-		state, threshold, duration.Round(time.Second), s.PasswordPolicy.MinLength, s.PasswordPolicy.MaxLength)
+	fmt.Fprintf(e.stdout, "lockout: %s\nlockout threshold: %d\nlockout duration: %s\npassword length: %d-%d\nmfa: %s\n",
+		state, threshold, duration.Round(time.Second), s.PasswordPolicy.MinLength, s.PasswordPolicy.MaxLength, mfa)
 }

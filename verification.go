@@ -195,9 +195,10 @@ func errTokenInvalid() *Error {
 	return errorf(CodeTokenInvalid, "invalid verification token")
 }
 
-// EmailJobs returns the workspace's verification email jobs, pending,
-// succeeded and failed, in ascending id order: a Delivery each, with
-// EndpointID 0, EventType EmailVerificationJob and UserID set; LastStatus
+// EmailJobs returns the workspace's email jobs, pending, succeeded and
+// failed, in ascending id order: a Delivery each, with EndpointID 0 and
+// EventType EmailVerificationJob (UserID set) or PasswordResetJob (UserID
+// 0: a reset names an address, not a user); LastStatus
 // is the SMTP reply code of the last attempt (250 on success, 0 when no
 // reply came). Workspace.Deliveries, which lists an endpoint's deliveries,
 // never includes them. RetryDelivery queues a failed one again.

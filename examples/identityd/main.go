@@ -7,7 +7,7 @@
 //
 //	identityd [-db FILE] workspace create SLUG
 //	identityd [-db FILE] workspace list
-//	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
+//	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
 //	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG

@@ -49,7 +49,7 @@ func commands() []command {
 	return []command{
 		{name: "workspace create", args: "SLUG", run: workspaceCreate},
 		{name: "workspace list", run: workspaceList},
-		{name: "workspace smtp", args: "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", run: workspaceSMTP},
+		{name: "workspace smtp", args: "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", run: workspaceSMTP},
 		{name: "workspace policy", args: "-workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]", run: workspacePolicy},
 		{name: "key create", args: "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", run: keyCreate},
 		{name: "key list", args: "-workspace SLUG", run: keyList},

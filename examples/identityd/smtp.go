@@ -37,6 +37,7 @@ func workspaceSMTP(ctx context.Context, e *env, fs *flag.FlagSet, args []string)
 	from := fs.String("from", "", "the sender `ADDRESS`")
 	fromName := fs.String("from-name", "", "an optional sender display `NAME`")
 	verifyURL := fs.String("verify-url", "", "the link `TEMPLATE` of verification emails, containing {token}")
+	resetURL := fs.String("reset-url", "", "an optional link `TEMPLATE` of password reset emails, containing {token}; the hosted pages use their own")
 	username := fs.String("username", "", "the SMTP login `USER`; the password comes from $"+smtpPasswordEnv+" or -password-stdin")
 	passwordStdin := fs.Bool("password-stdin", false, "read the SMTP password from the first line of standard input")
 	lifetime := fs.Duration("token-lifetime", 0, "how long a verification link stays valid (`DURATION`); 0 means 24h")
@@ -66,7 +67,7 @@ func workspaceSMTP(ctx context.Context, e *env, fs *flag.FlagSet, args []string)
 	}
 	m := &identity.SMTPSettings{
 		Host: *host, Port: *port, TLS: identity.SMTPTLSMode(*mode), Username: *username,
-		From: *from, FromName: *fromName, VerifyURL: *verifyURL, TokenLifetime: *lifetime,
+		From: *from, FromName: *fromName, VerifyURL: *verifyURL, ResetURL: *resetURL, TokenLifetime: *lifetime,
 	}
 	if m.Port == 0 {
 		m.Port = defaultSMTPPorts[m.TLS]

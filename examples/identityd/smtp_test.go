@@ -49,8 +49,9 @@ func TestWorkspaceSMTP(t *testing.T) {
 	}
 
 	t.Setenv(smtpPasswordEnv, "")
-	mustRun(t, append(base, "-from-name", "Acme", "-token-lifetime", "2h", "-tls", "tls")...)
+	mustRun(t, append(base, "-from-name", "Acme", "-token-lifetime", "2h", "-tls", "tls", "-reset-url", "https://app.acme.test/reset?token={token}")...)
 	want.FromName, want.TokenLifetime, want.TLS, want.Port = "Acme", 2*time.Hour, identity.SMTPImplicitTLS, 465
+	want.ResetURL = "https://app.acme.test/reset?token={token}"
 	if diff := cmp.Diff(want, smtpSettings(t, db)); diff != "" {
 		t.Errorf("settings after an update without password mismatch (-want +got):\n%s", diff)
 	}
@@ -85,6 +86,7 @@ func TestWorkspaceSMTPErrors(t *testing.T) {
 		{"unknown mode", "", append([]string{"-tls", "ssl"}, valid...), exitError, "smtp.tls must be"},
 		{"plain text to a remote host", "", append([]string{"-tls", "none"}, valid...), exitError, "smtp.tls may be \"none\" only for localhost"},
 		{"link without token", "", []string{"-host", "smtp.example.com", "-from", "a@b.test", "-verify-url", "https://x.test/"}, exitError, "smtp.verifyUrl must contain {token}"},
+		{"reset link without token", "", append([]string{"-reset-url", "https://x.test/reset"}, valid...), exitError, "smtp.resetUrl must contain {token}"},
 		{"unknown workspace", "", append([]string{"-workspace", "nope"}, valid...), exitError, "nope"},
 	}
 	for _, tt := range tests {

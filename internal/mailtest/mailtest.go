@@ -289,7 +289,7 @@ func (s *session) Data(r io.Reader) error {
 func (s *session) Reset()        { s.from, s.to = "", nil }
 func (s *session) Logout() error { return nil }
 
-// Parsed is a received verification email taken apart.
+// Parsed is a received verification or password reset email taken apart.
 type Parsed struct {
 	Header  mail.Header
 	Subject string
@@ -303,9 +303,11 @@ type Parsed struct {
 	Link, Token string
 }
 
-var tokenPattern = regexp.MustCompile(`idv_[0-9a-f]{16}_[A-Za-z0-9_-]{43}`)
+// tokenPattern matches a verification (idv_) or password reset (idr_)
+// token.
+var tokenPattern = regexp.MustCompile(`id[vr]_[0-9a-f]{16}_[A-Za-z0-9_-]{43}`)
 
-// Parse takes a verification email apart with the standard library,
+// Parse takes a verification or password reset email apart with the standard library,
 // checking on the way what every message must satisfy: CRLF line ends,
 // no line over 998 characters, a multipart/alternative body whose parts
 // are quoted-printable.

@@ -12,6 +12,8 @@
 //	POST /t/S/revoke                             token revocation (RFC 7009)
 //	POST /t/S/introspect                         token introspection (RFC 7662), confidential clients only
 //	GET, POST /t/S/end_session                   RP-initiated logout
+//	GET, POST /t/S/account                       the user's account: second factor, password, sessions
+//	GET, POST /t/S/reset                         password reset by email (workspaces with SMTP settings)
 //
 // A program mounts one Handler for every path under the issuers' "/t/",
 // next to its own routes:
@@ -34,7 +36,7 @@
 // github.com/zitadel/oidc/v3's op.Server, which parses requests, checks
 // their required fields and client authentication's form, and writes RFC
 // 6749 error bodies. The browser-facing endpoints (authorize, login,
-// end_session) are this package's own, because a refusal there must be an
+// end_session, account, reset) are this package's own, because a refusal there must be an
 // HTML page or a redirect decided by identity's rules, where op.Server
 // writes JSON. Every library error becomes an OAuth error in one table
 // (see errors.go), and no error's cause is ever sent to a client.
@@ -50,6 +52,49 @@
 // is https. A successful sign-in sets the session cookie, which lets the
 // next authorization skip the form (single sign-on); one message answers
 // an unknown user, a wrong password and a disabled account alike.
+//
+// Every hosted page (sign-in, second factor, account, password reset) is
+// built the same way: the Content-Security-Policy is default-src 'none'
+// (with img-src data: on the pages that show a TOTP QR code, an inline
+// PNG), every POST is checked against the double-submit token, request
+// bodies are bounded by MaxRequestBytes and each field by the library's
+// limits, and a refusal of what the user sent is a page that says what to
+// do (a 500 answers only a failure of the store or the machine).
+// Library errors reach the pages through one table (classify in
+// errors.go).
+//
+// # The second factor
+//
+// When a user needs a second factor (Workspace.SignIn returns
+// identity.CodeMFARequired), the sign-in page asks for a code of the
+// user's authenticator app or a recovery code, and a right one completes
+// the authorization (Workspace.VerifySecondFactor, then CompleteSignIn).
+// A wrong code, and a locked account, get the same message. Under
+// identity.MFARequired a user without a factor enrols on the way
+// (identity.CodeMFAEnrollmentRequired): the page shows the QR code, the
+// key and the otpauth URI, takes the first code, starts the session and
+// shows the ten recovery codes once; their Continue then completes the
+// authorization (Workspace.ResumeSignIn), since an authorization code
+// lives only a minute.
+//
+// # The account page
+//
+// …/account shows the user of the session cookie (or a sign-in form for
+// the page itself, with the same second-factor step): the TOTP factor,
+// set up (QR code, key, first code, recovery codes) or removed with a
+// code, new recovery codes, a change of password, the user's active
+// sessions, each revocable, and sign-out. Its forms post back to it with
+// a hidden step; after a change it redirects to itself with a fixed
+// notice (?done=).
+//
+// # Password reset
+//
+// When the workspace has SMTP settings, the sign-in forms link to
+// …/reset, which asks for an address and queues a reset email
+// (Workspace.RequestPasswordReset) whose link is …/reset?token=…; the
+// answer is the same whether an account has the address or not. The link
+// opens the new password's form (Workspace.ResetPassword); a reset signs
+// nobody in.
 //
 // # Logging
 //

@@ -109,3 +109,71 @@ func mapError(kind endpointKind, err error) oauthError {
 
 // statusError is o as op.Server's error writer takes it.
 func (o oauthError) statusError() error { return op.NewStatusError(o.err, o.status) }
+
+// formClass is what a library error means to a form of a hosted page
+// (sign-in, second factor, account, password reset).
+type formClass int
+
+const (
+	// formOK: no error.
+	formOK formClass = iota
+	// formRefused: a password or code is not right, or the account is
+	// locked or disabled. The form again, with its one generic message: a
+	// locked account reads like a wrong password or code, so that the
+	// page never tells whether an account exists or is locked.
+	formRefused
+	// formInvalid: the input breaks a rule (the password policy, the
+	// form of an address, a code that is not the authenticator's). The
+	// form again, with the rule's message.
+	formInvalid
+	// formStale: what the form was for is gone (a sign-in or link that
+	// expired or was used, an enrolment that ended, a factor removed
+	// meanwhile). A page that says so and where to start again.
+	formStale
+	// formFailed: a failure of the store or the machine, or an answer no
+	// form expects. A 500, logged, its cause not shown.
+	formFailed
+)
+
+// classify is the one table from identity's error codes to what a hosted
+// page's form does; each form words the messages of its class (see the
+// msg constants).
+//
+//	code                                        class
+//	(no error)                                  ok
+//	unauthenticated, locked, forbidden          refused
+//	invalid                                     invalid
+//	token_invalid, token_expired, token_used,   stale
+//	  conflict, not_found
+//	anything else                               failed
+//
+// mfa_required and mfa_enrollment_required are not failures but the next
+// step of a sign-in: the sign-in forms look for them before classify.
+func classify(err error) formClass {
+	switch identity.ErrorCode(err) {
+	case "":
+		return formOK
+	case identity.CodeUnauthenticated, identity.CodeLocked, identity.CodeForbidden:
+		return formRefused
+	case identity.CodeInvalid:
+		return formInvalid
+	case identity.CodeTokenInvalid, identity.CodeTokenExpired, identity.CodeTokenUsed, identity.CodeConflict, identity.CodeNotFound:
+		return formStale
+	}
+	return formFailed
+}
+
+// fieldMessages returns the messages of an invalid input's fields, each
+// a sentence starting with subject ("The new password must be at least 8
+// characters.").
+func fieldMessages(err error, subject string) []string {
+	e, ok := errors.AsType[*identity.Error](err)
+	if !ok || len(e.Fields) == 0 {
+		return []string{subject + " is not accepted."}
+	}
+	out := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		out[i] = subject + " " + f.Message + "."
+	}
+	return out
+}

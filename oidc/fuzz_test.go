@@ -107,6 +107,10 @@ func FuzzSignInForm(f *testing.F) {
 	f.Add(good(map[string]string{"csrf": ""}), formType, true)
 	f.Add(good(map[string]string{"login": strings.Repeat("é", 600)}), formType, true)
 	f.Add(good(nil)+"&login=bob&csrf=x", formType, true)
+	f.Add(good(map[string]string{"step": "code", "challenge": "idc_0123456789abcdef_x", "code": "123456"}), formType, true)
+	f.Add(good(map[string]string{"step": "code", "challenge": "", "code": "abcde-fghij", "enrolling": "1"}), formType, true)
+	f.Add(good(map[string]string{"step": "continue"}), formType, true)
+	f.Add(good(map[string]string{"step": "nope"}), formType, true)
 	f.Add("login=%zz&password=%", formType, true)
 	f.Add(good(nil), "multipart/form-data; boundary=x", true)
 	f.Add(good(nil), "text/plain", true)
@@ -132,6 +136,81 @@ func FuzzSignInForm(f *testing.F) {
 			if base != appURI || !withCookie || err != nil || sent.Get("csrf") != csrf {
 				t.Fatalf("POST %q (%s, cookie %v): redirect to %q", body, contentType, withCookie, rec.Header().Get("Location"))
 			}
+		}
+	})
+}
+
+// FuzzAccountForm posts arbitrary bodies to the account page, with or
+// without the CSRF cookie and a session: the answer is never a 5xx, a
+// redirect goes to the account page, and no form is taken without its
+// CSRF token matching the cookie.
+func FuzzAccountForm(f *testing.F) {
+	p := newProvider(f)
+	c, page := p.signedInAccount()
+	csrf := hiddenFields(page.body).Get("csrf")
+	var session string
+	for _, ck := range c.Jar.Cookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(p.srv.URL, "http://"), Path: "/t/acme/account"}) {
+		if ck.Name == "identity_session" {
+			session = ck.Value
+		}
+	}
+	if session == "" {
+		f.Fatal("no session cookie in the browser")
+	}
+	form := func(step string, set ...string) string {
+		v := url.Values{"step": {step}, "csrf": {csrf}}
+		for i := 0; i+1 < len(set); i += 2 {
+			v.Set(set[i], set[i+1])
+		}
+		return v.Encode()
+	}
+	const formType = "application/x-www-form-urlencoded"
+	f.Add(form("signin", "login", "ada", "password", adaPassword), formType, true, false)
+	f.Add(form("signin", "login", "ada", "password", "wrong"), formType, true, false)
+	f.Add(form("code", "challenge", "idc_0123456789abcdef_x", "code", "123 456"), formType, true, false)
+	f.Add(form("enroll"), formType, true, true)
+	f.Add(form("confirm", "code", "000000"), formType, true, true)
+	f.Add(form("remove", "code", "abcde-fghij"), formType, true, true)
+	f.Add(form("recovery"), formType, true, true)
+	f.Add(form("password", "current", "x", "password", "yyyyyyyy", "repeat", "yyyyyyyz"), formType, true, true)
+	f.Add(form("revoke", "session", "ids_nope"), formType, true, true)
+	f.Add(form("signout"), formType, false, true)
+	f.Add(form("nope"), formType, true, true)
+	f.Add(form("enroll")+"&csrf=x", formType, true, true)
+	f.Add("step=%zz&csrf=%", formType, true, true)
+	f.Add(form("recovery"), "multipart/form-data; boundary=x", true, true)
+	f.Add("", "", false, false)
+	f.Fuzz(func(t *testing.T, body, contentType string, withCSRF, withSession bool) {
+		req := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/t/acme/account"}, Host: "127.0.0.1",
+			Header: http.Header{"Content-Type": {contentType}}, Body: http.NoBody}
+		if body != "" {
+			req.Body = stringBody(body)
+			req.ContentLength = int64(len(body))
+		}
+		req = req.WithContext(t.Context())
+		var cookies []string
+		if withCSRF {
+			cookies = append(cookies, "identity_csrf="+csrf)
+		}
+		if withSession {
+			cookies = append(cookies, "identity_session="+session)
+		}
+		if len(cookies) > 0 {
+			req.Header.Set("Cookie", strings.Join(cookies, "; "))
+		}
+		rec := p.serve(req)
+		if rec.Code >= 500 {
+			t.Fatalf("POST %q (%s): %d %s", body, contentType, rec.Code, rec.Body)
+		}
+		if rec.Code == http.StatusFound && !strings.HasPrefix(rec.Header().Get("Location"), p.issuer+"/account") {
+			t.Fatalf("POST %q: redirect to %q", body, rec.Header().Get("Location"))
+		}
+		// Refused before any form: not the site's (403), or unreadable.
+		refused := rec.Code == http.StatusForbidden || rec.Code == http.StatusRequestEntityTooLarge ||
+			rec.Code == http.StatusBadRequest && strings.Contains(rec.Body.String(), "The request could not be read.")
+		sent, err := url.ParseQuery(body)
+		if !refused && (!withCSRF || err != nil || sent.Get("csrf") != csrf) {
+			t.Fatalf("POST %q (%s, CSRF cookie %v): %d, a form taken without its CSRF token", body, contentType, withCSRF, rec.Code)
 		}
 	})
 }

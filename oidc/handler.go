@@ -83,6 +83,8 @@ const (
 	pathRevoke     = "revoke"
 	pathIntrospect = "introspect"
 	pathEndSession = "end_session"
+	pathAccount    = "account"
+	pathReset      = "reset"
 )
 
 // route is how the handler serves one endpoint.
@@ -110,6 +112,8 @@ var (
 		{pathRevoke, post, (*Handler).serveProtocol},
 		{pathIntrospect, post, (*Handler).serveProtocol},
 		{pathEndSession, pageForm, (*Handler).serveEndSession},
+		{pathAccount, pageForm, (*Handler).serveAccount},
+		{pathReset, pageForm, (*Handler).serveReset},
 	}
 )
 

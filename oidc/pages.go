@@ -47,6 +47,17 @@ const (
 	msgTooLong          = "The username, email or password is too long."
 )
 
+// The hidden step of a sign-in form: which of its forms was posted. The
+// password form has none.
+const (
+	// stepCode is the second factor's form: a code, or the first code of
+	// an enrolment.
+	stepCode = "code"
+	// stepContinue leaves the recovery codes shown after an enrolment for
+	// the application.
+	stepContinue = "continue"
+)
+
 //go:embed pages.html
 var pagesFS embed.FS
 
@@ -58,9 +69,35 @@ type pageData struct {
 	Title   string
 	Message string
 	Hint    string
+	// Problems are the messages of a refused form after Message, one a
+	// problem (the password policy's rules).
+	Problems []string
+	// Notice says that what the user asked for was done.
+	Notice string
+	// Link is where the page sends the user next, labelled LinkText.
+	Link, LinkText string
 	// The sign-in form's fields.
 	ClientName, Action, RequestID, CSRF, Login string
 	MaxLogin, MaxPassword                      int
+	// Step is the hidden step of the page's form (see stepCode).
+	Step string
+	// ForgotURL is the password reset page, when the workspace sends
+	// email.
+	ForgotURL string
+	// The second factor's form: the challenge of the sign-in waiting for
+	// it, and for a user who enrols (Enrolling) what the authenticator app
+	// needs.
+	Challenge string
+	Enrolling bool
+	Enroll    *enrollView
+	MaxCode   int
+	// RecoveryCodes are shown once, after an enrolment or a regeneration.
+	RecoveryCodes []string
+	// The password reset forms' fields.
+	Token, Email string
+	MaxEmail     int
+	// Account is what the account page shows.
+	Account *accountView
 }
 
 // page writes a page with a message (an error, the signed-out page).
@@ -79,7 +116,12 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
+	images := ""
+	if d.Enroll != nil {
+		// The QR code is an inline data: image; nothing else loads.
+		images = "; img-src data:"
+	}
+	hd.Set("Content-Security-Policy", "default-src 'none'"+images+"; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
@@ -278,7 +320,9 @@ func (rq *request) cookie(name, value string, maxAge int) *http.Cookie {
 }
 
 // serveLogin is the sign-in page: GET shows the form of a pending
-// authorization request, POST signs in.
+// authorization request; POST signs in, in steps: the password, then for
+// a user who needs one the second factor (see signInCode), then, after an
+// enrolment, the recovery codes' Continue.
 func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *request) {
 	if !h.parseForm(w, r, rq) {
 		return
@@ -295,16 +339,29 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *request
 		}
 		return
 	}
-	if r.Header.Get("Sec-Fetch-Site") == "cross-site" || !csrfMatches(r) {
-		h.page(w, r, http.StatusForbidden, pageData{Slug: rq.ws.Slug(), Title: "Sign-in form not accepted",
-			Message: "This sign-in form did not come from this site, or it has expired, so nobody was signed in.",
-			Hint:    "Go back to the application and sign in again."})
+	if !h.csrfChecked(w, r, rq, "Sign-in form not accepted",
+		"This sign-in form did not come from this site, or it has expired, so nobody was signed in.",
+		"Go back to the application and sign in again.") {
 		return
 	}
 	p, ok := h.pending(w, r, rq, r.PostForm.Get("request"))
 	if !ok {
 		return
 	}
+	switch r.PostForm.Get("step") {
+	case "":
+		h.signInPassword(w, r, rq, p)
+	case stepCode:
+		h.signInCode(w, r, rq, p)
+	case stepContinue:
+		h.signInContinue(w, r, rq, p)
+	default:
+		h.badRequest(w, r, rq, "Invalid request", "The sign-in form sent a step this page does not have.")
+	}
+}
+
+// signInPassword is the sign-in form's first step: the password.
+func (h *Handler) signInPassword(w http.ResponseWriter, r *http.Request, rq *request, p identity.PendingAuthorization) {
 	csrf := r.PostForm.Get("csrf")
 	login, password := r.PostForm.Get("login"), r.PostForm.Get("password")
 	switch {
@@ -316,22 +373,30 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	auth, token, session, err := rq.ws.SignIn(r.Context(), p.RequestID, login, password)
-	switch identity.ErrorCode(err) {
-	case "":
-	case identity.CodeUnauthenticated, identity.CodeLocked:
+	if h.askSecondFactor(w, r, rq, loginSteps(rq, p, csrf), err) {
+		return
+	}
+	switch classify(err) {
+	case formOK:
+	case formRefused, formInvalid:
 		// A locked account gets the same message as a wrong password: the
 		// page never tells whether an account exists.
 		h.loginForm(w, r, rq, http.StatusBadRequest, p, csrf, login, msgWrongCredentials)
 		return
-	case identity.CodeTokenInvalid, identity.CodeTokenExpired:
+	case formStale:
 		h.expired(w, r, rq)
 		return
 	default:
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
 	}
-	http.SetCookie(w, rq.cookie(sessionCookie, token, max(int(session.ExpiresAt.Sub(h.svc.Now()).Round(time.Second)/time.Second), 1)))
+	h.setSession(w, rq, token, session)
 	h.sendCode(w, r, rq, auth)
+}
+
+// setSession sets the session cookie, for as long as the session lasts.
+func (h *Handler) setSession(w http.ResponseWriter, rq *request, token string, s identity.Session) {
+	http.SetCookie(w, rq.cookie(sessionCookie, token, max(int(s.ExpiresAt.Sub(h.svc.Now()).Round(time.Second)/time.Second), 1)))
 }
 
 // pending returns the pending authorization request id names, or shows
@@ -361,22 +426,41 @@ func (h *Handler) expired(w http.ResponseWriter, r *http.Request, rq *request) {
 
 // loginForm shows the sign-in form, with a message after a failed try.
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request, rq *request, status int, p identity.PendingAuthorization, csrf, login, message string) {
+	f := loginSteps(rq, p, csrf)
+	d := f.data(rq, "Sign in", message)
+	d.Login, d.MaxLogin, d.MaxPassword = login, maxLoginChars, identity.MaxPasswordPolicyLength
+	d.ForgotURL = h.forgotURL(r, rq)
+	h.render(w, r, status, "login", d, f.formAction)
+}
+
+// loginSteps are the sign-in page's forms for the pending request p.
+func loginSteps(rq *request, p identity.PendingAuthorization, csrf string) steps {
 	name := p.ClientName
 	if name == "" {
 		name = p.ClientID
 	}
-	d := pageData{
-		Slug: rq.ws.Slug(), Title: "Sign in", Message: message, ClientName: name,
-		Action: rq.issuer + "/" + pathLogin, RequestID: p.RequestID, CSRF: csrf, Login: login,
-		MaxLogin: maxLoginChars, MaxPassword: identity.MaxPasswordPolicyLength,
-	}
-	// The form posts here, and its answer redirects to the client:
+	// The forms post here, and their answer may redirect to the client:
 	// Chromium checks form-action against both.
 	formAction := "'self'"
 	if origin, ok := origin(p.RedirectURI); ok {
 		formAction += " " + origin
 	}
-	h.render(w, r, status, "login", d, formAction)
+	return steps{
+		action: rq.issuer + "/" + pathLogin, requestID: p.RequestID, clientName: name, csrf: csrf,
+		formAction: formAction, restart: rq.issuer + "/" + pathLogin + "?" + url.Values{"request": {p.RequestID}}.Encode(),
+		over: "This sign-in has expired",
+	}
+}
+
+// forgotURL returns the password reset page if the workspace sends
+// email, and "" otherwise.
+func (h *Handler) forgotURL(r *http.Request, rq *request) string {
+	s, err := rq.ws.Settings(r.Context())
+	if err != nil || s.SMTP == nil {
+		// A store failure costs the link only: the form still works.
+		return ""
+	}
+	return rq.issuer + "/" + pathReset
 }
 
 // safeOrigin is what an origin may look like to go into a CSP header.
@@ -403,6 +487,17 @@ func csrfToken(w http.ResponseWriter, r *http.Request, rq *request) string {
 	token := base64.RawURLEncoding.EncodeToString(b)
 	http.SetCookie(w, rq.cookie(csrfCookie, token, 0))
 	return token
+}
+
+// csrfChecked refuses a form post that is cross-site or whose CSRF token
+// is not the cookie's, with a page saying so; it reports whether the post
+// may go on.
+func (h *Handler) csrfChecked(w http.ResponseWriter, r *http.Request, rq *request, title, message, hint string) bool {
+	if r.Header.Get("Sec-Fetch-Site") != "cross-site" && csrfMatches(r) {
+		return true
+	}
+	h.page(w, r, http.StatusForbidden, pageData{Slug: rq.ws.Slug(), Title: title, Message: message, Hint: hint})
+	return false
 }
 
 // csrfMatches reports whether the form's token is the cookie's.

@@ -236,18 +236,20 @@ func (w *Workspace) confirmedFactor(tx store.Tx, userID int64) (store.SecondFact
 }
 
 // RegenerateRecoveryCodes replaces the user's recovery codes with
-// RecoveryCodeCount new ones, returned (shown only here). A user without a
-// confirmed factor is CodeConflict.
-func (w *Workspace) RegenerateRecoveryCodes(ctx context.Context, userID int64) ([]string, error) {
+// RecoveryCodeCount new ones, returned (shown only here), for the user
+// themselves: code must be a current TOTP code or an unused recovery
+// code, so that a stolen session cannot mint codes that pass the second
+// factor; a wrong one counts toward the lockout like a wrong password
+// (CodeUnauthenticated; CodeLocked while locked). A user without a
+// confirmed factor is CodeConflict. ResetMFA is the administrator's way.
+func (w *Workspace) RegenerateRecoveryCodes(ctx context.Context, userID int64, code string) ([]string, error) {
 	codes, hashes, err := newRecoveryCodes()
 	if err != nil {
 		return nil, internal(err)
 	}
-	err = w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.user(tx, userID); err != nil {
-			return err
-		}
-		f, err := w.confirmedFactor(tx, userID)
+	err = w.withCode(ctx, userID, code, func(tx store.Tx, _ store.User, f store.SecondFactor, _ time.Time) error {
+		// useCode stored the factor with the code used up; read it again.
+		f, err := tx.SecondFactor(w.slug, f.UserID)
 		if err != nil {
 			return err
 		}
@@ -255,19 +257,15 @@ func (w *Workspace) RegenerateRecoveryCodes(ctx context.Context, userID int64) (
 		return tx.PutSecondFactor(w.slug, f)
 	})
 	if err != nil {
-		return nil, fromStore(err, "user")
+		return nil, err
 	}
 	return codes, nil
 }
 
-// RemoveSecondFactor removes the user's TOTP factor and recovery codes,
-// for the user themselves: code must be a current TOTP code or an unused
-// recovery code, and a wrong one counts toward the workspace's lockout
-// like a wrong password (CodeUnauthenticated; CodeLocked while locked).
-// MFAEnabled becomes false and user.mfa.removed is emitted. A user
-// without a confirmed factor is CodeConflict. Under MFARequired the user
-// enrols again at the next sign-in.
-func (w *Workspace) RemoveSecondFactor(ctx context.Context, userID int64, code string) error {
+// withCode checks a code of the user's confirmed factor under the lockout
+// (see codeAttempt) and, when it matches, runs then in the same
+// transaction.
+func (w *Workspace) withCode(ctx context.Context, userID int64, code string, then func(tx store.Tx, u store.User, f store.SecondFactor, now time.Time) error) error {
 	var username string
 	err := w.view(ctx, func(tx store.Tx) error {
 		u, err := w.user(tx, userID)
@@ -289,13 +287,26 @@ func (w *Workspace) RemoveSecondFactor(ctx context.Context, userID int64, code s
 		if ok, err := w.useCode(tx, f, code, now); !ok || err != nil {
 			return false, err
 		}
+		return true, then(tx, u, f, now)
+	})
+}
+
+// RemoveSecondFactor removes the user's TOTP factor and recovery codes,
+// for the user themselves: code must be a current TOTP code or an unused
+// recovery code, and a wrong one counts toward the workspace's lockout
+// like a wrong password (CodeUnauthenticated; CodeLocked while locked).
+// MFAEnabled becomes false and user.mfa.removed is emitted. A user
+// without a confirmed factor is CodeConflict. Under MFARequired the user
+// enrols again at the next sign-in.
+func (w *Workspace) RemoveSecondFactor(ctx context.Context, userID int64, code string) error {
+	return w.withCode(ctx, userID, code, func(tx store.Tx, u store.User, _ store.SecondFactor, now time.Time) error {
 		if err := tx.DeleteSecondFactor(w.slug, userID); err != nil {
-			return false, err
+			return err
 		}
 		if err := w.setMFAEnabled(tx, u, false, now); err != nil {
-			return false, err
+			return err
 		}
-		return true, w.emit(tx, EventUserMFARemoved, userIDEvent{UserID: userID})
+		return w.emit(tx, EventUserMFARemoved, userIDEvent{UserID: userID})
 	})
 }
 

@@ -233,9 +233,16 @@ func TestRecoveryCodeSignIn(t *testing.T) {
 		t.Errorf("RecoveryCodesLeft = %d, want 8", st.RecoveryCodesLeft)
 	}
 
-	fresh, err := e.ws.RegenerateRecoveryCodes(e.ctx, e.ada.ID)
+	_, err = e.ws.RegenerateRecoveryCodes(e.ctx, e.ada.ID, "000000")
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+	_, err = e.ws.RegenerateRecoveryCodes(e.ctx, e.ada.ID, codes[3]) // used already
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
+	fresh, err := e.ws.RegenerateRecoveryCodes(e.ctx, e.ada.ID, codes[6])
 	if err != nil || len(fresh) != 10 {
 		t.Fatalf("RegenerateRecoveryCodes = %v, %v", fresh, err)
+	}
+	if st, _ := e.ws.MFAStatus(e.ctx, e.ada.ID); st.RecoveryCodesLeft != 10 {
+		t.Errorf("RecoveryCodesLeft after regenerating = %d, want 10", st.RecoveryCodesLeft)
 	}
 	_, _, err = e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[5])
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
@@ -243,7 +250,7 @@ func TestRecoveryCodeSignIn(t *testing.T) {
 		t.Errorf("a regenerated code: %v", err)
 	}
 	bob := e.user("bob")
-	_, err = e.ws.RegenerateRecoveryCodes(e.ctx, bob.ID)
+	_, err = e.ws.RegenerateRecoveryCodes(e.ctx, bob.ID, "000000")
 	identitytest.WantCode(t, err, identity.CodeConflict)
 }
 

@@ -137,6 +137,22 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 	return userFromRecord(u), nil
 }
 
+// CheckPasswordResetToken reports whether a password reset token can
+// still be used, with the errors ResetPassword would return for it, so
+// that a reset page can say a link is over before the user types a new
+// password. It changes nothing.
+func (w *Workspace) CheckPasswordResetToken(ctx context.Context, token string) error {
+	id, secret, ok := parseToken(resetPrefix, token)
+	if !ok {
+		return errResetTokenInvalid()
+	}
+	err := w.view(ctx, func(tx store.Tx) error {
+		_, err := w.checkResetToken(tx, id, secret, w.svc.timestamp())
+		return err
+	})
+	return fromStore(err, "password reset token")
+}
+
 func errResetTokenInvalid() *Error { return errorf(CodeTokenInvalid, "invalid password reset token") }
 
 // checkResetToken returns the reset token with the id if the secret

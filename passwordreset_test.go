@@ -159,12 +159,16 @@ func TestResetPassword(t *testing.T) {
 	_, err = e.ws.ResetPassword(e.ctx, token, "short")
 	identitytest.WantFields(t, err, field("password", identity.RulePasswordMinLength))
 	e.clock.Advance(time.Hour - time.Microsecond)
+	if err := e.ws.CheckPasswordResetToken(e.ctx, token); err != nil {
+		t.Errorf("CheckPasswordResetToken of a usable token: %v", err)
+	}
 	u, err := e.ws.ResetPassword(e.ctx, token, "a brand new password")
 	if err != nil || u.ID != e.ada.ID {
 		t.Fatalf("ResetPassword = %+v, %v", u, err)
 	}
 	_, err = e.ws.ResetPassword(e.ctx, token, "another new password")
 	identitytest.WantCode(t, err, identity.CodeTokenUsed)
+	identitytest.WantCode(t, e.ws.CheckPasswordResetToken(e.ctx, token), identity.CodeTokenUsed)
 	_, err = e.ws.Authenticate(e.ctx, "ada", adaPassword)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	if _, err := e.ws.Authenticate(e.ctx, "ada", "a brand new password"); err != nil {
@@ -185,6 +189,7 @@ func TestResetPassword(t *testing.T) {
 	e.clock.Advance(time.Hour)
 	_, err = e.ws.ResetPassword(e.ctx, expired, "a brand new password 2")
 	identitytest.WantCode(t, err, identity.CodeTokenExpired)
+	identitytest.WantCode(t, e.ws.CheckPasswordResetToken(e.ctx, expired), identity.CodeTokenExpired)
 
 	changed := e.resetToken(q)
 	if _, err := e.ws.UpdateUser(e.ctx, e.ada.ID, identity.UserUpdate{Email: "countess@example.com", FullName: "Ada Lovelace"}); err != nil {
@@ -196,6 +201,7 @@ func TestResetPassword(t *testing.T) {
 	for _, bad := range []string{"", "idr_", "idv_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "idr_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"} {
 		_, err := e.ws.ResetPassword(e.ctx, bad, "a brand new password 4")
 		identitytest.WantCode(t, err, identity.CodeTokenInvalid)
+		identitytest.WantCode(t, e.ws.CheckPasswordResetToken(e.ctx, bad), identity.CodeTokenInvalid)
 	}
 }
 

@@ -347,17 +347,29 @@ func (h *Handler) accountRemove(w http.ResponseWriter, r *http.Request, rq *requ
 	}
 }
 
-// accountRegenerate replaces the recovery codes and shows the new ones,
-// once.
+// accountRegenerate replaces the recovery codes, given a code of the
+// factor (a stolen session alone cannot mint codes that pass it), and
+// shows the new ones, once.
 func (h *Handler) accountRegenerate(w http.ResponseWriter, r *http.Request, rq *request, a account) {
-	codes, err := rq.ws.RegenerateRecoveryCodes(r.Context(), a.user.ID)
+	code := normalizeCode(r.PostForm.Get("code"))
+	switch {
+	case code == "":
+		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgNoCode})
+		return
+	case len(code) > maxCodeBytes:
+		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgWrongCode})
+		return
+	}
+	codes, err := rq.ws.RegenerateRecoveryCodes(r.Context(), a.user.ID, code)
 	switch classify(err) {
 	case formOK:
 		h.recoveryCodes(w, r, rq, a.steps(rq), codes)
-	case formFailed:
-		h.internalError(w, r, rq.ws.Slug(), err)
-	default:
+	case formRefused, formInvalid:
+		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgWrongCode})
+	case formStale:
 		h.accountPage(w, r, rq, a, http.StatusConflict, pageData{Message: msgFactorOff})
+	default:
+		h.internalError(w, r, rq.ws.Slug(), err)
 	}
 }
 

@@ -275,7 +275,12 @@ func TestAccountSecondFactor(t *testing.T) {
 		t.Errorf("Set up with a factor: %d %v", r.status, errorsOf(r.body))
 	}
 
-	regenerated := p.accountPost(c, page, "recovery", nil)
+	for _, bad := range []map[string]string{nil, {"code": "000000"}, {"code": strings.Repeat("1", 100)}} {
+		if r := p.accountPost(c, page, "recovery", bad); r.status != http.StatusBadRequest || len(recoveryCodes(r.body)) != 0 {
+			t.Errorf("new recovery codes with code %q: %d, %d codes", bad["code"], r.status, len(recoveryCodes(r.body)))
+		}
+	}
+	regenerated := p.accountPost(c, page, "recovery", map[string]string{"code": first[9]})
 	second := recoveryCodes(regenerated.body)
 	if regenerated.status != http.StatusOK || len(second) != 10 || second[0] == first[0] {
 		t.Fatalf("regenerate: %d, codes %v after %v", regenerated.status, second, first)
@@ -310,7 +315,7 @@ func TestAccountSecondFactor(t *testing.T) {
 	if !strings.Contains(done.body, `<p class="notice" role="status">Two-step verification is off`) {
 		t.Errorf("no notice after removing:\n%s", done.body)
 	}
-	if r := p.accountPost(c, page, "recovery", nil); r.status != http.StatusConflict {
+	if r := p.accountPost(c, page, "recovery", map[string]string{"code": second[7]}); r.status != http.StatusConflict {
 		t.Errorf("new recovery codes without a factor: %d", r.status)
 	}
 }

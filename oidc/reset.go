@@ -43,7 +43,15 @@ func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, rq *request
 				h.resetLinkOver(w, r, rq, identity.CodeTokenInvalid)
 				return
 			}
-			h.newPasswordForm(w, r, rq, http.StatusOK, csrf, token, pageData{})
+			// Say a link is over before its user types a new password.
+			switch err := rq.ws.CheckPasswordResetToken(r.Context(), token); classify(err) {
+			case formOK:
+				h.newPasswordForm(w, r, rq, http.StatusOK, csrf, token, pageData{})
+			case formFailed:
+				h.internalError(w, r, rq.ws.Slug(), err)
+			default:
+				h.resetLinkOver(w, r, rq, identity.ErrorCode(err))
+			}
 			return
 		}
 		h.resetForm(w, r, rq, http.StatusOK, csrf, "", "")

@@ -25,7 +25,8 @@ func (w *Workspace) Attributes(ctx context.Context, userID int64) (map[string]st
 }
 
 // SetAttribute creates or replaces one attribute of the user. The key has
-// 1-64 characters and the value 0-1024.
+// 1-64 characters, none of them NUL or a bidirectional control; the value
+// 0-1024 characters but NUL.
 func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value string) error {
 	var p problems
 	checkAttributeKey(&p, "key", key)

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -320,6 +322,11 @@ const DefaultSweepInterval = 10 * time.Minute
 // its own:
 //
 //	go svc.SweepIdempotencyEvery(ctx, 0, nil)
+//
+// A panic in a sweep does not end the sweeper: it is a failed sweep,
+// reported as a CodeInternal error whose message holds the panic's value
+// and whose cause its stack; without report, it is logged with
+// slog.Default(), stack included. A panic in report is logged so too.
 func (s *Service) SweepIdempotencyEvery(ctx context.Context, interval time.Duration, report func(deleted int, err error)) {
 	if interval <= 0 {
 		interval = DefaultSweepInterval
@@ -327,17 +334,53 @@ func (s *Service) SweepIdempotencyEvery(ctx context.Context, interval time.Durat
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
-		n, err := s.SweepIdempotency(ctx)
+		n, err := s.sweepRecovered(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if report != nil && (n > 0 || err != nil) {
-			report(n, err)
+		if n > 0 || err != nil {
+			reportSweep(report, n, err)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
+	}
+}
+
+// sweepPanic is the cause of the error of a sweep that panicked.
+type sweepPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *sweepPanic) Error() string { return fmt.Sprintf("panic: %v\n\n%s", p.value, p.stack) }
+
+// sweepRecovered is SweepIdempotency with a panic turned into an error.
+func (s *Service) sweepRecovered(ctx context.Context) (n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &Error{Code: CodeInternal, Message: fmt.Sprintf("the idempotency sweep panicked: %v", v),
+				Err: &sweepPanic{value: v, stack: debug.Stack()}}
+		}
+	}()
+	return s.SweepIdempotency(ctx)
+}
+
+// reportSweep tells report of a sweep. Without report, the panic of a
+// sweep is logged with slog.Default(), and so is a panic in report.
+func reportSweep(report func(deleted int, err error), n int, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("identity: reporting an idempotency sweep panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	if report != nil {
+		report(n, err)
+		return
+	}
+	if p, ok := errors.AsType[*sweepPanic](err); ok {
+		slog.Error("identity: the idempotency sweep panicked", "panic", fmt.Sprint(p.value), "stack", string(p.stack))
 	}
 }

@@ -126,12 +126,12 @@ func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 
 // PutClaimMapper creates the mapper for attributeKey, or replaces it whole
 // when it exists, and returns it with its new Version. Errors, in the
-// order they are checked: an invalid key or a claim name that is empty or
-// too long (CodeInvalid), a reserved claim name (CodeReservedClaim),
-// spec.Precondition (CodePreconditionFailed), a claim name another mapper
-// uses (CodeConflict), and a new mapper when the workspace has
-// MaxClaimMappers (CodeLimitReached). Updating an existing mapper is
-// allowed at the limit.
+// order they are checked: an invalid key or a claim name that is empty,
+// too long or holds NUL or a bidirectional control (CodeInvalid), a
+// reserved claim name (CodeReservedClaim), spec.Precondition
+// (CodePreconditionFailed), a claim name another mapper uses
+// (CodeConflict), and a new mapper when the workspace has MaxClaimMappers
+// (CodeLimitReached). Updating an existing mapper is allowed at the limit.
 func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spec ClaimMapperSpec) (ClaimMapper, error) {
 	m := ClaimMapper{
 		AttributeKey:    attributeKey,
@@ -141,7 +141,7 @@ func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spe
 	}
 	var p problems
 	checkAttributeKey(&p, "attributeKey", attributeKey)
-	checkText(&p, "claimName", spec.ClaimName, 1, MaxClaimNameLength)
+	checkClaimName(&p, "claimName", spec.ClaimName)
 	if err := p.err("invalid claim mapper"); err != nil {
 		return ClaimMapper{}, err
 	}

@@ -96,7 +96,9 @@ func checkFullName(p *problems, field, fullName string) {
 		p.add(field, RuleRequired, "must not be blank")
 		return
 	}
-	checkNoControl(p, field, fullName)
+	if strings.IndexFunc(fullName, isControlOrBidi) >= 0 {
+		p.add(field, RuleControlCharacter, "must not contain control characters, bidirectional controls included")
+	}
 }
 
 func checkNoControl(p *problems, field, s string) {
@@ -105,12 +107,42 @@ func checkNoControl(p *problems, field, s string) {
 	}
 }
 
-func checkAttributeKey(p *problems, field, key string) {
-	checkText(p, field, key, 1, MaxAttributeKeyLength)
+// isBidiControl reports whether r is a bidirectional control: U+061C,
+// U+200E, U+200F, U+202A-U+202E and U+2066-U+2069 (Unicode's Bidi_Control
+// property). Invisible, they make a name display other than it reads
+// ("Trojan Source"), so names refuse them under RuleControlCharacter.
+func isBidiControl(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }
+
+// isControlOrBidi reports whether r is a control character (C0, DEL, C1)
+// or a bidirectional control.
+func isControlOrBidi(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }
+
+// isNULOrBidi reports whether r is NUL or a bidirectional control: what a
+// key or claim name refuses, which may otherwise hold any character.
+func isNULOrBidi(r rune) bool { return r == 0 || isBidiControl(r) }
+
+// checkName checks an attribute key or a claim name: valid UTF-8, min..max
+// code points, no NUL and no bidirectional control.
+func checkName(p *problems, field, name string, min, max int) {
+	if checkText(p, field, name, min, max) && strings.IndexFunc(name, isNULOrBidi) >= 0 {
+		p.add(field, RuleControlCharacter, "must not contain NUL or bidirectional controls")
+	}
 }
 
+func checkAttributeKey(p *problems, field, key string) {
+	checkName(p, field, key, 1, MaxAttributeKeyLength)
+}
+
+func checkClaimName(p *problems, field, name string) {
+	checkName(p, field, name, 1, MaxClaimNameLength)
+}
+
+// checkAttributeValue: a value is opaque, any valid UTF-8 of 0-1024 code
+// points but NUL.
 func checkAttributeValue(p *problems, field, value string) {
-	checkText(p, field, value, 0, MaxAttributeValueLength)
+	if checkText(p, field, value, 0, MaxAttributeValueLength) && strings.IndexByte(value, 0) >= 0 {
+		p.add(field, RuleControlCharacter, "must not contain NUL")
+	}
 }
 
 // Page selects a window of a list: skip Offset items, return at most Limit.

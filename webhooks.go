@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/identitylib/identity/store"
 )
@@ -121,6 +122,8 @@ func (nw NewWebhook) validate(allowPrivate bool) error {
 	for i, e := range nw.Events {
 		field := fmt.Sprintf("events[%d]", i)
 		switch {
+		case !utf8.ValidString(e):
+			p.add(field, RuleUTF8, "must be valid UTF-8")
 		case !EventType(e).Known():
 			unknown = append(unknown, e)
 			p.add(field, RuleUnknown, "unknown event type %q", e)
@@ -161,50 +164,6 @@ func isPrivateHost(host string) bool {
 	}
 	addr, err := netip.ParseAddr(host)
 	return err == nil && !IsPublicAddress(addr)
-}
-
-// globalUnicast6 is IPv6's global unicast space (RFC 4291, the IANA IPv6
-// address space registry): every other IPv6 address is reserved by the
-// IETF or special (unspecified, loopback, IPv4-compatible, NAT64, discard,
-// SRv6, unique local, link-local, site-local, multicast) and never public.
-var globalUnicast6 = netip.MustParsePrefix("2000::/3")
-
-// nonPublicPrefixes are special-purpose ranges (RFC 6890 and successors)
-// beyond those netip.Addr's own predicates and globalUnicast6 cover.
-var nonPublicPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("2001::/23"),       // IETF protocol assignments: Teredo wraps IPv4, benchmarking
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("2002::/16"),       // 6to4 wraps IPv4 of any kind
-	netip.MustParsePrefix("3fff::/20"),       // documentation
-}
-
-// IsPublicAddress reports whether a webhook may be delivered to addr: a
-// global unicast address outside every private, loopback, link-local,
-// carrier-grade NAT, documentation, benchmarking and reserved range; an
-// IPv6 address must be in 2000::/3, the global unicast space.
-// IPv4-mapped IPv6 addresses are judged by their IPv4 address.
-func IsPublicAddress(addr netip.Addr) bool {
-	addr = addr.Unmap().WithZone("")
-	if !addr.IsValid() || !addr.IsGlobalUnicast() || addr.IsPrivate() {
-		return false
-	}
-	if addr.Is6() && !globalUnicast6.Contains(addr) {
-		return false
-	}
-	for _, prefix := range nonPublicPrefixes {
-		if prefix.Contains(addr) {
-			return false
-		}
-	}
-	return true
 }
 
 func newWebhookSecret() (string, error) {

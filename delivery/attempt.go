@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -13,9 +14,15 @@ import (
 	"github.com/identitylib/identity/webhook"
 )
 
-// handle makes one attempt of a leased job and records it.
+// handle makes one attempt of a leased job and records it. A panic on the
+// way (in the client, the store, the mail sender) is logged and ends the
+// attempt unrecorded, and the worker goes on with the next job: the job
+// keeps its lease, and is attempted again when the lease ends, as if the
+// process had died mid-attempt.
 func (d *Dispatcher) handle(job identity.Job) {
 	defer d.release(job.Lane())
+	defer d.recovered("delivery: an attempt panicked; the job is retried when its lease ends",
+		"workspace", job.Workspace, "endpoint", job.EndpointID, "delivery", job.ID)
 	started := time.Now()
 	res, sent := d.attempt(job)
 	if !sent {
@@ -135,6 +142,18 @@ func (d *Dispatcher) logAttempt(job identity.Job, res identity.Result, out ident
 		msg = "email attempt" // status is the SMTP reply code
 	}
 	d.cfg.log.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// recovered, deferred, stops a panic of the goroutine's work and logs it
+// as msg with args, the panic's value and its stack; it does nothing when
+// there is none. It must be the deferred function itself, as recover
+// works only there.
+func (d *Dispatcher) recovered(msg string, args ...any) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	d.cfg.log.Error(msg, append(args, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))...)
 }
 
 // causeOf describes err for the log, with the cause an *identity.Error

@@ -195,6 +195,12 @@ func (o *Options) check(cfg config) error {
 // or been verified since it was queued, or whose recipient the server
 // refuses with a 5xx reply, fails at once without retries.
 //
+// A panic in an attempt or in a round of claiming jobs (a bug, in the
+// store or a client) does not end the dispatcher or the process: it is
+// logged at level Error with its stack, and the dispatcher goes on with
+// the next job and the next round. The attempt's job is not recorded; it
+// is attempted again when its lease ends.
+//
 // To publish the counters with expvar:
 //
 //	expvar.Publish("webhooks", expvar.Func(func() any { st, _ := d.Stats(ctx); return st }))
@@ -311,10 +317,21 @@ func (d *Dispatcher) loop() {
 	defer close(d.jobs)
 	defer d.unwatch() // nothing to wake any more
 	for {
-		if !d.sleep(d.round()) {
+		if !d.sleep(d.safeRound()) {
 			return
 		}
 	}
+}
+
+// safeRound runs a round. A panic in it (in the store, say) is logged,
+// and the next round comes after the poll interval: the loop, and with it
+// the dispatcher, keeps going. A round panics, if at all, before it
+// reserves workers for the jobs it leased, so nothing is held: leased
+// jobs are attempted when their leases end.
+func (d *Dispatcher) safeRound() (wait time.Duration) {
+	wait = d.cfg.poll
+	defer d.recovered("delivery: a round of claiming due jobs panicked")
+	return d.round()
 }
 
 // sleep waits for wait, a wake-up or the end; it reports whether to go on.

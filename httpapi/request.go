@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/identitylib/identity"
 	"github.com/julienschmidt/httprouter"
@@ -179,18 +180,24 @@ func requiredField(name string, dst any) member { return member{name: name, dst:
 // their destinations. Members are matched by exact name (encoding/json
 // alone would also take "USERNAME" for "username"); others are ignored.
 // Errors: a Content-Type other than application/json 415, a body over
-// maxBodyBytes 413, malformed JSON or data after the object 400, a body that
-// is not an object, a null or wrongly typed member, or a missing required
-// member 422 naming every such member.
+// maxBodyBytes 413 (refused before reading it when its Content-Length says
+// so), malformed JSON or data after the object 400, a body that is not an
+// object, a string of invalid UTF-8 anywhere in it, a null or wrongly typed
+// member, or a missing required member 422 naming every such member.
 func decodeBody(w http.ResponseWriter, r *http.Request, members ...member) error {
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
-	obj, err := readObject(w, r)
+	// A declared length over the limit is refused before the body is
+	// touched: net/http answers "Expect: 100-continue" with "100 Continue"
+	// on the first read, which would invite the client to send it all.
+	if r.ContentLength > maxBodyBytes {
+		return tooLarge()
+	}
+	obj, fields, err := readObject(w, r)
 	if err != nil {
 		return err
 	}
-	var fields []identity.FieldError
 	for _, m := range members {
 		raw, present := obj[m.name]
 		switch {
@@ -234,32 +241,36 @@ func checkContentType(value string) error {
 }
 
 // readObject reads the body of r, at most maxBodyBytes, as exactly one JSON
-// object.
-func readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+// object. It returns the object's members and a utf8 problem for every
+// string of the body (member names included, members the route ignores
+// too) that is not valid UTF-8, which encoding/json would silently turn
+// into U+FFFD (see utf8Problems); the caller refuses the body with them.
+func readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, []identity.FieldError, error) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	var raw json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
-		return nil, bodyError(err)
+		return nil, nil, bodyError(err)
 	}
 	switch err := dec.Decode(&json.RawMessage{}); {
 	case err == nil:
-		return nil, malformed("the request body holds data after the JSON value")
+		return nil, nil, malformed("the request body holds data after the JSON value")
 	case err != io.EOF:
-		return nil, bodyError(err)
+		return nil, nil, bodyError(err)
 	}
+	fields := utf8Problems(raw)
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, invalid("the request body must be a JSON object", []identity.FieldError{
-			{Field: "body", Rule: ruleType, Message: "must be a JSON object"},
-		})
+		return nil, nil, invalid("the request body must be a JSON object", append(fields, identity.FieldError{
+			Field: "body", Rule: ruleType, Message: "must be a JSON object",
+		}))
 	}
-	return obj, nil
+	return obj, fields, nil
 }
 
 // bodyError describes a failure to read the body as JSON.
 func bodyError(err error) error {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return &problem{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge, Detail: fmt.Sprintf("the request body exceeds %d bytes", maxBodyBytes)}
+		return tooLarge()
 	}
 	if err == io.EOF {
 		return malformed("the request body is empty")
@@ -272,6 +283,199 @@ func bodyError(err error) error {
 	return malformed("the request body could not be read")
 }
 
+// tooLarge is the 413 of a body over maxBodyBytes, declared or sent.
+func tooLarge() error {
+	return &problem{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge, Detail: fmt.Sprintf("the request body exceeds %d bytes", maxBodyBytes)}
+}
+
 func malformed(detail string) error {
 	return &problem{Status: http.StatusBadRequest, Code: codeMalformedJSON, Detail: detail}
+}
+
+// maxUTF8Problems bounds the utf8 problems listed for one body: a 1 MiB
+// body could hold a quarter of a million bad strings.
+const maxUTF8Problems = 20
+
+// utf8Problems returns a problem of rule utf8 for every string of the JSON
+// value raw that is not valid UTF-8: one holding bytes that are not UTF-8,
+// or a \u escape of a UTF-16 surrogate (U+D800 to U+DFFF) that is not the
+// high half of a pair followed at once by its low half. encoding/json
+// decodes both as U+FFFD without a word, so the raw bytes are checked, at
+// most the first maxUTF8Problems strings reported. raw must be valid JSON
+// syntax, as a json.Decoder returned it.
+//
+// The field is the path of the string as FieldError spells fields:
+// member names joined by ".", array indexes in brackets ("events[2]",
+// "a.b[0].c"), and "body" for the body itself. A member name that is
+// not valid UTF-8 cannot be named, so its problem is reported at the
+// object holding it ("body" for a member of the body).
+func utf8Problems(raw []byte) []identity.FieldError {
+	if utf8.Valid(raw) && !bytes.Contains(raw, []byte(`\u`)) {
+		return nil // the common case: no string can be invalid
+	}
+	s := &utf8Scan{data: raw, seen: map[string]bool{}}
+	s.value(nil)
+	return s.fields
+}
+
+// utf8Scan walks a syntactically valid JSON value for utf8Problems.
+type utf8Scan struct {
+	data   []byte
+	i      int
+	fields []identity.FieldError
+	seen   map[string]bool
+}
+
+// pathSegment is one step of the path to a value: a member, by its raw
+// JSON string, or an array index.
+type pathSegment struct {
+	member []byte // nil for an index
+	index  int
+}
+
+// value scans the value at s.i, which path leads to, and moves past it.
+func (s *utf8Scan) value(path []pathSegment) {
+	s.space()
+	if s.i >= len(s.data) {
+		return
+	}
+	switch s.data[s.i] {
+	case '{':
+		s.i++
+		for s.i < len(s.data) {
+			s.space()
+			switch s.data[s.i] {
+			case '}':
+				s.i++
+				return
+			case ',':
+				s.i++
+				continue
+			}
+			start := s.i
+			if !s.str() {
+				s.report(path)
+			}
+			name := s.data[start:s.i]
+			s.space()
+			s.i++ // the colon
+			s.value(append(path, pathSegment{member: name}))
+		}
+	case '[':
+		s.i++
+		for n := 0; s.i < len(s.data); {
+			s.space()
+			switch s.data[s.i] {
+			case ']':
+				s.i++
+				return
+			case ',':
+				s.i++
+				continue
+			}
+			s.value(append(path, pathSegment{index: n}))
+			n++
+		}
+	case '"':
+		if !s.str() {
+			s.report(path)
+		}
+	default: // a number, true, false or null
+		for s.i < len(s.data) && !strings.ContainsRune(",]} \t\r\n", rune(s.data[s.i])) {
+			s.i++
+		}
+	}
+}
+
+// space moves past JSON white space.
+func (s *utf8Scan) space() {
+	for s.i < len(s.data) && strings.ContainsRune(" \t\r\n", rune(s.data[s.i])) {
+		s.i++
+	}
+}
+
+// str moves past the string at s.i and reports whether it is valid UTF-8
+// once its escapes are decoded.
+func (s *utf8Scan) str() bool {
+	valid := true
+	s.i++ // the opening quote
+	for s.i < len(s.data) {
+		switch c := s.data[s.i]; {
+		case c == '"':
+			s.i++
+			return valid
+		case c == '\\' && s.i+1 < len(s.data) && s.data[s.i+1] == 'u':
+			r := s.hex4(s.i + 2)
+			s.i += 6
+			switch {
+			case r >= 0xDC00 && r <= 0xDFFF:
+				valid = false // a low half without its high half
+			case r >= 0xD800 && r <= 0xDBFF:
+				if low := s.hex4(s.i + 2); s.i+1 < len(s.data) && s.data[s.i] == '\\' && s.data[s.i+1] == 'u' &&
+					low >= 0xDC00 && low <= 0xDFFF {
+					s.i += 6 // the low half of the pair
+				} else {
+					valid = false // a high half without its low half
+				}
+			}
+		case c == '\\':
+			s.i += 2
+		case c < utf8.RuneSelf:
+			s.i++
+		default:
+			r, size := utf8.DecodeRune(s.data[s.i:])
+			if r == utf8.RuneError && size == 1 {
+				valid = false
+			}
+			s.i += size
+		}
+	}
+	return valid
+}
+
+// hex4 returns the value of the four hex digits at i, or -1 if there are
+// not four.
+func (s *utf8Scan) hex4(i int) rune {
+	if i < 0 || i+4 > len(s.data) {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(s.data[i:i+4]), 16, 32)
+	if err != nil {
+		return -1
+	}
+	return rune(n)
+}
+
+// report adds the problem of the string path leads to, once per path.
+func (s *utf8Scan) report(path []pathSegment) {
+	if len(s.fields) == maxUTF8Problems {
+		return
+	}
+	field := fieldPath(path)
+	if s.seen[field] {
+		return
+	}
+	s.seen[field] = true
+	s.fields = append(s.fields, identity.FieldError{Field: field, Rule: identity.RuleUTF8, Message: "must be valid UTF-8"})
+}
+
+// fieldPath spells path as FieldError.Field does.
+func fieldPath(path []pathSegment) string {
+	if len(path) == 0 {
+		return "body"
+	}
+	var b strings.Builder
+	for _, seg := range path {
+		if seg.member == nil {
+			fmt.Fprintf(&b, "[%d]", seg.index)
+			continue
+		}
+		var name string
+		json.Unmarshal(seg.member, &name) // valid syntax, so it decodes
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(name)
+	}
+	return b.String()
 }

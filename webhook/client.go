@@ -57,22 +57,46 @@ func (e *blockedAddressError) Error() string {
 	return fmt.Sprintf("refused to connect to %s: %s", e.addr, e.reason)
 }
 
-// checkDialAddress judges one resolved "ip:port". IPv4-mapped IPv6
-// addresses are judged by their IPv4 address, so ::ffff:127.0.0.1 is
-// loopback.
+// checkDialAddress judges one resolved "ip:port" with
+// identity.IsPublicAddress, which judges an IPv6 address carrying an IPv4
+// address (IPv4-mapped, NAT64, 6to4) by that address, so
+// ::ffff:127.0.0.1 is loopback. A cloud metadata address is refused in
+// any of those forms, and IPv4-compatible (::a.b.c.d), even with the
+// guard off.
 func checkDialAddress(address string, allowPrivate bool) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &blockedAddressError{addr: address, reason: "not an IP address and port"}
 	}
 	addr := ap.Addr().Unmap().WithZone("")
-	if slices.Contains(cloudMetadataAddrs, addr) {
+	if slices.Contains(cloudMetadataAddrs, addr) || slices.Contains(cloudMetadataAddrs, carriedIPv4(addr)) {
 		return &blockedAddressError{addr: address, reason: "cloud metadata address"}
 	}
 	if !allowPrivate && !identity.IsPublicAddress(addr) {
 		return &blockedAddressError{addr: address, reason: "not a public address"}
 	}
 	return nil
+}
+
+// Prefixes of IPv6 addresses that carry an IPv4 address.
+var (
+	compatible = netip.MustParsePrefix("::/96")        // ::a.b.c.d
+	nat64      = netip.MustParsePrefix("64:ff9b::/96") // 64:ff9b::a.b.c.d
+	sixToFour  = netip.MustParsePrefix("2002::/16")    // 2002:aabb:ccdd::/48
+)
+
+// carriedIPv4 returns the IPv4 address an IPv4-compatible, NAT64 or 6to4
+// address carries, and the invalid Addr for any other address.
+func carriedIPv4(addr netip.Addr) netip.Addr {
+	b := addr.As16()
+	switch {
+	case !addr.Is6():
+	case compatible.Contains(addr), nat64.Contains(addr):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case sixToFour.Contains(addr):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+	}
+	return netip.Addr{}
 }
 
 // Options configure a Client. A nil *Options means every default.

@@ -17,8 +17,9 @@ import (
 
 // TestDialGuard judges resolved addresses as net.Dialer's Control sees
 // them: with the guard on only public addresses pass; with it off,
-// everything but cloud metadata services passes. IPv4-mapped IPv6 is
-// judged as IPv4.
+// everything but cloud metadata services passes. IPv4-mapped, NAT64 and
+// 6to4 addresses are judged by the IPv4 address they carry; a metadata
+// address is refused in every form that carries one.
 func TestDialGuard(t *testing.T) {
 	cases := []struct {
 		addr              string
@@ -35,6 +36,17 @@ func TestDialGuard(t *testing.T) {
 		{"[::ffff:169.254.169.254]:80", false, false},
 		{"[fd00:ec2::254]:80", false, false},
 		{"169.254.170.2:80", false, false},
+		{"[::127.0.0.1]:8443", false, true},
+		{"[::ffff:10.0.0.1]:443", false, true},
+		{"[64:ff9b::10.0.0.1]:443", false, true},
+		{"[2002:a00:1::1]:443", false, true},
+		{"[2001:0:4136:e378:8000:63bf:3fff:fdd2]:443", false, true},
+		{"[::169.254.169.254]:80", false, false},
+		{"[64:ff9b::169.254.169.254]:80", false, false},
+		{"[2002:a9fe:a9fe::1]:80", false, false},
+		{"[64:ff9b::100.100.100.200]:80", false, false},
+		{"[64:ff9b::8.8.8.8]:443", true, true},
+		{"[2002:808:808::1]:443", true, true},
 		{"8.8.8.8:443", true, true},
 		{"[2606:4700:4700::1111]:443", true, true},
 		{"[::ffff:8.8.8.8]:443", true, true},
@@ -98,6 +110,25 @@ func TestTransportRefusesNameResolvingToLoopback(t *testing.T) {
 	}
 	if got := n.Load(); got != 1 {
 		t.Errorf("server got %d requests, want 1", got)
+	}
+}
+
+// TestTransportRefusesEmbeddedPrivateAddresses: with the guard on, an
+// IPv4-compatible loopback literal and an IPv4-mapped private literal are
+// refused when dialed (net.Dialer's Control sees [::7f00:1]:8443 and
+// 10.0.0.1:443), before any connection is attempted: the wait for the
+// answer is bounded only generously, and nothing listens there anyway.
+func TestTransportRefusesEmbeddedPrivateAddresses(t *testing.T) {
+	client := NewClient(nil)
+	for _, tt := range []struct{ url, dialed string }{
+		{"https://[::127.0.0.1]:8443/", "[::7f00:1]:8443"},
+		{"https://[::ffff:10.0.0.1]/", "10.0.0.1:443"},
+	} {
+		status, err := post(t, client, tt.url, time.Minute)
+		want := "refused to connect to " + tt.dialed + ": not a public address"
+		if err == nil || status != 0 || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: status %d, err %v; want the guard's refusal %q", tt.url, status, err, want)
+		}
 	}
 }
 

@@ -11,8 +11,10 @@
 //     webhook-signature;
 //   - the guard: every address dialed, after name resolution, must be
 //     public (identity.IsPublicAddress) unless the guard is off; cloud
-//     metadata addresses are refused even then; the environment's proxy is
-//     never used (it would dial out of the guard's reach);
+//     metadata addresses are refused even then, also inside an IPv6
+//     address that carries them (NAT64, 6to4, IPv4-compatible); the
+//     environment's proxy is never used (it would dial out of the guard's
+//     reach);
 //   - redirects are never followed: a 3xx is the answer, and a failure;
 //   - at most 20 kB of the response body is read, and the body must end
 //     within the attempt's context for the attempt to count;

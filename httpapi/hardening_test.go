@@ -1,0 +1,221 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestInvalidUTF8InBody: a string of the body that is not valid UTF-8,
+// as bytes or as \u escapes of lone UTF-16 surrogates, is 422 with rule
+// utf8 naming its path, wherever it is: a member the route reads, one it
+// ignores, an array element, a nested value, a member name (named by the
+// object holding it). encoding/json would have decoded each as U+FFFD.
+// Valid escapes, surrogate pairs included, pass.
+func TestInvalidUTF8InBody(t *testing.T) {
+	const base = "/t/acme/api/v1"
+	const attr = base + "/users/1/attributes/tier"
+	tests := []struct {
+		name         string
+		method, path string
+		body         string
+		fields       []string // nil: accepted
+	}{
+		{"invalid byte in a member read", "POST", base + "/users", "{\"username\":\"a\xffb\",\"email\":\"b@example.com\",\"fullName\":\"B\",\"password\":\"correct horse\"}", []string{"username utf8"}},
+		{"lone high surrogate", "POST", base + "/users", `{"username":"bob","email":"b@example.com","fullName":"B\ud800","password":"correct horse"}`, []string{"fullName utf8"}},
+		{"lone high surrogate in capitals", "PUT", attr, `{"value":"\uD83D"}`, []string{"value utf8"}},
+		{"lone low surrogate", "PUT", attr, `{"value":"\udc00"}`, []string{"value utf8"}},
+		{"high surrogate then a letter", "PUT", attr, `{"value":"\ud800\u0041"}`, []string{"value utf8"}},
+		{"high surrogate then another high", "PUT", attr, `{"value":"\ud800\ud800"}`, []string{"value utf8"}},
+		{"high surrogate at the end", "PUT", attr, `{"value":"gold\ud83d"}`, []string{"value utf8"}},
+		{"pair in the wrong order", "PUT", attr, `{"value":"\ude00\ud83d"}`, []string{"value utf8"}},
+		{"high surrogate then an escaped backslash", "PUT", attr, `{"value":"\ud83d\\ude00"}`, []string{"value utf8"}},
+		{"UTF-8 encoded surrogate", "PUT", attr, "{\"value\":\"\xed\xa0\x80\"}", []string{"value utf8"}},
+		{"overlong encoding", "PUT", attr, "{\"value\":\"\xc0\xaf\"}", []string{"value utf8"}},
+		{"truncated sequence", "PUT", attr, "{\"value\":\"\xe2\x82\"}", []string{"value utf8"}},
+		{"an ignored member", "PUT", attr, "{\"value\":\"gold\",\"note\":\"\xff\"}", []string{"note utf8"}},
+		{"a nested ignored value", "PUT", attr, `{"value":"gold","x":{"y":[1,true,null,{"z":"\udfff"}]}}`, []string{"x.y[3].z utf8"}},
+		{"an array element", "POST", base + "/webhooks", `{"url":"https://h.example.com","events":["user.created","user.\udc00"]}`, []string{"events[1] utf8"}},
+		{"a member name", "PUT", attr, "{\"value\":\"gold\",\"\xff\":1}", []string{"body utf8"}},
+		{"a nested member name", "PUT", attr, `{"value":"gold","x":[{"\ud800":1}]}`, []string{"x[0] utf8"}},
+		{"two members, and a wrong type", "POST", base + "/users", "{\"username\":5,\"email\":\"\xff\",\"fullName\":\"\\udc00\",\"password\":\"correct horse\"}",
+			[]string{"email utf8", "fullName utf8", "username type"}},
+		{"one path once", "PUT", attr, "{\"value\":\"gold\",\"a\":\"\xff\",\"a\":\"\xfe\"}", []string{"a utf8"}},
+		{"a body that is a string", "PUT", attr, "\"\xff\"", []string{"body utf8", "body type"}},
+		{"a surrogate pair", "PUT", attr, `{"value":"\ud83d\ude00 \uD834\uDD1E"}`, nil},
+		{"the first and last surrogate pairs", "PUT", attr, `{"value":"\ud800\udc00 \udbff\udfff"}`, nil},
+		{"the characters around the surrogates", "PUT", attr, `{"value":"\ud7ff\ue000"}`, nil},
+		{"an escaped backslash before u", "PUT", attr, `{"value":"\\ud800"}`, nil},
+		{"other escapes", "PUT", attr, `{"value":"\u00e9\n\"\/\ufffd\uffff"}`, nil},
+		{"raw multi-byte text", "PUT", attr, `{"value":"zoë 😀 ĳ"}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			e.seed(t)
+			rec := e.do(t, tt.method, tt.path, e.allKey, []byte(tt.body))
+			if tt.fields == nil {
+				wantStatus(t, rec, 204)
+				return
+			}
+			wantProblem(t, rec, 422, "invalid", tt.fields...)
+		})
+	}
+}
+
+// TestInvalidUTF8ChangesNothing: a body refused for its UTF-8 reaches no
+// library call, and a valid surrogate pair is stored as its character.
+func TestInvalidUTF8ChangesNothing(t *testing.T) {
+	e := newTestEnv(t)
+	e.seed(t)
+	wantProblem(t, e.do(t, "POST", "/t/acme/api/v1/users", e.allKey,
+		`{"username":"bob","email":"bob@example.com","fullName":"Bob \ud800","password":"correct horse"}`), 422, "invalid", "fullName utf8")
+	wantStatus(t, e.do(t, "PUT", "/t/acme/api/v1/users/1/attributes/mood", e.allKey, `{"value":"\ud83d\ude00"}`), 204)
+	list, err := e.ws.ListUsers(context.Background(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs, err := e.ws.Attributes(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{1, "😀"}, []any{list.Total, attrs["mood"]}); diff != "" {
+		t.Errorf("users and the stored value (-want +got):\n%s", diff)
+	}
+}
+
+// TestInvalidUTF8ListsAtMost20: a body full of bad strings is answered
+// with the first 20 of them, in the order of the body.
+func TestInvalidUTF8ListsAtMost20(t *testing.T) {
+	e := newTestEnv(t)
+	e.seed(t)
+	var body strings.Builder
+	body.WriteString(`{"value":"gold"`)
+	var want []string
+	for i := range 25 {
+		fmt.Fprintf(&body, ",\"m%02d\":\"\xff\"", i)
+		if i < 20 {
+			want = append(want, fmt.Sprintf("m%02d utf8", i))
+		}
+	}
+	body.WriteString("}")
+	wantProblem(t, e.do(t, "PUT", "/t/acme/api/v1/users/1/attributes/tier", e.allKey, body.String()), 422, "invalid", want...)
+}
+
+// TestControlCharactersInNames: over REST, NUL and bidirectional controls
+// are refused in names (rule control_character), and only NUL in an
+// attribute value; usernames refuse them by their pattern.
+func TestControlCharactersInNames(t *testing.T) {
+	const base = "/t/acme/api/v1"
+	tests := []struct {
+		name         string
+		method, path string
+		body         string
+		status       int
+		fields       []string
+	}{
+		{"username with a right-to-left override", "POST", base + "/users", `{"username":"ad\u202ea","email":"b@example.com","fullName":"B","password":"correct horse"}`, 422, []string{"username pattern"}},
+		{"fullName with a right-to-left override", "POST", base + "/users", `{"username":"bob","email":"b@example.com","fullName":"Bob \u202Egnp.exe","password":"correct horse"}`, 422, []string{"fullName control_character"}},
+		{"fullName with NUL", "PUT", base + "/users/1", `{"email":"ada@example.com","fullName":"Ada\u0000"}`, 422, []string{"fullName control_character"}},
+		{"attribute key with a first strong isolate", "PUT", base + "/users/1/attributes/a%E2%81%A8b", `{"value":"gold"}`, 422, []string{"key control_character"}},
+		{"attribute key with NUL", "PUT", base + "/users/1/attributes/a%00b", `{"value":"gold"}`, 422, []string{"key control_character"}},
+		{"attribute value with NUL", "PUT", base + "/users/1/attributes/tier", `{"value":"gold\u0000"}`, 422, []string{"value control_character"}},
+		{"attribute value with bidirectional controls", "PUT", base + "/users/1/attributes/tier", `{"value":"\u202egold\u202c\u2067\u061c"}`, 204, nil},
+		{"claim name with an Arabic letter mark", "PUT", base + "/claim-mappers/tier", `{"claimName":"ti\u061cer"}`, 422, []string{"claimName control_character"}},
+		{"mapper attribute key with a left-to-right mark", "PUT", base + "/claim-mappers/ti%E2%80%8Eer", `{"claimName":"tier"}`, 422, []string{"attributeKey control_character"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			e.seed(t)
+			rec := e.do(t, tt.method, tt.path, e.allKey, tt.body)
+			if tt.fields == nil {
+				wantStatus(t, rec, tt.status)
+				return
+			}
+			wantProblem(t, rec, tt.status, "invalid", tt.fields...)
+		})
+	}
+}
+
+// TestDeclaredBodyTooLargeBeforeContinue: a request whose Content-Length
+// is over 1 MiB is answered 413 before the body is read, on every route
+// that takes one, so a client that sent "Expect: 100-continue" gets the
+// 413 instead of "100 Continue" and never sends the body. The requests
+// go over a raw connection, which sends the headers only; the deadline
+// is generous and nothing is timed. A body within the limit gets its
+// "100 Continue", as the control shows.
+func TestDeclaredBodyTooLargeBeforeContinue(t *testing.T) {
+	e := newTestEnv(t)
+	e.seed(t)
+	srv := httptest.NewServer(e.api)
+	t.Cleanup(srv.Close)
+	send := func(t *testing.T, method, path, headers string) (*http.Response, net.Conn, *bufio.Reader) {
+		t.Helper()
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n%s\r\n",
+			method, path, e.allKey, headers)
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("reading the response: %v", err)
+		}
+		return resp, conn, br
+	}
+	for _, rc := range routeCases() {
+		if rc.body == nil {
+			continue
+		}
+		for _, expect := range []struct{ name, header string }{
+			{"Expect: 100-continue", "Expect: 100-continue\r\n"},
+			{"no Expect", ""},
+		} {
+			t.Run(rc.method+" "+rc.path+" "+expect.name, func(t *testing.T) {
+				resp, _, _ := send(t, rc.method, rc.path, expect.header+"Content-Length: 104857600\r\n")
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var p struct{ Code string }
+				if err := json.Unmarshal(body, &p); err != nil {
+					t.Fatalf("body %q: %v", body, err)
+				}
+				if diff := cmp.Diff([]any{413, "body_too_large"}, []any{resp.StatusCode, p.Code}); diff != "" {
+					t.Errorf("status and code (-want +got):\n%s\nbody %s", diff, body)
+				}
+			})
+		}
+	}
+	t.Run("within the limit: 100 Continue", func(t *testing.T) {
+		const body = `{"value":"gold"}`
+		resp, conn, br := send(t, "PUT", "/t/acme/api/v1/users/1/attributes/tier", fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n", len(body)))
+		if resp.StatusCode != http.StatusContinue {
+			t.Fatalf("status %d, want 100 Continue", resp.StatusCode)
+		}
+		io.WriteString(conn, body)
+		final, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		final.Body.Close()
+		if final.StatusCode != http.StatusNoContent {
+			t.Errorf("status after the body %d, want 204", final.StatusCode)
+		}
+	})
+}

@@ -170,6 +170,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Message: "This address does not accept " + r.Method + " requests."})
 		return
 	}
+	if r.ContentLength > MaxRequestBytes {
+		// Refused on the declared length, before the body is read: net/http
+		// sends "100 Continue" at the first read, inviting the client to
+		// send what would only be thrown away.
+		http.Error(w, "the request body is too large", http.StatusRequestEntityTooLarge)
+		return
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 	}

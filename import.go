@@ -2,19 +2,32 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/identitylib/identity/store"
 )
 
 // ImportedUser is one user of an ImportUsers batch: a user migrated from
-// another system, with its password already hashed there.
+// another system, with its password already hashed there, or one that
+// ExportUsers read from a workspace. Its JSON form (the field tags) is
+// one line of identityd's JSON Lines import and export.
+//
+// An ImportedUser can carry everything needed to sign in as the user:
+// the password hash and, in TOTP, the second factor's secret in the clear
+// (a secret sealed with Options.KeyEncryptionKey is opened for
+// ExportUsers and sealed again, with the importing Service's key, by
+// ImportUsers). An export must therefore be protected like the database
+// itself: readable by the administrators only, sent over encrypted
+// channels, and deleted once the migration is done.
 type ImportedUser struct {
 	// Username, Email and FullName follow the rules of NewUser.
-	Username string
-	Email    string
-	FullName string
+	Username string `json:"username"`
+	Email    string `json:"email"`
+	FullName string `json:"fullName"`
 	// PasswordHash is the user's hash in one of the encodings the library
 	// verifies: argon2id (PHC string), bcrypt ($2a$, $2b$, $2y$, cost at
 	// most 16), PBKDF2 in PHC or passlib form ($pbkdf2-sha256$...) or in
@@ -22,17 +35,46 @@ type ImportedUser struct {
 	// password and cannot authenticate with one. A hash that is not
 	// argon2id at the current parameters is replaced at the user's first
 	// successful login.
-	PasswordHash  string
-	EmailVerified bool
+	PasswordHash string `json:"passwordHash,omitempty"`
+	// EmailVerified imports the email address as verified.
+	EmailVerified bool `json:"emailVerified,omitempty"`
 	// Disabled imports the user disabled.
-	Disabled   bool
-	MFAEnabled bool
-	// CreatedAt keeps the original creation time; zero means now.
-	CreatedAt time.Time
+	Disabled bool `json:"disabled,omitempty"`
+	// MFAEnabled imports the user with MFA on; a TOTP factor turns it on
+	// whatever this says.
+	MFAEnabled bool `json:"mfaEnabled,omitempty"`
+	// CreatedAt keeps the original creation time; zero means now. It is
+	// kept to the microsecond, in UTC.
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 	// Attributes follow the rules of SetAttribute.
-	Attributes map[string]string
+	Attributes map[string]string `json:"attributes,omitempty"`
 	// Roles are directly assigned role ids, each positive.
-	Roles []int64
+	Roles []int64 `json:"roles,omitempty"`
+	// TOTP, when not nil, is the user's confirmed TOTP second factor.
+	TOTP *ImportedTOTP `json:"totp,omitempty"`
+}
+
+// ImportedTOTP is the confirmed TOTP second factor of an ImportedUser:
+// the user's authenticator app keeps working after the import, and the
+// recovery codes they hold stay valid.
+type ImportedTOTP struct {
+	// Secret is the shared secret in base32 without padding, as
+	// BeginTOTPEnrollment shows it (upper or lower case, with or without
+	// "=" padding, is accepted): 10-64 bytes once decoded. The codes are
+	// RFC 6238's defaults: HMAC-SHA1, 6 digits, 30-second steps.
+	Secret string `json:"secret"`
+	// ConfirmedAt is when the factor was confirmed; required. It is kept
+	// to the microsecond, in UTC.
+	ConfirmedAt time.Time `json:"confirmedAt"`
+	// LastStep is the TOTP time step (Unix time / 30) of the last code
+	// accepted, 0 for none: a code of that step or an earlier one is
+	// refused as a replay. It is at least 0.
+	LastStep int64 `json:"lastStep,omitempty"`
+	// RecoveryCodes are the hashes of the unused recovery codes as the
+	// library stores them (32 bytes each, base64 in JSON; at most
+	// RecoveryCodeCount). Codes of another system cannot be imported: its
+	// hashes are of another form.
+	RecoveryCodes [][]byte `json:"recoveryCodes,omitempty"`
 }
 
 // ImportUsers creates a batch of up to MaxImportBatch users in one
@@ -40,7 +82,10 @@ type ImportedUser struct {
 // validation problem is a CodeInvalid error and a username or email taken
 // (in the workspace or twice in the batch, ignoring case) is a CodeConflict
 // error; in both, Fields names every problem as "users[i].field". The
-// created users are returned in batch order with their new ids.
+// created users are returned in batch order with their new ids. A TOTP
+// factor is stored confirmed, its secret sealed for the new user id with
+// the Service's KeyEncryptionKey when it has one. ImportUsers of what
+// ExportUsers gave reproduces the users (with new ids and UpdatedAt).
 func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]User, error) {
 	if err := validateImport(batch); err != nil {
 		return nil, err
@@ -96,8 +141,51 @@ func validateImport(batch []ImportedUser) error {
 				p.add(field(fmt.Sprintf("roles[%d]", j)), RuleRange, "must be a positive role id")
 			}
 		}
+		if iu.TOTP != nil {
+			checkImportedTOTP(&p, field("totp"), iu.TOTP)
+		}
 	}
 	return p.err("invalid import")
+}
+
+// Bounds of an imported TOTP secret, in bytes. BeginTOTPEnrollment makes
+// 20 (160 bits, RFC 4226's recommendation); 10 (16 base32 characters)
+// admits the shorter secrets other systems have made, and 64 is as long
+// as an HMAC-SHA1 block.
+const (
+	minImportedTOTPSecret = 10
+	maxImportedTOTPSecret = 64
+)
+
+// checkImportedTOTP checks an imported second factor; prefix is its field.
+func checkImportedTOTP(p *problems, prefix string, t *ImportedTOTP) {
+	if t.Secret == "" {
+		p.add(prefix+".secret", RuleRequired, "is required")
+	} else if secret, err := decodeImportedTOTPSecret(t.Secret); err != nil {
+		p.add(prefix+".secret", RuleFormat, "must be base32 (RFC 4648)")
+	} else if len(secret) < minImportedTOTPSecret || len(secret) > maxImportedTOTPSecret {
+		p.add(prefix+".secret", RuleFormat, "must decode to %d-%d bytes, not %d", minImportedTOTPSecret, maxImportedTOTPSecret, len(secret))
+	}
+	if t.ConfirmedAt.IsZero() {
+		p.add(prefix+".confirmedAt", RuleRequired, "is required")
+	}
+	if t.LastStep < 0 {
+		p.add(prefix+".lastStep", RuleRange, "must be 0 or more")
+	}
+	if len(t.RecoveryCodes) > RecoveryCodeCount {
+		p.add(prefix+".recoveryCodes", RuleMaxLength, "holds at most %d hashes", RecoveryCodeCount)
+	}
+	for j, h := range t.RecoveryCodes {
+		if len(h) != sha256.Size {
+			p.add(fmt.Sprintf("%s.recoveryCodes[%d]", prefix, j), RuleFormat, "must be a %d-byte SHA-256 hash, not %d bytes", sha256.Size, len(h))
+		}
+	}
+}
+
+// decodeImportedTOTPSecret decodes an imported secret: base32 in upper
+// or lower case, with or without padding.
+func decodeImportedTOTPSecret(s string) ([]byte, error) {
+	return totpEncoding.DecodeString(strings.TrimRight(strings.ToUpper(s), "="))
 }
 
 // checkImportUnique reports every username and email that is taken in the
@@ -147,11 +235,16 @@ func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, now time.Time) (stor
 	}
 	rec := store.User{
 		ID: id, Username: iu.Username, Email: iu.Email, FullName: iu.FullName,
-		EmailVerified: iu.EmailVerified, Enabled: !iu.Disabled, MFAEnabled: iu.MFAEnabled,
+		EmailVerified: iu.EmailVerified, Enabled: !iu.Disabled, MFAEnabled: iu.MFAEnabled || iu.TOTP != nil,
 		PasswordHash: iu.PasswordHash, CreatedAt: createdAt, UpdatedAt: now, Version: newVersion(0),
 	}
 	if err := tx.PutUser(w.slug, rec); err != nil {
 		return store.User{}, err
+	}
+	if iu.TOTP != nil {
+		if err := w.importTOTP(tx, id, iu.TOTP); err != nil {
+			return store.User{}, err
+		}
 	}
 	for key, value := range iu.Attributes {
 		if err := tx.PutUserAttribute(w.slug, id, key, value); err != nil {
@@ -164,4 +257,25 @@ func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, now time.Time) (stor
 		}
 	}
 	return rec, nil
+}
+
+// importTOTP stores the confirmed factor t of the new user id, its secret
+// sealed for that id. validateImport has checked t.
+func (w *Workspace) importTOTP(tx store.Tx, userID int64, t *ImportedTOTP) error {
+	secret, err := decodeImportedTOTPSecret(t.Secret)
+	if err != nil {
+		return err
+	}
+	sealed, err := w.svc.seal(totpAAD(w.slug, userID), secret)
+	if err != nil {
+		return err
+	}
+	confirmedAt := t.ConfirmedAt.UTC().Truncate(time.Microsecond)
+	return tx.PutSecondFactor(w.slug, store.SecondFactor{
+		UserID: userID, Secret: sealed, Confirmed: true,
+		// The enrolment's start is not exported; its confirmation is the
+		// closest known time.
+		CreatedAt: confirmedAt, ConfirmedAt: confirmedAt, LastStep: t.LastStep,
+		RecoveryCodes: slices.Clone(t.RecoveryCodes),
+	})
 }

@@ -1,7 +1,7 @@
 // Command identityd serves the identity management REST API and an
 // OpenID Provider per workspace over a bbolt database file or a
 // PostgreSQL database, and administers it: workspaces, API keys, OAuth
-// clients, signing keys and bulk user imports.
+// clients, signing keys and bulk user imports and exports.
 //
 // Usage:
 //
@@ -17,6 +17,7 @@
 //	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
+//	identityd [-db FILE] user export -workspace SLUG [-o FILE]
 //	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
@@ -82,6 +83,18 @@
 // data). Users are imported in batches of up to identity.MaxImportBatch,
 // each batch all or nothing; the counts are reported at the end or at the
 // first error.
+//
+// user export writes every user of the workspace, in id order, as the JSON
+// Lines user import reads, to standard output or, with -o, to a file that
+// it replaces only once the export is complete (mode 0600), reporting the
+// count on standard error: password hashes, attributes, roles and the
+// confirmed TOTP factor (secret, last step accepted, hashes of the unused
+// recovery codes) are exported, ids and update times are not, so user
+// import of the file reproduces the users with new ids. The users are one
+// consistent snapshot, read in one transaction. The file holds password
+// hashes and TOTP secrets in the clear (a secret sealed with
+// $IDENTITYD_KEY_ENCRYPTION_KEY is opened for it, and user import seals it
+// with its own): guard it like the database.
 //
 // serve listens on -addr (default 127.0.0.1:8080; port 0 picks a free port,
 // and the address actually bound is logged), serves the API under

@@ -59,6 +59,7 @@ func commands() []command {
 		{name: "client delete", args: "-workspace SLUG CLIENT_ID", run: clientDelete},
 		{name: "signing-key rotate", args: "-workspace SLUG [-alg RS256|ES256]", run: signingKeyRotate},
 		{name: "user import", args: "-workspace SLUG [-file F] [-batch N]", run: userImport, help: importHelp},
+		{name: "user export", args: "-workspace SLUG [-o FILE]", run: userExport, help: exportHelp},
 		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]", run: serve},
 	}
 }

@@ -267,7 +267,7 @@ func TestImportHelp(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("user import -h: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
-	for _, f := range reflect.VisibleFields(reflect.TypeFor[importRecord]()) {
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[identity.ImportedUser]()) {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !regexp.MustCompile(`(?m)^  ` + name + ` `).MatchString(r.stderr) {
 			t.Errorf("user import -h does not document the field %q", name)

@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store/pgstore"
 )
 
 // maxImportLine bounds one JSON line of user import: generous for a user
@@ -24,9 +25,10 @@ import (
 const maxImportLine = 16 << 20
 
 // importHelp documents the input of user import; its -h prints it after
-// the flags. Keep it in step with importRecord and identity.ImportedUser.
+// the flags. Keep it in step with identity.ImportedUser, whose JSON form a
+// line is.
 const importHelp = `Input: JSON Lines, one JSON object per line, one user per object; blank
-lines are skipped. Fields:
+lines are skipped. user export writes this format. Fields:
 
   username       string, required. 1-255 of a-z A-Z 0-9 . _ -; unique in
                  the workspace ignoring case
@@ -53,6 +55,25 @@ lines are skipped. Fields:
   attributes     object of string values, default none: keys 1-64
                  characters, values 0-1024
   roles          array of positive integer role ids, assigned directly
+  totp           object, default none: the user's confirmed TOTP second
+                 factor (HMAC-SHA1, 6 digits, 30-second steps), which turns
+                 mfaEnabled on. Fields:
+                   secret         string, required. The shared secret in
+                                  base32 (upper or lower case, padding
+                                  optional), 10-64 bytes decoded
+                   confirmedAt    RFC 3339 timestamp, required: when the
+                                  factor was confirmed
+                   lastStep       integer >= 0, default 0: the time step
+                                  (Unix seconds / 30) of the last code
+                                  accepted; codes of it or earlier are
+                                  refused as replays
+                   recoveryCodes  array of at most 10 base64 strings, each
+                                  the 32-byte hash of an unused recovery
+                                  code as identityd stores it (user export
+                                  writes them; another system's hashes
+                                  are of another form)
+                 The secret is stored sealed with the key of
+                 $IDENTITYD_KEY_ENCRYPTION_KEY when that is set.
 
 Any other field is refused, naming the line, so that a misspelt field
 (such as "full_name") is not silently dropped; the REST API, by contrast,
@@ -62,20 +83,6 @@ get no verification email.
 Example line:
   {"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace","passwordHash":"$2b$12$...","emailVerified":true,"roles":[7]}
 `
-
-// importRecord is one line of user import.
-type importRecord struct {
-	Username      string            `json:"username"`
-	Email         string            `json:"email"`
-	FullName      string            `json:"fullName"`
-	PasswordHash  string            `json:"passwordHash"`
-	EmailVerified bool              `json:"emailVerified"`
-	Disabled      bool              `json:"disabled"`
-	MFAEnabled    bool              `json:"mfaEnabled"`
-	CreatedAt     time.Time         `json:"createdAt"`
-	Attributes    map[string]string `json:"attributes"`
-	Roles         []int64           `json:"roles"`
-}
 
 // userImport imports users from JSON Lines in batches, each all or
 // nothing: identityd user import -workspace SLUG [-file F] [-batch N].
@@ -102,6 +109,105 @@ func userImport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (e
 		fmt.Fprintf(e.stdout, "imported %d users into workspace %s\n", im.imported, *slug)
 		return nil
 	})
+}
+
+// exportHelp documents the output of user export; its -h prints it after
+// the flags.
+const exportHelp = `Output: JSON Lines, one user per line in ascending id order, in the
+format user import reads (see "identityd user import -h"): username, email,
+fullName, passwordHash, emailVerified, disabled, mfaEnabled, createdAt,
+attributes, roles and the confirmed TOTP factor (totp: its secret, the
+time it was confirmed, the last step accepted and the hashes of the unused
+recovery codes). Ids and the update time are not exported; nor are
+sessions, tokens, lockout state or a TOTP enrolment not yet confirmed. A
+field at its default (false, empty) is left out. user import of the file
+into another workspace or database reproduces the users, with new ids.
+
+The users are one consistent snapshot, read in one transaction. With -o,
+an export that fails leaves FILE as it was; on standard output it stops
+where the error came.
+
+The file holds password hashes and TOTP secrets in the clear (a secret
+sealed with $IDENTITYD_KEY_ENCRYPTION_KEY is opened, so that variable must
+hold the key it was sealed with; user import seals it again with its own):
+whoever has it can sign in as any of the users whose hash they crack, and
+pass their second factor. Guard it like the database: -o creates the file
+readable by its owner only; delete it when it has served.
+`
+
+// userExport writes the users of a workspace as JSON Lines: identityd user
+// export -workspace SLUG [-o FILE].
+func userExport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
+	slug := fs.String("workspace", "", "the `SLUG` of the workspace to export")
+	out := fs.String("o", "-", "the JSON Lines `FILE` to write, replaced only once the export is complete; - is standard output")
+	if _, err := parseCommand(fs, args, nil, "workspace"); err != nil {
+		return err
+	}
+	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
+		if *out == "-" {
+			w := bufio.NewWriterSize(e.stdout, exportBuffer)
+			if _, err := ws.ExportUsersJSONLines(ctx, w); err != nil {
+				return err
+			}
+			return w.Flush()
+		}
+		if isDatabaseFile(*out, e.dbPath) {
+			return fmt.Errorf("%s is the database itself: write the export to another file", *out)
+		}
+		n, err := writeFileAtomically(*out, func(w io.Writer) (int, error) {
+			return ws.ExportUsersJSONLines(ctx, w)
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stderr, "exported %d users from workspace %s\n", n, *slug)
+		return nil
+	})
+}
+
+// isDatabaseFile reports whether name is the bbolt file db, which an
+// export renamed over it would destroy.
+func isDatabaseFile(name, db string) bool {
+	if pgstore.IsURL(db) {
+		return false
+	}
+	a, aerr := os.Stat(name)
+	b, berr := os.Stat(db)
+	return aerr == nil && berr == nil && os.SameFile(a, b)
+}
+
+// exportBuffer is the size of user export's output buffer.
+const exportBuffer = 256 << 10
+
+// writeFileAtomically writes name with write, through a temporary file in
+// the same directory (mode 0600) that is synced and renamed into place
+// only if write and every step after it succeed: name is then either
+// complete or as it was, never half written. It returns write's count.
+func writeFileAtomically(name string, write func(io.Writer) (int, error)) (n int, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, exportBuffer)
+	if n, err = write(w); err != nil {
+		return n, err
+	}
+	if err = w.Flush(); err != nil {
+		return n, err
+	}
+	if err = tmp.Sync(); err != nil {
+		return n, err
+	}
+	if err = tmp.Close(); err != nil {
+		return n, err
+	}
+	return n, os.Rename(tmp.Name(), name)
 }
 
 // openInput opens the import file, or standard input for "-".
@@ -154,19 +260,14 @@ func (im *importer) read(ctx context.Context, r io.Reader) error {
 func parseImportLine(text []byte) (identity.ImportedUser, error) {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
-	var rec importRecord
-	if err := dec.Decode(&rec); err != nil {
+	var u identity.ImportedUser
+	if err := dec.Decode(&u); err != nil {
 		return identity.ImportedUser{}, fmt.Errorf("invalid JSON: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return identity.ImportedUser{}, errors.New("invalid JSON: more than one value on the line")
 	}
-	return identity.ImportedUser{
-		Username: rec.Username, Email: rec.Email, FullName: rec.FullName,
-		PasswordHash: rec.PasswordHash, EmailVerified: rec.EmailVerified,
-		Disabled: rec.Disabled, MFAEnabled: rec.MFAEnabled, CreatedAt: rec.CreatedAt,
-		Attributes: rec.Attributes, Roles: rec.Roles,
-	}, nil
+	return u, nil
 }
 
 // flush imports the collected batch in one transaction.

@@ -38,9 +38,33 @@ func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value s
 		if _, err := w.user(tx, userID); err != nil {
 			return err
 		}
+		if err := w.checkAttributeRoom(tx, userID, key); err != nil {
+			return err
+		}
 		return tx.PutUserAttribute(w.slug, userID, key, value)
 	})
 	return fromStore(err, "user")
+}
+
+// checkAttributeRoom refuses a new attribute key for a user who has as
+// many attributes as the workspace's Limits allow; replacing the value of
+// a key the user has is always allowed.
+func (w *Workspace) checkAttributeRoom(tx store.Tx, userID int64, key string) error {
+	attrs, err := tx.UserAttributes(w.slug, userID)
+	if err != nil {
+		return err
+	}
+	if _, ok := attrs[key]; ok {
+		return nil
+	}
+	set, err := w.settings(tx)
+	if err != nil {
+		return err
+	}
+	if limit := set.Limits.attributesPerUser(); len(attrs) >= limit {
+		return errorf(CodeLimitReached, "user %d already has the maximum of %d attributes", userID, limit)
+	}
+	return nil
 }
 
 // DeleteAttribute removes one attribute of the user; a claim mapped from

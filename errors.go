@@ -28,7 +28,8 @@ const (
 	// CodeReservedClaim: a claim mapper names a registered JWT/OIDC claim.
 	CodeReservedClaim Code = "reserved_claim"
 	// CodeLimitReached: a per-workspace limit (20 claim mappers, 100 OAuth
-	// clients) is reached.
+	// clients, the workspace's Limits on webhook endpoints and attributes
+	// per user) is reached.
 	CodeLimitReached Code = "limit_reached"
 	// CodeUnauthenticated: credentials (a password, an API key or an OAuth
 	// client's secret) are missing, malformed, unknown or wrong.

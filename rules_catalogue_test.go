@@ -865,14 +865,18 @@ func webhookRows() []catalogueRow {
 			[]identity.FieldError{{Field: "events[0]", Rule: "unknown"}, {Field: "events[2]", Rule: "unknown"}}},
 		{evs, "the message names unknown types only when there are some", func(e *testEnv) error {
 			var messages []string
-			for _, ev := range [][]string{{"user.created", "user.created"}, {"a", "user.created", "b"}} {
+			eleven := []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12"}
+			long := strings.Repeat("x", 64) + "y"
+			for _, ev := range [][]string{{"user.created", "user.created"}, {"a", "user.created", "b"}, eleven, {long}} {
 				var ie *identity.Error
 				if err := events(ev...)(e); !errors.As(err, &ie) {
 					return fmt.Errorf("CreateWebhook with events %q = %v, want an *identity.Error", ev, err)
 				}
 				messages = append(messages, ie.Message)
 			}
-			return mismatch("messages", []string{"invalid webhook endpoint", "unknown event types: a, b"}, messages)
+			return mismatch("messages", []string{"invalid webhook endpoint", "unknown event types: a, b",
+				"unknown event types: a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 and 2 more",
+				"unknown event types: " + strings.Repeat("x", 64) + "…"}, messages)
 		}, "", nil},
 		{evs, "all sixteen", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
@@ -1526,6 +1530,8 @@ func TestRefusedAddressCatalogue(t *testing.T) {
 		{"public", nil, []string{"8.8.8.8", "93.184.215.14", "1.1.1.1", "2606:4700:4700::1111", "2a00:1450:4001::1"}},
 	}
 	e := newTestEnv(t, nil)
+	// Every public probe creates an endpoint: room for all of them.
+	e.setLimits(identity.Limits{WebhookEndpoints: identity.MaxWebhookEndpoints})
 	check := func(rng, text string, want bool) {
 		t.Helper()
 		addr := netip.MustParseAddr(text)

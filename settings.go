@@ -27,6 +27,9 @@ type Settings struct {
 	// MFA says whether users need a second factor: MFAOptional (the zero
 	// value) or MFARequired.
 	MFA MFAPolicy `json:"mfa,omitempty"`
+	// Limits cap attributes per user and webhook endpoints; the zero
+	// value is the defaults (100 and 50).
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // MFAPolicy says whether a workspace's users need a second factor to
@@ -295,6 +298,7 @@ func (s Settings) validate() error {
 		s.SMTP.validate(&p)
 	}
 	s.Lockout.validate(&p)
+	s.Limits.validate(&p)
 	switch s.MFA {
 	case "", MFAOptional, MFARequired:
 	default:

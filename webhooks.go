@@ -94,6 +94,9 @@ func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (_ Created
 		if err := once.check(tx); err != nil {
 			return err
 		}
+		if err := w.checkEndpointRoom(tx); err != nil {
+			return err
+		}
 		if rec.ID, err = tx.NextID(w.slug, store.SeqWebhooks); err != nil {
 			return err
 		}
@@ -106,6 +109,23 @@ func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (_ Created
 		return CreatedWebhook{}, fromStore(err, "workspace")
 	}
 	return CreatedWebhook{Endpoint: webhookFromRecord(rec), Secret: secret}, nil
+}
+
+// checkEndpointRoom refuses a new endpoint in a workspace that has as
+// many as its Limits allow.
+func (w *Workspace) checkEndpointRoom(tx store.Tx) error {
+	_, total, err := tx.Webhooks(w.slug, 0, 0)
+	if err != nil {
+		return err
+	}
+	set, err := w.settings(tx)
+	if err != nil {
+		return err
+	}
+	if limit := set.Limits.webhookEndpoints(); total >= limit {
+		return errorf(CodeLimitReached, "the workspace already has the maximum of %d webhook endpoints", limit)
+	}
+	return nil
 }
 
 func (nw NewWebhook) validate(allowPrivate bool) error {
@@ -134,9 +154,30 @@ func (nw NewWebhook) validate(allowPrivate bool) error {
 	}
 	message := "invalid webhook endpoint"
 	if len(unknown) > 0 {
-		message = fmt.Sprintf("unknown event types: %s", strings.Join(unknown, ", "))
+		message = "unknown event types: " + listSome(unknown, maxNamesInMessage)
 	}
 	return p.err(message)
+}
+
+// maxNamesInMessage bounds the names an error message lists, so that a
+// request naming thousands of bad ones gets a message of bounded size.
+const maxNamesInMessage = 10
+
+// listSome joins the first max names with ", " (each cut to 64
+// characters) and says how many more there are.
+func listSome(names []string, max int) string {
+	shown := make([]string, 0, min(len(names), max))
+	for _, n := range names[:min(len(names), max)] {
+		if r := []rune(n); len(r) > 64 {
+			n = string(r[:64]) + "…"
+		}
+		shown = append(shown, n)
+	}
+	s := strings.Join(shown, ", ")
+	if len(names) > max {
+		s += fmt.Sprintf(" and %d more", len(names)-max)
+	}
+	return s
 }
 
 func checkWebhookURL(p *problems, raw string, allowPrivate bool) {

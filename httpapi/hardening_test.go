@@ -219,3 +219,33 @@ func TestDeclaredBodyTooLargeBeforeContinue(t *testing.T) {
 		}
 	})
 }
+
+// TestFieldErrorsCapped: a body of 1 MiB holding 349,000 empty event
+// names is answered with the first 50 field errors and the count of the
+// rest, a response a fraction of the request's size, not 27 times it.
+func TestFieldErrorsCapped(t *testing.T) {
+	e := newTestEnv(t)
+	e.seed(t)
+	var body strings.Builder
+	body.WriteString(`{"url":"https://hooks.example.com/x","events":[""`)
+	for range 349_000 - 1 {
+		body.WriteString(`,""`)
+	}
+	body.WriteString("]}")
+	rec := e.do(t, "POST", "/t/acme/api/v1/webhooks", e.allKey, body.String())
+	var p struct {
+		Code       string
+		Errors     []struct{ Field, Rule string }
+		MoreErrors int
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		t.Fatalf("body %q: %v", rec.Body.String()[:200], err)
+	}
+	got := []any{rec.Code, p.Code, len(p.Errors), p.Errors[0].Field, p.Errors[49].Field, p.MoreErrors}
+	if diff := cmp.Diff([]any{422, "invalid", 50, "events[0]", "events[49]", 348_950}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if n := rec.Body.Len(); n > 16<<10 {
+		t.Errorf("response of %d bytes to a request of %d", n, body.Len())
+	}
+}

@@ -79,12 +79,19 @@ type problem struct {
 	Detail string       `json:"detail"`
 	Code   string       `json:"code"`
 	Errors []fieldError `json:"errors,omitempty"`
+	// MoreErrors counts the field errors left out of Errors, which lists
+	// at most maxFieldErrors: a request with many bad fields cannot make a
+	// response many times its size.
+	MoreErrors int `json:"moreErrors,omitempty"`
 
 	// wwwAuthenticate is the WWW-Authenticate header a 401 or 403 carries.
 	wwwAuthenticate string
 	// cause is what the server log gets for a 500, never the client.
 	cause error
 }
+
+// maxFieldErrors bounds the errors array of a problem.
+const maxFieldErrors = 50
 
 // fieldError is one entry of a problem's errors array.
 type fieldError struct {
@@ -114,7 +121,11 @@ func problemFor(err error) *problem {
 	if p.Detail == "" {
 		p.Detail = string(e.Code)
 	}
-	for _, f := range e.Fields {
+	for i, f := range e.Fields {
+		if i == maxFieldErrors {
+			p.MoreErrors = len(e.Fields) - maxFieldErrors
+			break
+		}
 		p.Errors = append(p.Errors, fieldError{Field: f.Field, Rule: f.Rule, Message: f.Message})
 	}
 	switch {

@@ -18,7 +18,8 @@
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
+//	identityd [-db FILE] backup -o FILE
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-admin-socket PATH|off]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -118,10 +119,38 @@
 // (identity.Options.PasswordHashingBudget; argon2id at the default m=19 MiB
 // takes 19 MiB): requests beyond it wait their turn.
 //
-// Only one process may hold a bbolt file: while serve runs, the other
-// commands fail with "database FILE is in use by another process". A
-// PostgreSQL database has no such limit: run the commands, and as many
-// serve processes as you like, against it at once.
+// Only one process may hold a bbolt file, so while serve runs, the other
+// commands run in it: serve listens on an admin socket, the Unix socket
+// FILE.sock beside the database (-admin-socket PATH to choose another,
+// -admin-socket=off for none), and a command that finds a server
+// answering there sends it its command line and runs in the server,
+// against the running Service, as it would run by itself; otherwise it
+// opens the database itself. Either way it behaves alike, down to its
+// output and exit status: a key revoked through the socket is refused
+// from the server's next request on. Standard input and output, the
+// environment variables a command reads ($IDENTITYD_SMTP_PASSWORD) and the
+// files of -file and -o are the client's, relative to its working
+// directory; the key-encryption key is the server's. serve refuses to run
+// through the socket. The socket has mode 0600; serve takes commands only
+// from its own user or root, and a command uses a socket only if it and
+// the server belong to its own user (run the commands as the user that
+// runs serve). serve replaces a socket that a killed server left behind,
+// and removes its own when it stops; commands running then get the same 5
+// seconds as requests. With -admin-socket=off, or on systems other than
+// Linux (the server checks its peer with SO_PEERCRED), the other commands
+// fail while serve runs with "database FILE is in use by another process".
+// Give the global -admin-socket too when serve's is not the default. A
+// PostgreSQL database needs no socket (any number of processes may open
+// it) and has none by default; -admin-socket PATH gives it one.
+//
+// backup writes a consistent copy of a bbolt database to FILE: through
+// FILE.tmp (mode 0600), synced and renamed into place once complete, so
+// FILE is never half written. Through the admin socket it copies the
+// database of the running server in one read transaction (bbolt's
+// Tx.WriteTo) without stopping its writers: every write acknowledged
+// before the backup began is in it. To restore, stop serve and put the
+// copy in place of the database file. A PostgreSQL database is backed up
+// with pg_dump.
 //
 // Exit status: 0 on success, 1 on an error, 2 on a usage error.
 package main

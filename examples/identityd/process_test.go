@@ -208,7 +208,8 @@ func TestBinaryCommandLine(t *testing.T) {
 
 func TestBinaryDatabaseInUse(t *testing.T) {
 	db, _ := newDB(t)
-	startServe(t, db)
+	// With its admin socket on, serve would run the command instead.
+	startServeWith(t, db, nil, "-admin-socket=off")
 	// It gives up after the lock timeout (boltstore's tests time it);
 	// runBinary's bound catches one that would wait on.
 	r := runBinary(t, "-db", db, "workspace", "create", "beta")

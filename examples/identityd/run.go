@@ -14,6 +14,8 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
 	"github.com/identitylib/identity/store/pgstore"
 )
 
@@ -25,11 +27,23 @@ const (
 )
 
 // env is what every command works with: the global flags and the streams.
+// A command reaches its caller's environment variables and files through
+// env (getenv, openFile, createFile), never through package os: a command
+// that arrives on serve's admin socket (see adminsocket.go) runs in the
+// server, and its streams, variables and files are those of the client.
 type env struct {
 	dbPath string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	// adminSocket is the global -admin-socket: "" for the default path,
+	// adminSocketOff for none.
+	adminSocket string
+	stdin       io.Reader
+	stdout      io.Writer
+	stderr      io.Writer
+	// caller is the side that gave the command; nil means this process.
+	caller caller
+	// server, for a command that arrived on the admin socket, is the
+	// server it runs in, whose Service open returns.
+	server *adminServer
 }
 
 // command is one command of the command line.
@@ -41,6 +55,9 @@ type command struct {
 	run func(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error
 	// help, if any, is printed after the flags by the command's -h.
 	help string
+	// local: the command runs in this process even while a server holds
+	// the database, instead of through its admin socket.
+	local bool
 }
 
 // commands returns the command table. It is a function, not a variable,
@@ -60,7 +77,8 @@ func commands() []command {
 		{name: "signing-key rotate", args: "-workspace SLUG [-alg RS256|ES256]", run: signingKeyRotate},
 		{name: "user import", args: "-workspace SLUG [-file F] [-batch N]", run: userImport, help: importHelp},
 		{name: "user export", args: "-workspace SLUG [-o FILE]", run: userExport, help: exportHelp},
-		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]", run: serve},
+		{name: "backup", args: "-o FILE", run: backup},
+		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-admin-socket PATH|off]", run: serve, local: true},
 	}
 }
 
@@ -89,6 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	global := flag.NewFlagSet("identityd", flag.ContinueOnError)
 	global.SetOutput(stderr)
 	global.StringVar(&e.dbPath, "db", "identity.db", "the database: a bbolt `FILE`, or a postgres:// URL")
+	global.StringVar(&e.adminSocket, "admin-socket", "", "the admin socket `PATH` of a running identityd serve, through which commands run while it\n"+
+		"holds the database (default FILE.sock for a bbolt -db FILE, none for PostgreSQL); off: never use one")
 	global.Usage = func() { printUsage(stderr, global) }
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,10 +125,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	cmd, rest, err := lookup(args)
-	if err == nil {
-		err = cmd.run(ctx, e, cmd.flagSet(stderr), rest)
+	if err != nil {
+		return report(stderr, err)
 	}
-	return report(stderr, err)
+	if !cmd.local {
+		// While a server holds the database, the command runs in it.
+		conn, err := e.dialAdmin(ctx)
+		if err != nil {
+			return report(stderr, err)
+		}
+		if conn != nil {
+			return runRemote(ctx, conn, e, args)
+		}
+	}
+	return report(stderr, cmd.run(ctx, e, cmd.flagSet(stderr), rest))
 }
 
 // lookup finds the command that args start with and returns it with the
@@ -259,27 +289,46 @@ func required(fs *flag.FlagSet, names ...string) error {
 // open opens the database. Commands that only make sense on an existing
 // database pass mustExist, so that a mistyped -db fails instead of
 // creating an empty file. (A PostgreSQL database exists or Open fails;
-// Open creates only the tables.)
+// Open creates only the tables.) In a command that arrived on the admin
+// socket, it returns the server's Service instead, which closeService
+// leaves open (see adminServer.service).
 func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, error) {
+	if e.server != nil {
+		return e.server.service(opts)
+	}
+	svc, _, _, err := e.openStore(mustExist, opts)
+	return svc, err
+}
+
+// openStore is open that also returns the store under the Service and the
+// options it was made with, which serve lends to admin commands.
+func (e *env) openStore(mustExist bool, opts *identity.Options) (*identity.Service, store.Store, *identity.Options, error) {
 	if mustExist && !pgstore.IsURL(e.dbPath) {
 		if _, err := os.Stat(e.dbPath); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("database %s does not exist (create it with: identityd -db %s workspace create SLUG)", e.dbPath, e.dbPath)
+			return nil, nil, nil, fmt.Errorf("database %s does not exist (create it with: identityd -db %s workspace create SLUG)", e.dbPath, e.dbPath)
 		}
 	}
 	opts, err := tokenOptions(opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	svc, err := openService(e.dbPath, opts)
+	st, err := openStore(e.dbPath)
 	if errors.Is(err, bbolt.ErrTimeout) {
 		// bbolt holds an exclusive lock on the file; the store gives up
 		// after a short wait rather than hang behind a running server.
-		return nil, fmt.Errorf("database %s is in use by another process (is identityd serve running?)", e.dbPath)
+		// (A server with its admin socket on gets the command instead:
+		// see run.)
+		return nil, nil, nil, fmt.Errorf("database %s is in use by another process (is identityd serve running?)", e.dbPath)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", e.dbName(), err)
+		return nil, nil, nil, fmt.Errorf("open database %s: %w", e.dbName(), err)
 	}
-	return svc, nil
+	svc, err := identity.New(st, opts)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("open database %s: %w", e.dbName(), err)
+	}
+	return svc, st, opts, nil
 }
 
 // openService opens the Service over -db: a PostgreSQL database when it
@@ -288,10 +337,7 @@ func (e *env) open(mustExist bool, opts *identity.Options) (*identity.Service, e
 // apply; the schema is created or upgraded), else a bbolt file, created
 // if needed.
 func openService(db string, opts *identity.Options) (*identity.Service, error) {
-	if !pgstore.IsURL(db) {
-		return identity.Open(db, opts)
-	}
-	st, err := pgstore.Open(context.Background(), db, nil)
+	st, err := openStore(db)
 	if err != nil {
 		return nil, err
 	}
@@ -301,6 +347,15 @@ func openService(db string, opts *identity.Options) (*identity.Service, error) {
 		return nil, err
 	}
 	return svc, nil
+}
+
+// openStore opens the store of openService: what identity.Open opens for
+// a bbolt file, or pgstore's.
+func openStore(db string) (store.Store, error) {
+	if pgstore.IsURL(db) {
+		return pgstore.Open(context.Background(), db, nil)
+	}
+	return boltstore.Open(db, nil)
 }
 
 // dbName is -db as messages and logs show it: a PostgreSQL URL loses its
@@ -375,8 +430,12 @@ func message(err error) string {
 	return msg
 }
 
-// closeService closes svc and adds a failure to *err.
+// closeService closes svc and adds a failure to *err. It leaves open a
+// Service that serve lends to the commands of its admin socket.
 func closeService(svc *identity.Service, err *error) {
+	if _, ok := lent.Load(svc); ok {
+		return
+	}
 	if cerr := svc.Close(); cerr != nil {
 		*err = errors.Join(*err, fmt.Errorf("close database: %w", cerr))
 	}

@@ -48,7 +48,8 @@ const (
 
 // serve runs the REST API until ctx ends:
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
-// [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES].
+// [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
+// [-admin-socket PATH|off].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
@@ -58,6 +59,8 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	hashBudget := fs.Int64("hash-memory-budget", identity.DefaultPasswordHashingBudget,
 		"bound the memory of the password hashes computed at once to `BYTES`; the others wait (argon2id at m=19 MiB takes 19 MiB)")
 	issuerBase := fs.String("issuer-base", "", "the base `URL` of the workspaces' OpenID Providers, whose issuers are URL/t/SLUG:\nhttps, or http on localhost or a loopback address (default http:// and the address bound)")
+	adminSocket := fs.String("admin-socket", e.adminSocket, "listen for admin commands on the Unix socket `PATH` (mode 0600); off: no socket\n"+
+		"(default FILE.sock beside a bbolt -db FILE, none for PostgreSQL)")
 	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
@@ -89,7 +92,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if *issuerBase == "" {
 		*issuerBase = "http://" + ln.Addr().String()
 	}
-	svc, err := e.open(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget})
+	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget})
 	if err != nil {
 		ln.Close()
 		return err
@@ -107,6 +110,14 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	}
 	defer stopDelivery(dispatcher, abandon, deliveryGrace)
 	defer startSweeper(ctx, svc, logger, sweepInterval)()
+	// The other commands run in this process while it holds the database
+	// (see adminsocket.go), and end before the database is closed.
+	stopAdmin, err := startAdminSocket(ctx, adminSocketPath(*adminSocket, e.dbPath), *adminSocket != "", e.dbPath, svc, st, svcOpts, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopAdmin()
 	h, err := newHandler(svc, requestLogger(logger, *accessLog))
 	if err != nil {
 		return err

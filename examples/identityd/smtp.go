@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/identitylib/identity"
@@ -97,7 +96,7 @@ func workspaceSMTP(ctx context.Context, e *env, fs *flag.FlagSet, args []string)
 // else from the environment ("" when neither has one).
 func smtpPassword(e *env, fromStdin bool) (string, error) {
 	if !fromStdin {
-		return os.Getenv(smtpPasswordEnv), nil
+		return e.getenv(smtpPasswordEnv), nil
 	}
 	line, err := bufio.NewReader(e.stdin).ReadString('\n')
 	if err != nil && line == "" {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -154,7 +153,7 @@ func userExport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		if isDatabaseFile(*out, e.dbPath) {
 			return fmt.Errorf("%s is the database itself: write the export to another file", *out)
 		}
-		n, err := writeFileAtomically(*out, func(w io.Writer) (int, error) {
+		n, err := e.writeFile(*out, func(w io.Writer) (int, error) {
 			return ws.ExportUsersJSONLines(ctx, w)
 		})
 		if err != nil {
@@ -179,43 +178,12 @@ func isDatabaseFile(name, db string) bool {
 // exportBuffer is the size of user export's output buffer.
 const exportBuffer = 256 << 10
 
-// writeFileAtomically writes name with write, through a temporary file in
-// the same directory (mode 0600) that is synced and renamed into place
-// only if write and every step after it succeed: name is then either
-// complete or as it was, never half written. It returns write's count.
-func writeFileAtomically(name string, write func(io.Writer) (int, error)) (n int, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	w := bufio.NewWriterSize(tmp, exportBuffer)
-	if n, err = write(w); err != nil {
-		return n, err
-	}
-	if err = w.Flush(); err != nil {
-		return n, err
-	}
-	if err = tmp.Sync(); err != nil {
-		return n, err
-	}
-	if err = tmp.Close(); err != nil {
-		return n, err
-	}
-	return n, os.Rename(tmp.Name(), name)
-}
-
 // openInput opens the import file, or standard input for "-".
 func openInput(e *env, name string) (io.ReadCloser, error) {
 	if name == "-" {
 		return io.NopCloser(e.stdin), nil
 	}
-	return os.Open(name)
+	return e.openFile(name)
 }
 
 // importer collects users into batches and imports each full batch.

@@ -80,6 +80,10 @@ const (
 	// EventUserMFAReset: an administrator cleared a user's second factor
 	// and recovery codes (ResetMFA). Data: {"userId": int}.
 	EventUserMFAReset EventType = "user.mfa.reset"
+	// EventUserDeleted: DeleteUserPermanently deleted a user and every
+	// record of it. Data: {"userId": int, "username": string}, nothing
+	// more: the event outlives the user.
+	EventUserDeleted EventType = "user.deleted"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
@@ -89,6 +93,7 @@ func EventTypes() []EventType {
 		EventUserPasswordChanged, EventUserRoleAssigned, EventUserRoleRemoved,
 		EventLoginFailed, EventSessionRevoked, EventLoginSucceeded, EventTokenRefreshReused,
 		EventUserLocked, EventUserUnlocked, EventUserMFAEnrolled, EventUserMFARemoved, EventUserMFAReset,
+		EventUserDeleted,
 	}
 }
 

@@ -54,6 +54,8 @@ type QueueWatcher interface {
 	// starts none after: a watcher registers an attempt before Begin
 	// looks for its job, so either Begin finds the job gone or the
 	// attempt was registered in time to be cancelled here.
+	// DeleteWorkspace calls it for each endpoint of the workspace and for
+	// the workspace's mail lane, endpointID 0.
 	EndpointDeleted(workspace string, endpointID int64)
 }
 

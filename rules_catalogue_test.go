@@ -859,7 +859,7 @@ func webhookRows() []catalogueRow {
 			return nil
 		}, "", nil},
 		{evs, "none", events(), identity.CodeInvalid, field("events", "required")},
-		{evs, "unknown", events("user.deleted"), identity.CodeInvalid, field("events[0]", "unknown")},
+		{evs, "unknown", events("user.purged"), identity.CodeInvalid, field("events[0]", "unknown")},
 		{evs, "duplicate", events("user.created", "user.created"), identity.CodeInvalid, field("events[1]", "duplicate")},
 		{evs, "every unknown one listed", events("a", "user.created", "b"), identity.CodeInvalid,
 			[]identity.FieldError{{Field: "events[0]", Rule: "unknown"}, {Field: "events[2]", Rule: "unknown"}}},
@@ -1579,7 +1579,7 @@ func TestRefusedAddressCatalogue(t *testing.T) {
 func TestCataloguesOfNames(t *testing.T) {
 	events := []identity.EventType{"user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
-		"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset"}
+		"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset", "user.deleted"}
 	if diff := cmp.Diff(events, identity.EventTypes()); diff != "" {
 		t.Errorf("EventTypes (-documented +got):\n%s", diff)
 	}

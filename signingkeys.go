@@ -391,7 +391,8 @@ func keyAAD(slug, kid string) []byte { return []byte("identity signing key " + s
 
 // signerCache keeps opened private keys by workspace and key id. A key's
 // private half never changes once stored, so an entry never goes stale;
-// parsing an RSA key costs more than signing with it.
+// parsing an RSA key costs more than signing with it. The keys of a
+// deleted workspace are dropped (forgetSigningKeys).
 type signerCache struct{ m sync.Map }
 
 type signerKey struct{ slug, kid string }
@@ -407,4 +408,20 @@ func (s *Service) signer(slug string, k store.SigningKey) (crypto.Signer, error)
 	}
 	s.signers.m.Store(signerKey{slug, k.ID}, priv)
 	return priv, nil
+}
+
+// forgetSigningKeys drops the keys of the workspace from the Service's
+// caches of opened private keys and parsed public keys, once
+// DeleteWorkspace has deleted them from the store: no private key of a
+// deleted workspace stays in memory. (A cached key is used only for a key
+// the store still holds, so keeping it would not make a token valid.)
+func (s *Service) forgetSigningKeys(slug string) {
+	for _, m := range []*sync.Map{&s.signers.m, &s.publicKeys} {
+		m.Range(func(k, _ any) bool {
+			if k.(signerKey).slug == slug {
+				m.Delete(k)
+			}
+			return true
+		})
+	}
 }

@@ -70,13 +70,24 @@ func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
 	if err != nil {
 		return err
 	}
+	// The user the job is about, so that DeleteUserPermanently finds it: a
+	// verification email's, or the user who has a reset's address now.
+	about := job.UserID
+	if about == 0 {
+		switch id, err := tx.UserIDByEmail(w.slug, job.Email); {
+		case err == nil:
+			about = id
+		case !isNotFound(err):
+			return err
+		}
+	}
 	id, err := tx.NextID(w.slug, store.SeqDeliveries)
 	if err != nil {
 		return err
 	}
 	now := w.svc.timestamp()
 	return tx.PutDelivery(w.slug, store.Delivery{
-		ID: id, Kind: store.JobMail, EventID: eventID, EventType: string(job.eventType()),
+		ID: id, Kind: store.JobMail, UserID: about, EventID: eventID, EventType: string(job.eventType()),
 		Payload: payload, CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
 	})
 }

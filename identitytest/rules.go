@@ -10,7 +10,9 @@
 //		identitytest.RunRules(t, newStore)
 //	}
 //
-// and the identity package runs it over memstore.
+// and the identity package runs it over memstore. A store also runs
+// RunErasure, with a way to read every byte it holds (Erasure), to show
+// that permanent deletion leaves nothing of what it deletes.
 package identitytest
 
 import (
@@ -78,6 +80,8 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentCodeReplay", testRuleConcurrentCodeReplay},
 		{"ConcurrentWrongCodes", testRuleConcurrentWrongCodes},
 		{"PasswordReset", testRulePasswordReset},
+		{"DeleteUserPermanently", testRuleDeleteUserPermanently},
+		{"DeleteWorkspace", testRuleDeleteWorkspace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

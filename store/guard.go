@@ -18,8 +18,8 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // store's read-write transaction, and returns fn's result unchanged. Once
 // fn has returned (or panicked) every method returns ErrTxDone without
 // reaching tx. PutDelivery refuses a job whose Kind is neither JobWebhook
-// nor JobMail, or a mail job with an EndpointID, so a store sees only
-// well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
+// nor JobMail, a mail job with an EndpointID or a negative UserID, or a
+// webhook job with a UserID, so a store sees only well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
 // PutSigningKey, PutAuthRequest, PutGrant and PutRefreshToken refuse an
 // empty id, and PutRefreshToken an empty GrantID; PutLoginAttempts and
 // PutSecondFactor refuse a UserID below 1. A store's Update calls it
@@ -71,6 +71,10 @@ func checkJob(d Delivery) error {
 		return fmt.Errorf("store: mail job %d names endpoint %d; a mail job has EndpointID 0", d.ID, d.EndpointID)
 	case d.Kind == JobWebhook && d.EndpointID < 1:
 		return fmt.Errorf("store: webhook job %d names endpoint %d; endpoint ids are positive", d.ID, d.EndpointID)
+	case d.Kind == JobWebhook && d.UserID != 0:
+		return fmt.Errorf("store: webhook job %d names user %d; a webhook job has UserID 0", d.ID, d.UserID)
+	case d.UserID < 0:
+		return fmt.Errorf("store: mail job %d names user %d; user ids are positive, 0 for none", d.ID, d.UserID)
 	case d.Kind != JobWebhook && d.Kind != JobMail:
 		return fmt.Errorf("store: job %d has kind %q, want %q or %q", d.ID, d.Kind, JobWebhook, JobMail)
 	}
@@ -454,6 +458,20 @@ func (g *guarded) VerificationToken(slug, id string) (VerificationToken, error) 
 		return VerificationToken{}, err
 	}
 	return g.tx.VerificationToken(slug, id)
+}
+
+func (g *guarded) DeleteUser(slug string, id int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteUser(slug, id)
+}
+
+func (g *guarded) DeleteWorkspace(slug string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteWorkspace(slug)
 }
 
 func (g *guarded) PutIdempotency(r IdempotencyRecord) error {

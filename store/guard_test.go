@@ -163,6 +163,8 @@ func (f *fakeTx) VerificationToken(string, string) (store.VerificationToken, err
 	f.call("VerificationToken")
 	return store.VerificationToken{}, nil
 }
+func (f *fakeTx) DeleteUser(string, int64) error               { f.call("DeleteUser"); return nil }
+func (f *fakeTx) DeleteWorkspace(string) error                 { f.call("DeleteWorkspace"); return nil }
 func (f *fakeTx) PutIdempotency(store.IdempotencyRecord) error { f.call("PutIdempotency"); return nil }
 func (f *fakeTx) Idempotency(string, string, string) (store.IdempotencyRecord, error) {
 	f.call("Idempotency")
@@ -240,6 +242,8 @@ var writes = []method{
 	{"PutSecondFactor", func(tx store.Tx) error { return tx.PutSecondFactor("a", store.SecondFactor{UserID: 1}) }},
 	{"DeleteSecondFactor", func(tx store.Tx) error { return tx.DeleteSecondFactor("a", 1) }},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
+	{"DeleteUser", func(tx store.Tx) error { return tx.DeleteUser("a", 1) }},
+	{"DeleteWorkspace", func(tx store.Tx) error { return tx.DeleteWorkspace("a") }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
 	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
 	{"DeleteExpiredIdempotency", func(tx store.Tx) error {
@@ -402,7 +406,7 @@ func TestRunReturnsFnResult(t *testing.T) {
 }
 
 // TestPutDeliveryChecksJob checks that PutDelivery passes the store only
-// a webhook job or a mail job without an endpoint.
+// a webhook job without a user or a mail job without an endpoint.
 func TestPutDeliveryChecksJob(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -414,6 +418,9 @@ func TestPutDeliveryChecksJob(t *testing.T) {
 		{"webhook job of endpoint -1", store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: -1}, false},
 		{"mail job", store.Delivery{ID: 1, Kind: store.JobMail}, true},
 		{"mail job with an endpoint", store.Delivery{ID: 1, Kind: store.JobMail, EndpointID: 3}, false},
+		{"mail job of a user", store.Delivery{ID: 1, Kind: store.JobMail, UserID: 7}, true},
+		{"mail job of user -1", store.Delivery{ID: 1, Kind: store.JobMail, UserID: -1}, false},
+		{"webhook job of a user", store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 3, UserID: 7}, false},
 		{"no kind", store.Delivery{ID: 1, EndpointID: 3}, false},
 		{"unknown kind", store.Delivery{ID: 1, Kind: "sms"}, false},
 	} {

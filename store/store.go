@@ -89,9 +89,9 @@ type Store interface {
 // every store can hold), PutRefreshToken only a non-empty GrantID,
 // PutLoginAttempts and PutSecondFactor only a positive UserID, and
 // PutDelivery only a well-formed job: Kind JobWebhook with a positive
-// EndpointID, or JobMail with EndpointID 0. So no endpoint shares
-// EndpointID 0 with the mail jobs, and a store may tell the kinds apart
-// by it.
+// EndpointID and UserID 0, or JobMail with EndpointID 0 and a UserID
+// that is not negative. So no endpoint shares EndpointID 0 with the mail
+// jobs, and a store may tell the kinds apart by it.
 type Tx interface {
 	Records
 	Queue
@@ -245,6 +245,36 @@ type Records interface {
 	PutVerificationToken(slug string, t VerificationToken) error
 	// VerificationToken returns the token with the id.
 	VerificationToken(slug, id string) (VerificationToken, error)
+
+	// DeleteUser removes the user with the id and every record a store
+	// keeps under the user's id, in this transaction: the user record and
+	// its index entries (username, email, full name, the counts behind
+	// Users), its roles and attributes, its sessions, its grants (UserID
+	// id) and every refresh token of them, its authorization requests
+	// (UserID id), its single-use tokens (VerificationToken.UserID id), its
+	// lockout state, its second factor, and its mail jobs (Delivery.UserID
+	// id) with their due-index entries. It returns ErrNotFound, and
+	// removes nothing, when there is no such user. Webhook jobs are not the
+	// user's (their payloads are the events' own) and stay; so do records
+	// that name no user (a grant with UserID 0, an authorization request
+	// nobody has signed in to yet).
+	//
+	// A store finds these through indexes by user (and by grant for
+	// refresh tokens) rather than by scanning a workspace's records, so
+	// that the cost is in proportion to what the user has; memstore, built
+	// for tests, scans some and says so.
+	DeleteUser(slug string, id int64) error
+	// DeleteWorkspace removes the workspace and everything that belongs to
+	// it, in this transaction: its record, sequences, users and all that
+	// DeleteUser removes, claim mappers, webhooks and every job of the
+	// queue (with their due-index entries, so that DueDeliveries,
+	// NextDueAt and PendingDeliveries no longer count them), API keys
+	// (APIKey no longer finds them), OAuth clients, signing keys,
+	// authorization requests, grants, refresh tokens, single-use tokens,
+	// lockout states, second factors and idempotency records. It returns
+	// ErrNotFound when the workspace does not exist. A workspace created
+	// again with the slug starts empty, its sequences at 1.
+	DeleteWorkspace(slug string) error
 
 	// PutIdempotency creates or replaces the record for (r.Workspace,
 	// r.Scope, r.Key). The workspace must exist.
@@ -412,6 +442,11 @@ type Delivery struct {
 	// EndpointID is the webhook endpoint of a webhook job; 0 for a mail
 	// job.
 	EndpointID int64
+	// UserID is the user a mail job is about, as the identity package
+	// sets it (0 for none); DeleteUser removes the user's mail jobs by it,
+	// so a store indexes mail jobs by UserID. A webhook job has 0: it
+	// belongs to no user.
+	UserID int64
 	// EventID identifies the event; it is the same for every endpoint the
 	// event fans out to and stays the same across retries.
 	EventID   string

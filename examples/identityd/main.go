@@ -9,6 +9,7 @@
 //	identityd [-db FILE] workspace list
 //	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
 //	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]
+//	identityd [-db FILE] workspace delete SLUG
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
@@ -18,6 +19,7 @@
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
+//	identityd [-db FILE] user delete -workspace SLUG ID
 //	identityd [-db FILE] backup -o FILE
 //	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-admin-socket PATH|off]
 //

@@ -68,6 +68,7 @@ func commands() []command {
 		{name: "workspace list", run: workspaceList},
 		{name: "workspace smtp", args: "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", run: workspaceSMTP},
 		{name: "workspace policy", args: "-workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]", run: workspacePolicy},
+		{name: "workspace delete", args: "SLUG", run: workspaceDelete},
 		{name: "key create", args: "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", run: keyCreate},
 		{name: "key list", args: "-workspace SLUG", run: keyList},
 		{name: "key revoke", args: "-workspace SLUG ID", run: keyRevoke},
@@ -77,6 +78,7 @@ func commands() []command {
 		{name: "signing-key rotate", args: "-workspace SLUG [-alg RS256|ES256]", run: signingKeyRotate},
 		{name: "user import", args: "-workspace SLUG [-file F] [-batch N]", run: userImport, help: importHelp},
 		{name: "user export", args: "-workspace SLUG [-o FILE]", run: userExport, help: exportHelp},
+		{name: "user delete", args: "-workspace SLUG ID", run: userDelete},
 		{name: "backup", args: "-o FILE", run: backup},
 		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-admin-socket PATH|off]", run: serve, local: true},
 	}

@@ -44,6 +44,12 @@
 //	  refresh_tokens         token id -> JSON refresh token
 //	  login_attempts         user id -> JSON lockout state
 //	  second_factors         user id -> JSON second factor
+//	  user_mail              user id + delivery id -> empty, for mail
+//	                         jobs of a user
+//	  user_auth_requests     user id + request id -> empty, for requests
+//	                         a user signed in to
+//	  user_tokens            user id + token id -> empty
+//	  grant_refresh_tokens   uvarint length + grant id + token id -> empty
 //	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -61,7 +67,12 @@
 //
 // A file written before a bucket existed opens cleanly: Open creates the
 // missing buckets. Its deliveries have no status, so none is pending and
-// the empty due index agrees with them.
+// the empty due index agrees with them. The four indexes that serve
+// DeleteUser alone (user_mail, user_auth_requests, user_tokens,
+// grant_refresh_tokens) are built from the records when Open creates
+// them. DeleteUser reads a user's records off the per-user indexes and
+// DeleteWorkspace deletes the workspace's bucket, with its entries in the
+// top-level buckets (see erasure.go).
 //
 // A job's kind is where it is stored: the front passes only positive
 // endpoint ids, so a job under endpoint 0 is a mail job and any other a

@@ -207,6 +207,9 @@ type deliveryRecord struct {
 	LastAttemptAt *int64 `json:"last_attempt_us,omitempty"`
 	LastStatus    int    `json:"last_status,omitempty"`
 	LastError     string `json:"last_error,omitempty"`
+	// UserID is absent for none, as in every record written before mail
+	// jobs named their user.
+	UserID int64 `json:"user_id,omitempty"`
 }
 
 // sessionRecord is the stored form of store.Session; the session id is
@@ -344,6 +347,7 @@ func encodeDelivery(d store.Delivery) ([]byte, error) {
 		LastAttemptAt: optMicros(d.LastAttemptAt),
 		LastStatus:    d.LastStatus,
 		LastError:     d.LastError,
+		UserID:        d.UserID,
 	})
 }
 
@@ -371,6 +375,7 @@ func decodeDelivery(k, v []byte) (store.Delivery, error) {
 		LastAttemptAt: fromOptMicros(r.LastAttemptAt),
 		LastStatus:    r.LastStatus,
 		LastError:     r.LastError,
+		UserID:        r.UserID,
 	}, nil
 }
 

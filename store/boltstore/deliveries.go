@@ -85,6 +85,9 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 		return err
 	}
 	deliveries := sp.bucket(bucketDeliveries)
+	if err := sp.moveUserMail(existed, prev.endpoint, d); err != nil {
+		return err
+	}
 	if existed && prev.endpoint != d.EndpointID {
 		if err := deliveries.Delete(pairKey(prev.endpoint, d.ID)); err != nil {
 			return err
@@ -98,6 +101,27 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 		return err
 	}
 	return t.moveDue(slug, d.ID, prev, next)
+}
+
+// moveUserMail points user_mail at d instead of at the job stored before
+// under d's id, if any (existed), under the endpoint prevEndpoint. Only a
+// mail job (endpoint 0) has an entry, so only one is decoded here.
+func (sp *space) moveUserMail(existed bool, prevEndpoint int64, d store.Delivery) error {
+	var prev, next []byte
+	if existed && prevEndpoint == 0 {
+		old, err := sp.delivery(0, d.ID)
+		if err != nil {
+			return err
+		}
+		prev = userMailKey(old.UserID, d.ID)
+	}
+	if d.Kind == store.JobMail {
+		next = userMailKey(d.UserID, d.ID)
+	}
+	if prev == nil && next == nil {
+		return nil
+	}
+	return moveEntry(sp.bucket(bucketUserMail), prev, next)
 }
 
 // moveDue brings the delivery_due entry of a delivery, and the pending

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -52,6 +53,10 @@ const (
 	bucketRefreshTokens
 	bucketLoginAttempts
 	bucketSecondFactors
+	bucketUserMail
+	bucketUserAuthRequests
+	bucketUserTokens
+	bucketGrantRefreshTokens
 	numNested // the number of nested buckets
 )
 
@@ -82,6 +87,13 @@ var nestedNames = [numNested][]byte{
 	bucketRefreshTokens:    []byte("refresh_tokens"),
 	bucketLoginAttempts:    []byte("login_attempts"),
 	bucketSecondFactors:    []byte("second_factors"),
+	// The indexes DeleteUser finds a user's records by: they came after
+	// the records, so a file without them has them built (see
+	// ensureLayout).
+	bucketUserMail:           []byte("user_mail"),
+	bucketUserAuthRequests:   []byte("user_auth_requests"),
+	bucketUserTokens:         []byte("user_tokens"),
+	bucketGrantRefreshTokens: []byte("grant_refresh_tokens"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.
@@ -116,8 +128,18 @@ func ensureLayout(btx *bbolt.Tx) error {
 		return err
 	}
 	for _, slug := range slugs {
-		if err := createSpaceBuckets(spaces.Bucket(slug)); err != nil {
+		b := spaces.Bucket(slug)
+		var missing []nested
+		for n := range numNested {
+			if b.Bucket(nestedNames[n]) == nil {
+				missing = append(missing, n)
+			}
+		}
+		if err := createSpaceBuckets(b); err != nil {
 			return err
+		}
+		if err := buildIndexes(&space{b: b}, missing); err != nil {
+			return fmt.Errorf("workspace %q: %w", slug, err)
 		}
 	}
 	return nil

@@ -12,7 +12,9 @@ import (
 // The records of the OpenID Provider live in their workspace's
 // signing_keys, auth_requests, grants and refresh_tokens buckets under
 // their ids; user_grants indexes the grants of each user as user_sessions
-// does the sessions. The store front never passes on an empty id (bbolt
+// does the sessions, user_auth_requests the requests a user signed in to,
+// and grant_refresh_tokens the refresh tokens of each grant (see
+// erasure.go). The store front never passes on an empty id (bbolt
 // cannot store an empty key), nor a refresh token without a grant; the
 // puts refuse an empty id all the same, as PutOAuthClient does.
 
@@ -96,7 +98,19 @@ func (t *tx) PutAuthRequest(slug string, r store.AuthRequest) error {
 	if err != nil {
 		return err
 	}
-	return sp.bucket(bucketAuthRequests).Put([]byte(r.ID), v)
+	requests, k := sp.bucket(bucketAuthRequests), []byte(r.ID)
+	var prev []byte
+	if old := requests.Get(k); old != nil {
+		o, err := decodeAuthRequest(k, old)
+		if err != nil {
+			return err
+		}
+		prev = userRecordKey(o.UserID, o.ID)
+	}
+	if err := moveEntry(sp.bucket(bucketUserAuthRequests), prev, userRecordKey(r.UserID, r.ID)); err != nil {
+		return err
+	}
+	return requests.Put(k, v)
 }
 
 // AuthRequest implements store.Tx.
@@ -224,7 +238,19 @@ func (t *tx) PutRefreshToken(slug string, r store.RefreshToken) error {
 	if err != nil {
 		return err
 	}
-	return sp.bucket(bucketRefreshTokens).Put([]byte(r.ID), v)
+	tokens, k := sp.bucket(bucketRefreshTokens), []byte(r.ID)
+	var prev []byte
+	if old := tokens.Get(k); old != nil {
+		o, err := decodeRefreshToken(k, old)
+		if err != nil {
+			return err
+		}
+		prev = grantTokenKey(o.GrantID, o.ID)
+	}
+	if err := moveEntry(sp.bucket(bucketGrantRefreshTokens), prev, grantTokenKey(r.GrantID, r.ID)); err != nil {
+		return err
+	}
+	return tokens.Put(k, v)
 }
 
 // RefreshToken implements store.Tx.

@@ -123,7 +123,19 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 	if err != nil {
 		return err
 	}
-	return sp.bucket(bucketTokens).Put([]byte(v.ID), rec)
+	tokens, k := sp.bucket(bucketTokens), []byte(v.ID)
+	var prev []byte
+	if old := tokens.Get(k); old != nil {
+		o, err := decodeToken(k, old)
+		if err != nil {
+			return err
+		}
+		prev = userRecordKey(o.UserID, o.ID)
+	}
+	if err := moveEntry(sp.bucket(bucketUserTokens), prev, userRecordKey(v.UserID, v.ID)); err != nil {
+		return err
+	}
+	return tokens.Put(k, rec)
 }
 
 // VerificationToken implements store.Tx.

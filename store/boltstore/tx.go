@@ -26,7 +26,8 @@ var _ store.Tx = (*tx)(nil)
 // space is the bucket of one workspace and the nested buckets opened so
 // far. Opening a nested bucket costs a B+tree descent and an allocation, so
 // each is opened once per transaction. bbolt keeps a *Bucket valid for the
-// whole transaction, and no nested bucket is ever deleted.
+// whole transaction, and no nested bucket is ever deleted except with its
+// workspace's bucket, by DeleteWorkspace, which forgets the space.
 type space struct {
 	b      *bbolt.Bucket
 	opened [numNested]*bbolt.Bucket

@@ -39,6 +39,14 @@ func (s *Store) addDelivery(n *namespace, d store.Delivery) {
 	n.delivs[d.ID] = d
 	if d.Kind == store.JobMail {
 		n.mail[d.ID] = struct{}{}
+		if d.UserID != 0 {
+			set := n.mailOf[d.UserID]
+			if set == nil {
+				set = make(map[int64]struct{})
+				n.mailOf[d.UserID] = set
+			}
+			set[d.ID] = struct{}{}
+		}
 	} else {
 		set := n.byTarget[d.EndpointID]
 		if set == nil {
@@ -60,6 +68,12 @@ func (s *Store) removeDelivery(n *namespace, d store.Delivery) {
 	delete(n.delivs, d.ID)
 	if d.Kind == store.JobMail {
 		delete(n.mail, d.ID)
+		if set := n.mailOf[d.UserID]; set != nil {
+			delete(set, d.ID)
+			if len(set) == 0 {
+				delete(n.mailOf, d.UserID)
+			}
+		}
 	} else {
 		set := n.byTarget[d.EndpointID]
 		delete(set, d.ID)

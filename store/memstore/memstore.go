@@ -19,6 +19,12 @@
 // PendingDeliveries is its length. Inserting and removing entries costs in
 // proportion to the entries after them.
 //
+// DeleteUser finds the user's sessions, grants and mail jobs through
+// per-user indexes, but the user's authorization requests, single-use
+// tokens and the refresh tokens of the user's grants by scanning the
+// workspace's records of each kind: linear in their number, like the
+// prefix search. DeleteWorkspace unlinks the workspace's namespace whole.
+//
 // Session ids are opaque strings chosen by the caller; like boltstore,
 // PutSession refuses the empty id with an error.
 //
@@ -78,6 +84,7 @@ type namespace struct {
 	delivs   map[int64]store.Delivery
 	byTarget map[int64]map[int64]struct{} // endpoint id -> ids of its webhook jobs
 	mail     map[int64]struct{}           // ids of mail jobs
+	mailOf   map[int64]map[int64]struct{} // user id (never 0) -> ids of their mail jobs
 
 	sessions map[string]store.Session      // by id
 	byUser   map[int64]map[string]struct{} // user id -> session ids
@@ -125,6 +132,7 @@ func newNamespace(w store.Workspace) *namespace {
 		delivs:     make(map[int64]store.Delivery),
 		byTarget:   make(map[int64]map[int64]struct{}),
 		mail:       make(map[int64]struct{}),
+		mailOf:     make(map[int64]map[int64]struct{}),
 		sessions:   make(map[string]store.Session),
 		byUser:     make(map[int64]map[string]struct{}),
 		clients:    make(map[string]store.OAuthClient),

@@ -16,7 +16,7 @@ const pending = "'pending'"
 
 // deliveryColumns are the columns scanDelivery reads, in its order.
 const deliveryColumns = `id, kind, endpoint_id, event_id, event_type, payload, created_at, status, attempts,
-	next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error`
+	next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, user_id`
 
 // scanDelivery reads a row of deliveryColumns, preceded by the columns
 // that head point to.
@@ -26,7 +26,7 @@ func scanDelivery(r pgx.Row, head ...any) (store.Delivery, error) {
 	var kind, status string
 	var lastError []byte
 	err := r.Scan(append(head, &d.ID, &kind, &endpoint, &d.EventID, &d.EventType, &d.Payload, &d.CreatedAt, &status,
-		&d.Attempts, &d.NextAttemptAt, &d.LeaseUntil, &d.LeaseOwner, &d.LastAttemptAt, &d.LastStatus, &lastError)...)
+		&d.Attempts, &d.NextAttemptAt, &d.LeaseUntil, &d.LeaseOwner, &d.LastAttemptAt, &d.LastStatus, &lastError, &d.UserID)...)
 	if endpoint != nil {
 		d.EndpointID = *endpoint
 	}
@@ -50,9 +50,9 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 		endpoint = &d.EndpointID
 	}
 	tag, err := t.exec(`INSERT INTO deliveries (workspace, id, endpoint_id, event_id, event_type, payload, created_at,
-			status, attempts, next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, due_at, kind)
+			status, attempts, next_attempt_at, lease_until, lease_owner, last_attempt_at, last_status, last_error, due_at, kind, user_id)
 		SELECT w.slug, $2::bigint, $3::bigint, $4::text, $5::text, $6::bytea, $7::timestamptz,
-			$8::text, $9::bigint, $10::timestamptz, $11::timestamptz, $12::text, $13::timestamptz, $14::bigint, $15::bytea, $16::timestamptz, $17::text
+			$8::text, $9::bigint, $10::timestamptz, $11::timestamptz, $12::text, $13::timestamptz, $14::bigint, $15::bytea, $16::timestamptz, $17::text, $18::bigint
 		FROM workspaces w LEFT JOIN webhooks h ON h.workspace = w.slug AND h.id = $3::bigint
 		WHERE w.slug = $1 AND ($3::bigint IS NULL OR h.id IS NOT NULL)
 		ON CONFLICT (workspace, id) DO UPDATE SET kind = excluded.kind, endpoint_id = excluded.endpoint_id,
@@ -60,10 +60,11 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 			created_at = excluded.created_at, status = excluded.status, attempts = excluded.attempts,
 			next_attempt_at = excluded.next_attempt_at, lease_until = excluded.lease_until,
 			lease_owner = excluded.lease_owner, last_attempt_at = excluded.last_attempt_at,
-			last_status = excluded.last_status, last_error = excluded.last_error, due_at = excluded.due_at`,
+			last_status = excluded.last_status, last_error = excluded.last_error, due_at = excluded.due_at,
+			user_id = excluded.user_id`,
 		slug, d.ID, endpoint, d.EventID, d.EventType, bin(d.Payload), ts(d.CreatedAt),
 		string(d.Status), d.Attempts, ts(d.NextAttemptAt), ts(d.LeaseUntil), d.LeaseOwner,
-		ts(d.LastAttemptAt), d.LastStatus, []byte(d.LastError), ts(d.DueAt()), string(d.Kind))
+		ts(d.LastAttemptAt), d.LastStatus, []byte(d.LastError), ts(d.DueAt()), string(d.Kind), d.UserID)
 	if err != nil {
 		return err
 	}

@@ -42,18 +42,21 @@
 //	                     due_at, and the due index on (due_at, id,
 //	                     workspace) WHERE status = 'pending'; mail jobs
 //	                     indexed on (workspace, id) WHERE kind = 'mail'
+//	                     and on (workspace, user_id) for those of a user
 //	sessions             (workspace, id); index on (workspace, user_id,
 //	                     created_at, id)
 //	api_keys             id; scopes text[]
 //	oauth_clients        (workspace, id); redirect_uris,
 //	                     post_logout_redirect_uris and grant_types text[]
 //	verification_tokens  (workspace, id); purpose ('' for email
-//	                     verification)
+//	                     verification); index on (workspace, user_id)
 //	signing_keys         (workspace, id)
-//	auth_requests        (workspace, id); scopes text[]
+//	auth_requests        (workspace, id); scopes text[]; index on
+//	                     (workspace, user_id) WHERE user_id <> 0
 //	grants               (workspace, id); scopes text[]; index on
 //	                     (workspace, user_id, created_at, id)
-//	refresh_tokens       (workspace, id); grant_id names the grant
+//	refresh_tokens       (workspace, id); grant_id names the grant;
+//	                     index on (workspace, grant_id)
 //	login_attempts       (workspace, user_id); pending timestamptz[]
 //	second_factors       (workspace, user_id); recovery_codes bytea[]
 //	idempotency          (workspace, scope, key); index on expires_at
@@ -66,7 +69,12 @@
 // auth_requests, grants and refresh_tokens, 0005 login_attempts, the
 // lockout state of users, and 0006 second_factors, the users' TOTP second
 // factors, with the purpose column of verification_tokens (every token of
-// an older schema got the empty purpose: email verification).
+// an older schema got the empty purpose: email verification). Migration
+// 0007 gave mail jobs their user_id (0, no user, for every job of an
+// older schema) and added the indexes by user (and by grant for refresh
+// tokens) through which DeleteUser finds a user's records: it deletes
+// them in one statement, and DeleteWorkspace deletes the workspace's row,
+// from which everything else cascades (see erasure.go).
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so

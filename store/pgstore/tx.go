@@ -40,7 +40,7 @@ type tx struct {
 	failed error
 	retry  bool
 	// spaces holds the workspaces known to exist in this transaction.
-	// No transaction deletes a workspace, so once seen, one stays.
+	// Once seen, one stays until DeleteWorkspace deletes it.
 	spaces map[string]bool
 
 	// Writes that flush makes once, before the commit, however often the
@@ -51,8 +51,8 @@ type tx struct {
 	// seqs holds the sequences NextID drew from: the first draw updated
 	// (and so locked) the counter row, later draws count on here.
 	seqs map[seqKey]*seqDraw
-	// newUsers counts the users PutUser inserted, per workspace and
-	// chunk, for user_chunks.
+	// newUsers counts the users PutUser inserted less those DeleteUser
+	// deleted, per workspace and chunk, for user_chunks.
 	newUsers map[string]map[int64]int64
 }
 
@@ -184,8 +184,15 @@ func (t *tx) flush() error {
 	}
 	for slug, chunks := range t.newUsers {
 		for chunk, n := range chunks {
-			b.Queue(`INSERT INTO user_chunks AS c (workspace, chunk, n) VALUES ($1, $2, $3)
-				ON CONFLICT (workspace, chunk) DO UPDATE SET n = c.n + excluded.n`, slug, chunk, n)
+			switch {
+			case n > 0:
+				b.Queue(`INSERT INTO user_chunks AS c (workspace, chunk, n) VALUES ($1, $2, $3)
+					ON CONFLICT (workspace, chunk) DO UPDATE SET n = c.n + excluded.n`, slug, chunk, n)
+			case n < 0:
+				// The chunk's row counts the users deleted: it exists.
+				b.Queue("UPDATE user_chunks SET n = n + $3 WHERE workspace = $1 AND chunk = $2", slug, chunk, n)
+				b.Queue("DELETE FROM user_chunks WHERE workspace = $1 AND chunk = $2 AND n = 0", slug, chunk)
+			}
 		}
 	}
 	if b.Len() == 0 {

@@ -166,15 +166,21 @@ func (t *tx) PutUser(slug string, u store.User) error {
 	}
 	t.knowSpace(slug)
 	if !existed {
-		if t.newUsers == nil {
-			t.newUsers = make(map[string]map[int64]int64)
-		}
-		if t.newUsers[slug] == nil {
-			t.newUsers[slug] = make(map[int64]int64)
-		}
-		t.newUsers[slug][u.ID>>chunkBits]++
+		t.countUser(slug, u.ID>>chunkBits, 1)
 	}
 	return nil
+}
+
+// countUser adds delta to the users of the workspace's chunk, for flush
+// to write to user_chunks.
+func (t *tx) countUser(slug string, chunk, delta int64) {
+	if t.newUsers == nil {
+		t.newUsers = make(map[string]map[int64]int64)
+	}
+	if t.newUsers[slug] == nil {
+		t.newUsers[slug] = make(map[int64]int64)
+	}
+	t.newUsers[slug][chunk] += delta
 }
 
 // User implements store.Tx.

@@ -34,9 +34,10 @@ func delivery(id, endpointID int64) store.Delivery {
 	}
 }
 
-// asMail returns d as a mail job: of kind JobMail, for no endpoint.
+// asMail returns d as a mail job: of kind JobMail, for no endpoint,
+// about the user with d's id.
 func asMail(d store.Delivery) store.Delivery {
-	d.Kind, d.EndpointID, d.EventType = store.JobMail, 0, "email.verification"
+	d.Kind, d.EndpointID, d.EventType, d.UserID = store.JobMail, 0, "email.verification", d.ID
 	return d
 }
 

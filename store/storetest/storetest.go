@@ -78,6 +78,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"SecondFactors", testSecondFactors},
 		{"VerificationTokens", testVerificationTokens},
 		{"Idempotency", testIdempotency},
+		{"DeleteUser", testDeleteUser},
+		{"DeleteWorkspace", testDeleteWorkspace},
 		{"Transactions", testTransactions},
 	}
 	for _, a := range areas {

@@ -242,6 +242,8 @@ func testMissingWorkspace(t *testing.T, newStore func(t *testing.T) store.Store)
 			return tx.PutSecondFactor(m, store.SecondFactor{UserID: 1, Secret: []byte("s"), CreatedAt: at(1)})
 		}},
 		{"DeleteSecondFactor", func(tx store.Tx) error { return tx.DeleteSecondFactor(m, 1) }},
+		{"DeleteUser", func(tx store.Tx) error { return tx.DeleteUser(m, 1) }},
+		{"DeleteWorkspace", func(tx store.Tx) error { return tx.DeleteWorkspace(m) }},
 	}
 	before := takeSnapshot(t, s, slugA)
 	view(t, s, func(tx store.Tx) error {

@@ -1,0 +1,510 @@
+package identitytest
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/jws"
+	"github.com/identitylib/identity/store"
+)
+
+// Permanent deletion. RunRules checks through the identity package's API
+// that DeleteUserPermanently and DeleteWorkspace leave nothing usable of
+// what they delete, whatever the store; RunErasure, which a store runs
+// with a way to read every byte it holds, checks that they leave nothing
+// at all.
+
+// erasureRedirect is the redirect URI of the client of the fixtures.
+const erasureRedirect = "https://app.example.com/cb"
+
+// erasureSMTP are SMTP settings with verification and reset links.
+var erasureSMTP = &identity.SMTPSettings{
+	Host: "smtp.example.com", Port: 587, From: "noreply@example.com",
+	VerifyURL: "https://app.example.com/verify?token={token}", ResetURL: "https://app.example.com/reset?token={token}",
+}
+
+// tokenLink finds the token in the link of an email.
+var tokenLink = regexp.MustCompile(`token=(id[a-z]+_[0-9a-f]{16}_[A-Za-z0-9_-]{43})$`)
+
+// subject is a user with a record of every kind, as subjectIn makes it:
+// what a deletion must remove, and the handles that must stop working.
+type subject struct {
+	user identity.User
+	// tokens issues and verifies tokens in the user's workspace.
+	tokens *identity.Workspace
+	client identity.OAuthClient
+	// session is a session token; access and refresh are from a code
+	// redeemed, and refresh was exchanged once (refreshUsed is the first);
+	// code is a code issued and not redeemed; reset, a password reset
+	// token; verify, an email verification token; challenge, a sign-in
+	// waiting for the second factor.
+	session, access, refresh, refreshUsed, code, reset, verify, challenge string
+	// sessionID and grantID name the session and the grant in the store.
+	sessionID, grantID string
+}
+
+// secrets returns every token of s, whose ids the store must no longer
+// hold.
+func (s subject) secrets() []string {
+	return []string{s.session, s.refresh, s.refreshUsed, s.code, s.reset, s.verify, s.challenge}
+}
+
+// subjectIn makes, in the workspace slug of e's store, the user nu with
+// a record of every kind: attributes, roles, a session, a grant with
+// refresh tokens (one used), a code not redeemed, a TOTP factor, a
+// sign-in waiting for it, failed password attempts, a verification
+// token and a reset token (their emails sent), a verification email
+// still queued. The workspace gets SMTP settings, a lockout policy, and
+// an OAuth client.
+func (e *env) subjectIn(slug string, nu identity.NewUser) subject {
+	e.t.Helper()
+	t := e.t
+	svc, err := identity.New(e.store, &identity.Options{
+		Now: e.clock.Now, PasswordHashing: &testArgon2,
+		IssuerBase: "https://id.example.com", TokenSigner: jws.Signer{}, SigningAlgorithm: identity.ES256,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := svc.Workspace(e.ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := identity.Settings{PasswordPolicy: identity.DefaultPasswordPolicy(), SMTP: erasureSMTP,
+		Lockout: identity.LockoutPolicy{Threshold: 5, Duration: time.Hour}}
+	if err := ws.UpdateSettings(e.ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ws.CreateClient(e.ctx, identity.NewClient{RedirectURIs: []string{erasureRedirect}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := ws.CreateUser(e.ctx, nu) // queues a verification email
+	if err != nil {
+		t.Fatalf("CreateUser(%q): %v", nu.Username, err)
+	}
+	s := subject{user: u, tokens: ws, client: c.Client}
+	if err := ws.SetAttribute(e.ctx, u.ID, "born", "1815 in London"); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []int64{41, 42} {
+		if err := ws.AssignRole(e.ctx, u.ID, role); err != nil {
+			t.Fatal(err)
+		}
+	}
+	session, token, err := ws.StartSession(e.ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.session, s.sessionID = token, session.ID
+	req := identity.AuthorizationRequest{ClientID: c.Client.ID, RedirectURI: erasureRedirect, ResponseType: "code",
+		Scopes: []string{"openid", "email"}, State: "state-of-" + nu.Username}
+	auth, err := ws.Authorize(e.ctx, req, token)
+	if err != nil || auth.Code == "" {
+		t.Fatalf("Authorize = %+v, %v; want a code", auth, err)
+	}
+	tok, err := ws.ExchangeCode(e.ctx, c.Client, auth.Code, erasureRedirect, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.access, s.refreshUsed, s.grantID = tok.AccessToken, tok.RefreshToken, tok.GrantID
+	next, err := ws.RefreshTokens(e.ctx, c.Client, tok.RefreshToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.refresh, s.access = next.RefreshToken, next.AccessToken
+	if auth, err = ws.Authorize(e.ctx, req, token); err != nil || auth.Code == "" {
+		t.Fatalf("Authorize = %+v, %v; want a code", auth, err)
+	}
+	s.code = auth.Code
+
+	// The reset email and the verification email of the creation are
+	// sent (Begin makes their tokens); another verification email waits.
+	if err := ws.RequestPasswordReset(e.ctx, nu.Email, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.verify, s.reset = e.sendEmails(svc, slug)
+	if err := ws.SendVerificationEmail(e.ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	en, err := ws.BeginTOTPEnrollment(e.ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ws.ConfirmTOTPEnrollment(e.ctx, u.ID, e.totpCode(en.Secret)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := ws.Authenticate(e.ctx, nu.Username, "not the password")
+		WantCode(t, err, identity.CodeUnauthenticated)
+	}
+	_, err = ws.Authenticate(e.ctx, nu.Username, nu.Password)
+	WantCode(t, err, identity.CodeMFARequired)
+	s.challenge = err.(*identity.Error).Challenge
+	return s
+}
+
+// sendEmails leases every due job of the workspace and begins its
+// attempt, as a dispatcher would before sending, and returns the tokens
+// of the verification and reset emails among them.
+func (e *env) sendEmails(svc *identity.Service, slug string) (verify, reset string) {
+	e.t.Helper()
+	q, err := svc.Queue(nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	due, err := q.Due(e.ctx, q.Now(), 100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	leased, err := q.Lease(e.ctx, "suite", q.Now(), time.Minute, due)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, job := range leased.Jobs {
+		if job.Workspace != slug || job.Kind != identity.MailJob {
+			continue
+		}
+		att, err := q.Begin(e.ctx, "suite", job)
+		if err != nil || att.Mail == nil {
+			e.t.Fatalf("Begin = %+v, %v; want an email", att, err)
+		}
+		m := tokenLink.FindStringSubmatch(att.Mail.Link)
+		if m == nil {
+			e.t.Fatalf("link %q has no token", att.Mail.Link)
+		}
+		if att.Mail.Kind == identity.MailPasswordReset {
+			reset = m[1]
+		} else {
+			verify = m[1]
+		}
+	}
+	if verify == "" || reset == "" {
+		e.t.Fatalf("sent emails: verification token %q, reset token %q; want both", verify, reset)
+	}
+	return verify, reset
+}
+
+// wantGone checks that nothing of the deleted subject works any more:
+// the user, its session, its tokens, its codes and its links.
+func (e *env) wantGone(s subject) {
+	e.t.Helper()
+	t, ws := e.t, s.tokens
+	_, err := ws.GetUser(e.ctx, s.user.ID)
+	WantCode(t, err, identity.CodeNotFound)
+	_, _, err = ws.VerifySession(e.ctx, s.session)
+	WantCode(t, err, identity.CodeUnauthenticated)
+	_, err = ws.VerifyAccessToken(e.ctx, s.access)
+	WantCode(t, err, identity.CodeUnauthenticated)
+	for _, refresh := range []string{s.refresh, s.refreshUsed} {
+		_, err = ws.RefreshTokens(e.ctx, s.client, refresh, nil)
+		WantCode(t, err, identity.CodeInvalidGrant)
+	}
+	_, err = ws.ExchangeCode(e.ctx, s.client, s.code, erasureRedirect, "")
+	WantCode(t, err, identity.CodeInvalidGrant)
+	_, err = ws.ResetPassword(e.ctx, s.reset, "a brand new passphrase")
+	WantCode(t, err, identity.CodeTokenInvalid)
+	_, err = ws.ConfirmEmail(e.ctx, s.verify)
+	WantCode(t, err, identity.CodeTokenInvalid)
+	if _, _, err = ws.VerifySecondFactor(e.ctx, s.challenge, "000000"); err == nil {
+		t.Error("VerifySecondFactor with the deleted user's challenge succeeded")
+	}
+	_, err = ws.Authenticate(e.ctx, s.user.Username, "s3cret-passphrase")
+	WantCode(t, err, identity.CodeUnauthenticated)
+}
+
+// testRuleDeleteUserPermanently: a user with a record of every kind is
+// deleted with all of them; the other user keeps theirs; the event
+// carries the id and username alone; the username and email are free.
+func testRuleDeleteUserPermanently(t *testing.T, e *env) {
+	hook := e.endpoint(identity.EventUserDeleted)
+	bob := e.user("bob")
+	s := e.subjectIn("acme", newUser("ada"))
+	_, bobToken, err := e.ws.StartSession(e.ctx, bob.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted, err := e.ws.DeleteUserPermanently(e.ctx, s.user.ID)
+	if err != nil {
+		t.Fatalf("DeleteUserPermanently: %v", err)
+	}
+	got := []int{deleted.Roles, deleted.Attributes, deleted.Sessions, deleted.Grants}
+	if want := []int{2, 1, 1, 1}; !slices.Equal(got, want) || !deleted.SecondFactor || deleted.User.Username != "ada" {
+		t.Errorf("DeletedUser = %+v; want roles, attributes, sessions and grants %v and a second factor", deleted, want)
+	}
+	if evs := eventTypes(e.events(hook)); len(evs) != 1 || evs[0] != "user.deleted" {
+		t.Fatalf("events = %v, want user.deleted", evs)
+	}
+	if data := string(e.events(hook)[0].Data); data != `{"userId":2,"username":"ada"}` {
+		t.Errorf("user.deleted data = %s, want {\"userId\":2,\"username\":\"ada\"}", data)
+	}
+	e.wantGone(s)
+	err = e.store.View(e.ctx, func(tx store.Tx) error {
+		for _, name := range []string{"UserSessions", "UserGrants", "LoginAttempts", "SecondFactor"} {
+			var n int
+			var err error
+			switch name {
+			case "UserSessions":
+				var ss []store.Session
+				ss, err = tx.UserSessions("acme", s.user.ID)
+				n = len(ss)
+			case "UserGrants":
+				var gs []store.Grant
+				gs, err = tx.UserGrants("acme", s.user.ID)
+				n = len(gs)
+			case "LoginAttempts":
+				_, err = tx.LoginAttempts("acme", s.user.ID)
+				n = 1
+			case "SecondFactor":
+				_, err = tx.SecondFactor("acme", s.user.ID)
+				n = 1
+			}
+			if n > 0 && err == nil {
+				t.Errorf("%s of the deleted user: still there", name)
+			}
+		}
+		jobs, err := tx.MailJobs("acme")
+		for _, j := range jobs {
+			if j.UserID == s.user.ID || bytes.Contains(j.Payload, []byte("ada@example.com")) {
+				t.Errorf("mail job %d of the deleted user: still there", j.ID)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bob keeps what is his.
+	if _, _, err := e.ws.VerifySession(e.ctx, bobToken); err != nil {
+		t.Errorf("bob's session: %v", err)
+	}
+	// The username and email are free at once.
+	again, err := e.ws.CreateUser(e.ctx, identity.NewUser{Username: "ADA", Email: "Ada@Example.com", FullName: "Ada Again", Password: "s3cret-passphrase"})
+	if err != nil {
+		t.Fatalf("CreateUser with the deleted username and email: %v", err)
+	}
+	if again.ID == s.user.ID || again.MFAEnabled {
+		t.Errorf("the new user = %+v, want a new id and no second factor", again)
+	}
+	if u, err := e.ws.Authenticate(e.ctx, "ada", "s3cret-passphrase"); err != nil || u.ID != again.ID {
+		t.Errorf("Authenticate(ada) = %+v, %v; want the new user", u, err)
+	}
+	_, err = e.ws.DeleteUserPermanently(e.ctx, s.user.ID)
+	WantCode(t, err, identity.CodeNotFound)
+}
+
+// testRuleDeleteWorkspace: a workspace with a user of every record, a
+// webhook and its deliveries and an API key is deleted with all of them;
+// its key, session and tokens are refused; another workspace keeps its
+// own; the slug makes an empty workspace again.
+func testRuleDeleteWorkspace(t *testing.T, e *env) {
+	other, err := e.svc.CreateWorkspace(e.ctx, "globex", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherKey, err := other.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherUser, err := other.CreateUser(e.ctx, newUser("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.endpoint(identity.EventUserCreated)
+	_, key, err := e.ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.user("bob")
+	s := e.subjectIn("acme", newUser("ada"))
+
+	deleted, err := e.svc.DeleteWorkspace(e.ctx, "acme")
+	if err != nil {
+		t.Fatalf("DeleteWorkspace: %v", err)
+	}
+	if want := (identity.DeletedWorkspace{Slug: "acme", Users: 2, Webhooks: 1, APIKeys: 1, Clients: 1}); deleted != want {
+		t.Errorf("DeleteWorkspace = %+v, want %+v", deleted, want)
+	}
+	_, err = e.svc.Authorize(e.ctx, key, "acme", identity.ScopeUsersRead)
+	WantCode(t, err, identity.CodeUnauthenticated)
+	if _, err := e.svc.Authorize(e.ctx, otherKey, "globex", identity.ScopeUsersRead); err != nil {
+		t.Errorf("the other workspace's key: %v", err)
+	}
+	if _, _, err := s.tokens.VerifySession(e.ctx, s.session); err == nil {
+		t.Error("a session of the deleted workspace still verifies")
+	}
+	if _, err := s.tokens.VerifyAccessToken(e.ctx, s.access); err == nil {
+		t.Error("an access token of the deleted workspace still verifies")
+	}
+	if _, err := other.GetUser(e.ctx, otherUser.ID); err != nil {
+		t.Errorf("the other workspace's user: %v", err)
+	}
+	q, err := e.svc.Queue(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// globex's user was created without SMTP settings: it queued nothing.
+	if n, err := q.Pending(e.ctx); err != nil || n != 0 {
+		t.Errorf("pending jobs = %d, %v; want none", n, err)
+	}
+	_, err = e.svc.DeleteWorkspace(e.ctx, "acme")
+	WantCode(t, err, identity.CodeNotFound)
+
+	again, err := e.svc.CreateWorkspace(e.ctx, "acme", nil)
+	if err != nil {
+		t.Fatalf("CreateWorkspace(acme) again: %v", err)
+	}
+	if list, err := again.ListUsers(e.ctx, "", nil); err != nil || list.Total != 0 {
+		t.Errorf("ListUsers = %+v, %v; want none", list, err)
+	}
+	u, err := again.CreateUser(e.ctx, newUser("ada"))
+	if err != nil || u.ID != 1 {
+		t.Errorf("CreateUser in the workspace made again = %+v, %v; want id 1", u, err)
+	}
+	if _, err := s.tokens.VerifyAccessToken(e.ctx, s.access); err == nil {
+		t.Error("an access token of the deleted workspace verifies in the one made again")
+	}
+}
+
+// Record is one record of what a store holds, as a Dump reads it: where
+// it is (a bucket and key, a table, a field), for messages, and its
+// bytes, with whatever the store encodes inside it decoded (base64 or
+// hex of byte strings), so that a search for a string finds it.
+type Record struct {
+	Where string
+	Data  []byte
+}
+
+// Erasure is what RunErasure needs of a store beyond the store itself.
+type Erasure struct {
+	// Dump returns every record st holds, whatever its workspace: every
+	// key and value, every row. It must not change st.
+	Dump func(tb testing.TB, st store.Store) []Record
+	// HoldsID reports whether data names the user id in a form the store
+	// writes it in (an id key, a user_id column or field). RunErasure
+	// looks for the JSON "userId":id of payloads itself. It must not
+	// match another id that merely contains the digits.
+	HoldsID func(data []byte, id int64) bool
+}
+
+// RunErasure checks that permanent deletion leaves nothing of what it
+// deletes in the store, over Services on the stores newStore returns (as
+// for RunRules): after DeleteUserPermanently of a user with a record of
+// every kind, no record holds the user's id (HoldsID, or "userId":id),
+// username, email, full name, or the id of any of its sessions, grants,
+// codes and tokens; after DeleteWorkspace, no record holds the
+// workspace's slug, the ids of its API key, client and tokens, or its
+// user's username and email. Webhook deliveries keep the events they
+// carry, so the workspaces of these tests have no webhook subscribed to
+// events about the user.
+func RunErasure(t *testing.T, newStore func(t *testing.T) store.Store, x Erasure) {
+	t.Helper()
+	t.Run("DeleteUserPermanently", func(t *testing.T) {
+		e := newEnv(t, newStore, nil)
+		e.user("bob") // user 1, who stays, as does everything of his
+		nu := identity.NewUser{Username: "Ada.Lovelace", Email: "Augusta.Ada@Analytical.example", FullName: "Augusta Ada King", Password: "s3cret-passphrase"}
+		s := e.subjectIn("acme", nu)
+		if s.user.ID != 2 {
+			t.Fatalf("the user to delete has id %d, want 2", s.user.ID)
+		}
+		if _, err := e.ws.DeleteUserPermanently(e.ctx, s.user.ID); err != nil {
+			t.Fatalf("DeleteUserPermanently: %v", err)
+		}
+		needles := []string{nu.Username, nu.Email, nu.FullName, strings.ToLower(nu.Username), strings.ToLower(nu.Email),
+			strings.ToLower(nu.FullName), s.sessionID, s.grantID}
+		needles = append(needles, tokenIDs(t, s.secrets())...)
+		holds := found(x.Dump(t, e.store), needles, func(data []byte) bool {
+			return x.HoldsID(data, s.user.ID) || holdsJSONUserID(data, s.user.ID)
+		})
+		for _, h := range holds {
+			t.Errorf("after DeleteUserPermanently, %s", h)
+		}
+		// The dump is not empty: bob and the workspace are in it.
+		if len(found(x.Dump(t, e.store), []string{"bob@example.com"}, nil)) == 0 {
+			t.Error("the dump does not hold bob's email: it reads nothing")
+		}
+	})
+
+	t.Run("DeleteWorkspace", func(t *testing.T) {
+		e := newEnv(t, newStore, nil)
+		const slug = "doomed-workspace-7f3a"
+		ws, err := e.svc.CreateWorkspace(e.ctx, slug, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apiKey, _, err := ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ws.CreateWebhook(e.ctx, identity.NewWebhook{URL: "https://hooks.example.com/doomed", Events: []string{"user.created"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ws.PutClaimMapper(e.ctx, "born", identity.ClaimMapperSpec{ClaimName: "born_in"}); err != nil {
+			t.Fatal(err)
+		}
+		nu := identity.NewUser{Username: "Doomed.User", Email: "doomed.user@Doomed.example", FullName: "Doomed User", Password: "s3cret-passphrase"}
+		s := e.subjectIn(slug, nu)
+		if _, err := e.svc.DeleteWorkspace(e.ctx, slug); err != nil {
+			t.Fatalf("DeleteWorkspace: %v", err)
+		}
+		needles := []string{slug, apiKey.ID, s.client.ID, "hooks.example.com/doomed", "born_in", nu.Username, strings.ToLower(nu.Email),
+			nu.FullName, s.sessionID, s.grantID}
+		needles = append(needles, tokenIDs(t, s.secrets())...)
+		for _, h := range found(x.Dump(t, e.store), needles, nil) {
+			t.Errorf("after DeleteWorkspace, %s", h)
+		}
+	})
+}
+
+// tokenIDs returns the ids of tokens of the form prefix_id_secret.
+func tokenIDs(t *testing.T, tokens []string) []string {
+	t.Helper()
+	var ids []string
+	for _, tok := range tokens {
+		parts := strings.Split(tok, "_")
+		if len(parts) < 3 || len(parts[1]) != 16 {
+			t.Fatalf("token %q is not prefix_id_secret", tok)
+		}
+		ids = append(ids, parts[1])
+	}
+	return ids
+}
+
+// found returns a description of every record that holds one of the
+// needles, or of which holdsID (when not nil) reports the id.
+func found(records []Record, needles []string, holdsID func([]byte) bool) []string {
+	var out []string
+	for _, r := range records {
+		for _, n := range needles {
+			if n != "" && bytes.Contains(r.Data, []byte(n)) {
+				out = append(out, r.Where+" holds "+strconv.Quote(n)+": "+strconv.Quote(string(r.Data)))
+			}
+		}
+		if holdsID != nil && holdsID(r.Data) {
+			out = append(out, r.Where+" holds the user id: "+strconv.Quote(string(r.Data)))
+		}
+	}
+	return out
+}
+
+// holdsJSONUserID reports whether data holds the JSON member "userId"
+// (or "user_id") with the value id, as event and email payloads do.
+func holdsJSONUserID(data []byte, id int64) bool {
+	return HoldsJSONNumber(data, "userId", id) || HoldsJSONNumber(data, "user_id", id)
+}
+
+// HoldsJSONNumber reports whether data holds the JSON member name with
+// the number n: "name":n (spaces allowed around the colon) not followed
+// by another digit. Stores' HoldsID functions use it for their JSON
+// encodings.
+func HoldsJSONNumber(data []byte, name string, n int64) bool {
+	re := regexp.MustCompile(`"` + regexp.QuoteMeta(name) + `"\s*:\s*` + strconv.FormatInt(n, 10) + `(?:[^0-9.eE]|$)`)
+	return re.Match(data)
+}

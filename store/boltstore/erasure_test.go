@@ -1,0 +1,97 @@
+package boltstore_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/identitylib/identity/store"
+)
+
+// indexBuckets are the indexes a file written before permanent deletion
+// lacks.
+var indexBuckets = []string{"user_mail", "user_auth_requests", "user_tokens", "grant_refresh_tokens"}
+
+// TestIndexesBuiltForOlderFile: a file whose workspaces lack the indexes
+// DeleteUser reads (as every file written before them does) gets them
+// built from its records when it is opened, so that DeleteUser finds the
+// user's mail jobs, authorization requests, tokens and refresh tokens,
+// and leaves another user's.
+func TestIndexesBuiltForOlderFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := openStore(t, path, nil)
+	mustUpdate(t, s, func(tx store.Tx) error {
+		steps := []error{tx.PutWorkspace(store.Workspace{Slug: testSlug, CreatedAt: when})}
+		for _, id := range []int64{1, 2} {
+			name := map[int64]string{1: "ada", 2: "bob"}[id]
+			grant := map[int64]string{1: "gr-ada", 2: "gr-bob"}[id]
+			steps = append(steps,
+				tx.PutUser(testSlug, store.User{ID: id, Username: name, Email: name + "@example.com", CreatedAt: when}),
+				tx.PutAuthRequest(testSlug, store.AuthRequest{ID: "ar-" + name, ClientID: "c", UserID: id, CreatedAt: when}),
+				tx.PutVerificationToken(testSlug, store.VerificationToken{ID: "vt-" + name, UserID: id, CreatedAt: when}),
+				tx.PutGrant(testSlug, store.Grant{ID: grant, ClientID: "c", UserID: id, CreatedAt: when}),
+				tx.PutRefreshToken(testSlug, store.RefreshToken{ID: "rt-" + name, GrantID: grant, CreatedAt: when}),
+				tx.PutDelivery(testSlug, store.Delivery{ID: id, Kind: store.JobMail, UserID: id, Status: store.DeliveryPending,
+					CreatedAt: when, NextAttemptAt: when}),
+			)
+		}
+		return errors.Join(steps...)
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Make it a file of the release before: without the indexes.
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(btx *bbolt.Tx) error {
+		space := btx.Bucket([]byte("ws")).Bucket([]byte(testSlug))
+		for _, name := range indexBuckets {
+			if err := space.DeleteBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, path, nil)
+	mustUpdate(t, s, func(tx store.Tx) error { return tx.DeleteUser(testSlug, 1) })
+	mustView(t, s, func(tx store.Tx) error {
+		lookups := []struct {
+			name string
+			err  error
+		}{
+			{"AuthRequest(ar-ada)", second(tx.AuthRequest(testSlug, "ar-ada"))},
+			{"VerificationToken(vt-ada)", second(tx.VerificationToken(testSlug, "vt-ada"))},
+			{"RefreshToken(rt-ada)", second(tx.RefreshToken(testSlug, "rt-ada"))},
+			{"Delivery(1)", second(tx.Delivery(testSlug, 1))},
+		}
+		for _, l := range lookups {
+			if !errors.Is(l.err, store.ErrNotFound) {
+				t.Errorf("%s of the deleted user: %v, want ErrNotFound", l.name, l.err)
+			}
+		}
+		keeps := []error{
+			second(tx.AuthRequest(testSlug, "ar-bob")), second(tx.VerificationToken(testSlug, "vt-bob")),
+			second(tx.RefreshToken(testSlug, "rt-bob")), second(tx.Delivery(testSlug, 2)),
+		}
+		if err := errors.Join(keeps...); err != nil {
+			t.Errorf("bob's records: %v", err)
+		}
+		if n, err := tx.PendingDeliveries(); err != nil || n != 1 {
+			t.Errorf("PendingDeliveries = %d, %v; want 1", n, err)
+		}
+		return nil
+	})
+}
+
+// second returns the error of a two-result call.
+func second[T any](_ T, err error) error { return err }

@@ -21,7 +21,8 @@
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
 //	identityd [-db FILE] user delete -workspace SLUG ID
 //	identityd [-db FILE] backup -o FILE
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-admin-socket PATH|off]
+//	identityd [-db FILE] compact
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-admin-socket PATH|off]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -157,6 +158,14 @@
 // Exit status: 0 on success, 1 on an error, 2 on a usage error.
 package main
 
+// compact rewrites a bbolt file with only the pages its records use:
+// bbolt reuses the pages of deleted records but never gives them back to
+// the file system, so a file that once held much more than it holds now
+// (after a retention sweep caught up with a backlog, or many deletions)
+// stays large. It works offline: stop serve first (a held file is refused,
+// and left as it was). The copy is written beside the file, synced and
+// renamed over it.
+//
 import (
 	"context"
 	"os"

@@ -80,7 +80,8 @@ func commands() []command {
 		{name: "user export", args: "-workspace SLUG [-o FILE]", run: userExport, help: exportHelp},
 		{name: "user delete", args: "-workspace SLUG ID", run: userDelete},
 		{name: "backup", args: "-o FILE", run: backup},
-		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-admin-socket PATH|off]", run: serve, local: true},
+		{name: "compact", run: compact, local: true},
+		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-admin-socket PATH|off]", run: serve, local: true},
 	}
 }
 

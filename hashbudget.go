@@ -32,7 +32,7 @@ func argon2Cost(a Argon2Params) int64 { return int64(a.Memory) << 10 }
 // returns nil), so that a hash whose result would be refused is never
 // computed, however long the wait was.
 func (s *Service) hashing(ctx context.Context, cost int64, proceed func() bool, hash func()) error {
-	if err := s.hashBudget.acquire(ctx, cost); err != nil {
+	if err := s.acquireHashing(ctx, cost); err != nil {
 		return err
 	}
 	defer s.hashBudget.release(cost)

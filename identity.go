@@ -71,6 +71,11 @@ type Options struct {
 	// TokenLifetimes sets how long tokens live. A nil pointer or a zero
 	// field means its default.
 	TokenLifetimes *TokenLifetimes
+
+	// Observer, when set, is told of the Service's store transactions,
+	// sign-ins, locks and waits for the hashing budget (package metrics
+	// implements it). Default: none, which costs nothing.
+	Observer Observer
 }
 
 // Service manages many workspaces over one Store. It is safe for
@@ -107,6 +112,10 @@ type Service struct {
 	// observes each hash while it holds its share (see hashing).
 	hashBudget *hashBudget
 	hashHook   func(cost int64) (done func())
+
+	// observer is Options.Observer, or nil; store is then wrapped to
+	// report its transactions (see observed).
+	observer Observer
 }
 
 // New returns a Service over st. Close closes st.
@@ -115,10 +124,11 @@ func New(st store.Store, opts *Options) (*Service, error) {
 		opts = &Options{}
 	}
 	s := &Service{
-		store:                st,
+		store:                observed(st, opts.Observer),
 		now:                  opts.Now,
 		argon2:               DefaultArgon2Params,
 		allowPrivateWebhooks: opts.AllowPrivateWebhooks,
+		observer:             opts.Observer,
 	}
 	if s.now == nil {
 		s.now = time.Now

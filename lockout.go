@@ -252,6 +252,7 @@ func (w *Workspace) countFailure(tx store.Tx, st *store.LoginAttempts, policy Lo
 	st.Failures++
 	if st.Failures >= policy.threshold() && !now.Before(st.LockedUntil) {
 		st.LockedUntil = now.Add(policy.duration())
+		noteLocked(tx)
 		if err := w.emit(tx, EventUserLocked, userLockedEvent{UserID: st.UserID, Until: st.LockedUntil}); err != nil {
 			return err
 		}
@@ -300,6 +301,7 @@ func (a *attempt) end(ctx context.Context, change func(tx store.Tx, st *store.Lo
 
 // emitLoginFailed records login.failed in tx.
 func (w *Workspace) emitLoginFailed(tx store.Tx, login, reason string, userID int64) error {
+	noteSignIn(tx, reason)
 	return w.emit(tx, EventLoginFailed, loginFailedEvent{Login: triedLogin(login), Reason: reason, UserID: userID})
 }
 

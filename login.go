@@ -152,6 +152,7 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 		// login tries again.
 		_ = w.rehash(ctx, rec, password)
 	}
+	w.svc.signedIn(SignInSucceeded)
 	return userFromRecord(rec), nil
 }
 
@@ -160,6 +161,7 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 // caller learns nothing of the reason; the event's subscribers do. A failure
 // to record the event is returned instead, since it is a server failure.
 func (w *Workspace) loginFailed(ctx context.Context, login, reason string, userID int64) error {
+	w.svc.signedIn(SignInOutcome(reason))
 	err := w.emitAlone(ctx, EventLoginFailed, loginFailedEvent{Login: triedLogin(login), Reason: reason, UserID: userID})
 	if err != nil {
 		return fromStore(err, "workspace")

@@ -376,6 +376,7 @@ func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u s
 	if err != nil {
 		return err
 	}
+	w.svc.challenged(enrol)
 	if enrol {
 		return &Error{Code: CodeMFAEnrollmentRequired, Message: "enrol a second factor to sign in", Challenge: token}
 	}
@@ -498,6 +499,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 	if err != nil {
 		return User{}, nil, err
 	}
+	w.svc.signedIn(SignInSucceeded)
 	return userFromRecord(u), codes, nil
 }
 

@@ -49,6 +49,7 @@ func (d *Dispatcher) attempt(job identity.Job) (identity.Result, bool) {
 	switch {
 	case errors.Is(err, identity.ErrLeaseLost), err != nil && job.Kind == identity.WebhookJob:
 		d.counts.dropped.Add(1)
+		d.observe(job, AttemptDropped, 0)
 		return identity.Result{}, false
 	case err != nil:
 		// Preparing an email failed (the store, the clock of the token):
@@ -84,9 +85,11 @@ func (d *Dispatcher) record(job identity.Job, res identity.Result, took time.Dur
 			d.cfg.log.Error("delivery: recording an attempt failed", "workspace", job.Workspace,
 				"endpoint", job.EndpointID, "delivery", job.ID, "error", causeOf(err))
 		}
+		d.observe(job, AttemptUnrecorded, took)
 		return
 	}
 	d.count(res, out)
+	d.observe(job, outcomeOf(res, out), took)
 	d.logAttempt(job, res, out, took)
 }
 

@@ -89,6 +89,9 @@ type Options struct {
 	RootCAs *x509.CertPool
 	// Logger receives one line per attempt. Default slog.Default().
 	Logger *slog.Logger
+	// Observer, when set, is told of every attempt and its outcome
+	// (package metrics implements it). Default: none.
+	Observer Observer
 }
 
 // config is Options with the defaults applied.
@@ -99,6 +102,7 @@ type config struct {
 	roots                       *x509.CertPool
 	allowPrivate                bool
 	log                         *slog.Logger
+	observer                    Observer
 }
 
 func orDefault[T int | time.Duration](v, def T) T {
@@ -121,6 +125,7 @@ func (o *Options) resolve(svc *identity.Service) (config, error) {
 		roots:          o.RootCAs,
 		allowPrivate:   svc.AllowsPrivateWebhooks(),
 		log:            o.Logger,
+		observer:       o.Observer,
 	}
 	cfg.lease = orDefault(o.LeaseDuration, 2*cfg.attemptTimeout)
 	if cfg.log == nil {

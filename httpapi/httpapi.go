@@ -16,6 +16,23 @@ import (
 type Options struct {
 	// Logger receives one line per request; default slog.Default().
 	Logger *slog.Logger
+	// Observer, when set, is told of every request once it is answered
+	// (package metrics implements it). Default: none.
+	Observer Observer
+}
+
+// Observer is told of each request the handler answers, for metrics.
+//
+// RequestDone is called once per request, when the handler returns
+// (after a recovered panic too), with the request's method as the client
+// sent it, the pattern of the route that served it, such as
+// "/t/:slug/api/v1/users/:userId" (never the path, which holds ids and
+// keys), or "" when no route matched (a 404, or a 405 for a known path),
+// the status sent and how long the request took. It must be safe for
+// concurrent use and return quickly; it should bound the methods it
+// keeps apart, since a client may send any.
+type Observer interface {
+	RequestDone(method, route string, status int, d time.Duration)
 }
 
 // basePath prefixes every route; the slug names the workspace.
@@ -29,7 +46,7 @@ func New(svc *identity.Service, opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &handler{svc: svc, logger: opts.Logger, router: httprouter.New()}
+	h := &handler{svc: svc, logger: opts.Logger, observer: opts.Observer, router: httprouter.New()}
 	// Redirects would answer a wrong path with a 3xx whose Location ignores
 	// any mount prefix; an API client is better served by a plain 404.
 	h.router.RedirectTrailingSlash = false
@@ -47,9 +64,10 @@ func New(svc *identity.Service, opts *Options) http.Handler {
 
 // handler is the http.Handler New returns.
 type handler struct {
-	svc    *identity.Service
-	logger *slog.Logger // nil: slog.Default() at the time of the request
-	router *httprouter.Router
+	svc      *identity.Service
+	logger   *slog.Logger // nil: slog.Default() at the time of the request
+	observer Observer     // nil: none
+	router   *httprouter.Router
 }
 
 // ServeHTTP routes the request and logs one line about it, whatever
@@ -57,7 +75,19 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, start: time.Now()}
 	defer h.logRequest(r, rec)
+	if h.observer != nil {
+		defer h.observe(r, rec)
+	}
 	h.router.ServeHTTP(rec, routable(r))
+}
+
+// observe tells the observer of the request rec answered.
+func (h *handler) observe(r *http.Request, rec *statusRecorder) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http sends 200
+	}
+	h.observer.RequestDone(r.Method, rec.route, status, time.Since(rec.start))
 }
 
 // routable returns r with URL.Path in its escaped form, so that a

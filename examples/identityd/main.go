@@ -120,7 +120,10 @@
 // claimed. -hash-memory-budget (default 268435456 bytes, 256 MiB) bounds
 // the memory of the password hashes and verifications computed at once
 // (identity.Options.PasswordHashingBudget; argon2id at the default m=19 MiB
-// takes 19 MiB): requests beyond it wait their turn.
+// takes 19 MiB): requests beyond it wait their turn. -metrics-addr
+// serves the Prometheus metrics (package metrics) at GET /metrics on a
+// listener of its own, and logs the address bound ("metrics listening");
+// it is off by default.
 //
 // Only one process may hold a bbolt file, so while serve runs, the other
 // commands run in it: serve listens on an admin socket, the Unix socket
@@ -155,9 +158,6 @@
 // copy in place of the database file. A PostgreSQL database is backed up
 // with pg_dump.
 //
-// Exit status: 0 on success, 1 on an error, 2 on a usage error.
-package main
-
 // compact rewrites a bbolt file with only the pages its records use:
 // bbolt reuses the pages of deleted records but never gives them back to
 // the file system, so a file that once held much more than it holds now
@@ -166,6 +166,9 @@ package main
 // and left as it was). The copy is written beside the file, synced and
 // renamed over it.
 //
+// Exit status: 0 on success, 1 on an error, 2 on a usage error.
+package main
+
 import (
 	"context"
 	"os"

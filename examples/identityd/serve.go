@@ -16,6 +16,7 @@ import (
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/delivery"
 	"github.com/identitylib/identity/httpapi"
+	"github.com/identitylib/identity/metrics"
 	"github.com/identitylib/identity/oidc"
 )
 
@@ -49,7 +50,7 @@ const (
 // serve runs the REST API until ctx ends:
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
 // [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
-// [-admin-socket PATH|off].
+// [-metrics-addr HOST:PORT] [-admin-socket PATH|off].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
@@ -58,6 +59,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		"bound one webhook or email attempt by `D`; a delivery whose process died mid-attempt is retried 2*D after it was claimed")
 	hashBudget := fs.Int64("hash-memory-budget", identity.DefaultPasswordHashingBudget,
 		"bound the memory of the password hashes computed at once to `BYTES`; the others wait (argon2id at m=19 MiB takes 19 MiB)")
+	metricsAddr := fs.String("metrics-addr", "", "serve the Prometheus metrics at /metrics on `HOST:PORT` (default: off; port 0 picks a free port)")
 	issuerBase := fs.String("issuer-base", "", "the base `URL` of the workspaces' OpenID Providers, whose issuers are URL/t/SLUG:\nhttps, or http on localhost or a loopback address (default http:// and the address bound)")
 	adminSocket := fs.String("admin-socket", e.adminSocket, "listen for admin commands on the Unix socket `PATH` (mode 0600); off: no socket\n"+
 		"(default FILE.sock beside a bbolt -db FILE, none for PostgreSQL)")
@@ -89,20 +91,39 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if err != nil {
 		return err
 	}
+	// The metrics are kept whether or not -metrics-addr serves them (the
+	// admin socket does too): counting costs little.
+	m := metrics.New(&metrics.Options{Logger: logger})
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		if metricsLn, err = new(net.ListenConfig).Listen(ctx, "tcp", *metricsAddr); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	if *issuerBase == "" {
 		*issuerBase = "http://" + ln.Addr().String()
 	}
-	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget})
+	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget, Observer: m})
 	if err != nil {
 		ln.Close()
+		closeListener(metricsLn)
 		return err
 	}
 	defer closeService(svc, &err) // last: after every request and attempt has finished
+	if err := m.CollectQueue(svc); err != nil {
+		ln.Close()
+		closeListener(metricsLn)
+		return err
+	}
+	if metricsLn != nil {
+		defer serveMetrics(metricsLn, m, logger)()
+	}
 	// Webhook deliveries and verification emails run beside the API: the
 	// queue is in the database, so deliveries committed before a restart
 	// are sent after it.
 	dctx, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	dispatcher, err := delivery.Start(dctx, svc, &delivery.Options{AttemptTimeout: *attemptTimeout, Logger: logger})
+	dispatcher, err := delivery.Start(dctx, svc, &delivery.Options{AttemptTimeout: *attemptTimeout, Logger: logger, Observer: m})
 	if err != nil {
 		abandon()
 		ln.Close()
@@ -118,7 +139,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		return err
 	}
 	defer stopAdmin()
-	h, err := newHandler(svc, requestLogger(logger, *accessLog))
+	h, err := newHandler(svc, requestLogger(logger, *accessLog), m)
 	if err != nil {
 		return err
 	}
@@ -169,6 +190,37 @@ func stopDelivery(d *delivery.Dispatcher, abandon context.CancelFunc, grace time
 	abandon()
 }
 
+// closeListener closes ln, if any.
+func closeListener(ln net.Listener) {
+	if ln != nil {
+		ln.Close()
+	}
+}
+
+// serveMetrics serves m at GET /metrics on ln, and logs the address
+// bound; the function it returns shuts that server down and waits for it.
+func serveMetrics(ln net.Listener, m *metrics.Metrics, logger *slog.Logger) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := newServer(mux, logger)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("serving metrics failed", "err", err)
+		}
+	}()
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		<-done
+	}
+}
+
 // newServer returns an http.Server with timeouts, so that slow or idle
 // clients cannot hold connections and goroutines forever.
 func newServer(h http.Handler, logger *slog.Logger) *http.Server {
@@ -187,17 +239,21 @@ func newServer(h http.Handler, logger *slog.Logger) *http.Server {
 // /t/{slug}/api/ and every other path under /t/{slug}/ with the
 // workspace's OpenID Provider. It dispatches on the path rather than
 // through a ServeMux, which would clean and redirect paths before the
-// adapters see them.
-func newHandler(svc *identity.Service, logger *slog.Logger) (http.Handler, error) {
-	api := httpapi.New(svc, &httpapi.Options{Logger: logger})
-	provider, err := oidc.New(svc, &oidc.Options{Logger: logger})
+// adapters see them. m counts the requests: the API's by route pattern,
+// the OpenID Provider's under the route "oidc", the health checks under
+// "healthz".
+func newHandler(svc *identity.Service, logger *slog.Logger, m *metrics.Metrics) (http.Handler, error) {
+	api := httpapi.New(svc, &httpapi.Options{Logger: logger, Observer: m})
+	op, err := oidc.New(svc, &oidc.Options{Logger: logger})
 	if err != nil {
 		return nil, err
 	}
+	provider := m.Instrument("oidc", op)
+	health := m.Instrument("healthz", http.HandlerFunc(healthz))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/healthz":
-			healthz(w, r)
+			health.ServeHTTP(w, r)
 		case isProviderPath(r.URL.Path):
 			provider.ServeHTTP(w, r)
 		default:

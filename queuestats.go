@@ -1,0 +1,55 @@
+package identity
+
+import (
+	"context"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// QueueStats describe the queue of jobs (webhook deliveries and emails)
+// of every workspace in the store, whichever dispatcher will attempt them.
+type QueueStats struct {
+	// Pending counts the pending jobs: the depth of the queue.
+	Pending int
+	// NextDue is the earliest time a pending job is due (for a job leased
+	// to a dispatcher, when its lease ends); zero when none is pending.
+	NextDue time.Time
+}
+
+// OldestDueAge returns how long the earliest due job has waited at now:
+// now minus NextDue when that is past, zero when no job is due yet. A
+// queue that is worked keeps it near zero; a growing age means that jobs
+// wait for a dispatcher (none runs, or it cannot keep up).
+func (q QueueStats) OldestDueAge(now time.Time) time.Duration {
+	if q.NextDue.IsZero() || !now.After(q.NextDue) {
+		return 0
+	}
+	return now.Sub(q.NextDue)
+}
+
+// QueueStats reads the depth of the queue and the earliest due time of
+// its jobs, in one read transaction, for monitoring (package metrics reads
+// it at each scrape). Compare NextDue with Service.Now.
+func (s *Service) QueueStats(ctx context.Context) (QueueStats, error) {
+	var out QueueStats
+	err := s.store.View(ctx, func(tx store.Tx) error {
+		n, err := tx.PendingDeliveries()
+		if err != nil {
+			return err
+		}
+		next, ok, err := tx.NextDueAt()
+		if err != nil {
+			return err
+		}
+		out = QueueStats{Pending: n}
+		if ok {
+			out.NextDue = next
+		}
+		return nil
+	})
+	if err != nil {
+		return QueueStats{}, fromStore(err, "delivery queue")
+	}
+	return out, nil
+}

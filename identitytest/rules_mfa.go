@@ -97,14 +97,7 @@ func testRuleConcurrentCodeReplay(t *testing.T, e *env) {
 // threshold are counted exactly threshold times, whatever the store;
 // the others are refused for the lock, and so is a right code.
 func testRuleConcurrentWrongCodes(t *testing.T, e *env) {
-	s, err := e.ws.Settings(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Lockout = identity.LockoutPolicy{Threshold: 3, Duration: time.Hour}
-	if err := e.ws.UpdateSettings(e.ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	e.lockAfterThree()
 	ada := e.user("ada")
 	secret, _ := e.enrolTOTP(ada.ID)
 	ch := e.challenge("ada")
@@ -112,14 +105,8 @@ func testRuleConcurrentWrongCodes(t *testing.T, e *env) {
 		_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, "000000")
 		return err
 	})
-	counts := map[identity.Code]int{}
-	for _, c := range codes {
-		counts[c]++
-	}
-	if ok != 0 || counts[identity.CodeUnauthenticated] != 3 || counts[identity.CodeLocked] != 9 {
-		t.Fatalf("12 wrong codes at once, threshold 3: %d succeeded, %v; want 3 unauthenticated and 9 locked", ok, counts)
-	}
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, ch, e.totpCode(secret))
+	wantThreeCounted(t, "wrong codes", ok, codes)
+	_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, e.totpCode(secret))
 	WantCode(t, err, identity.CodeLocked)
 }
 

@@ -325,32 +325,32 @@ func (h *Handler) accountConfirm(w http.ResponseWriter, r *http.Request, rq *req
 
 // accountRemove removes the second factor, given one of its codes.
 func (h *Handler) accountRemove(w http.ResponseWriter, r *http.Request, rq *request, a account) {
-	code := normalizeCode(r.PostForm.Get("code"))
-	switch {
-	case code == "":
-		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgNoCode})
-		return
-	case len(code) > maxCodeBytes:
-		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgWrongCode})
-		return
-	}
-	err := rq.ws.RemoveSecondFactor(r.Context(), a.user.ID, code)
-	switch classify(err) {
-	case formOK:
-		redirect(w, r, accountURL(rq, "mfa-off"))
-	case formRefused, formInvalid:
-		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgWrongCode})
-	case formStale:
-		h.accountPage(w, r, rq, a, http.StatusConflict, pageData{Message: msgFactorOff})
-	default:
-		h.internalError(w, r, rq.ws.Slug(), err)
-	}
+	h.withFactorCode(w, r, rq, a, func(code string) error {
+		err := rq.ws.RemoveSecondFactor(r.Context(), a.user.ID, code)
+		if err == nil {
+			redirect(w, r, accountURL(rq, "mfa-off"))
+		}
+		return err
+	})
 }
 
 // accountRegenerate replaces the recovery codes, given a code of the
 // factor (a stolen session alone cannot mint codes that pass it), and
 // shows the new ones, once.
 func (h *Handler) accountRegenerate(w http.ResponseWriter, r *http.Request, rq *request, a account) {
+	h.withFactorCode(w, r, rq, a, func(code string) error {
+		codes, err := rq.ws.RegenerateRecoveryCodes(r.Context(), a.user.ID, code)
+		if err == nil {
+			h.recoveryCodes(w, r, rq, a.steps(rq), codes)
+		}
+		return err
+	})
+}
+
+// withFactorCode runs do with the form's code of the user's factor, which
+// answers the request on success; a missing or refused code, or a factor
+// gone meanwhile, is answered on the account page.
+func (h *Handler) withFactorCode(w http.ResponseWriter, r *http.Request, rq *request, a account, do func(code string) error) {
 	code := normalizeCode(r.PostForm.Get("code"))
 	switch {
 	case code == "":
@@ -360,10 +360,8 @@ func (h *Handler) accountRegenerate(w http.ResponseWriter, r *http.Request, rq *
 		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgWrongCode})
 		return
 	}
-	codes, err := rq.ws.RegenerateRecoveryCodes(r.Context(), a.user.ID, code)
-	switch classify(err) {
+	switch err := do(code); classify(err) {
 	case formOK:
-		h.recoveryCodes(w, r, rq, a.steps(rq), codes)
 	case formRefused, formInvalid:
 		h.accountPage(w, r, rq, a, http.StatusBadRequest, pageData{Message: msgWrongCode})
 	case formStale:

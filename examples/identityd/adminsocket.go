@@ -418,7 +418,10 @@ type adminServer struct {
 	svc    *identity.Service
 	st     store.Store       // svc's store
 	opts   *identity.Options // svc's options
-	logger *slog.Logger
+	// writeMetrics writes the server's metrics in the Prometheus text
+	// format, for identityd metrics.
+	writeMetrics func(io.Writer) error
+	logger       *slog.Logger
 	ln     *net.UnixListener
 
 	// ctx is the context of the commands; cancel ends them.
@@ -441,7 +444,7 @@ var lent sync.Map // *identity.Service -> struct{}
 // closed. explicit says that the path was given rather than derived from
 // -db: a derived path too long for a socket address only turns the socket
 // off, with a warning.
-func startAdminSocket(ctx context.Context, path string, explicit bool, db string, svc *identity.Service, st store.Store, opts *identity.Options, logger *slog.Logger) (stop func(), err error) {
+func startAdminSocket(ctx context.Context, path string, explicit bool, db string, svc *identity.Service, st store.Store, opts *identity.Options, writeMetrics func(io.Writer) error, logger *slog.Logger) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -469,7 +472,7 @@ func startAdminSocket(ctx context.Context, path string, explicit bool, db string
 		ln.Close()
 		return nil, fmt.Errorf("admin socket: %w", err)
 	}
-	a := &adminServer{path: path, db: db, svc: svc, st: st, opts: opts, logger: logger, ln: ln}
+	a := &adminServer{path: path, db: db, svc: svc, st: st, opts: opts, writeMetrics: writeMetrics, logger: logger, ln: ln}
 	a.ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	lent.Store(svc, struct{}{})
 	a.wg.Go(a.accept)

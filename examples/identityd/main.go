@@ -22,6 +22,7 @@
 //	identityd [-db FILE] user delete -workspace SLUG ID
 //	identityd [-db FILE] backup -o FILE
 //	identityd [-db FILE] compact
+//	identityd [-db FILE] metrics
 //	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-admin-socket PATH|off]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
@@ -157,6 +158,10 @@
 // before the backup began is in it. To restore, stop serve and put the
 // copy in place of the database file. A PostgreSQL database is backed up
 // with pg_dump.
+//
+// metrics prints the running server's metrics (the Prometheus text
+// format, as -metrics-addr serves them) through its admin socket; without
+// a server there are none, and it says so.
 //
 // compact rewrites a bbolt file with only the pages its records use:
 // bbolt reuses the pages of deleted records but never gives them back to

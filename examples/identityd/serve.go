@@ -133,7 +133,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	defer startSweeper(ctx, svc, logger, sweepInterval)()
 	// The other commands run in this process while it holds the database
 	// (see adminsocket.go), and end before the database is closed.
-	stopAdmin, err := startAdminSocket(ctx, adminSocketPath(*adminSocket, e.dbPath), *adminSocket != "", e.dbPath, svc, st, svcOpts, logger)
+	stopAdmin, err := startAdminSocket(ctx, adminSocketPath(*adminSocket, e.dbPath), *adminSocket != "", e.dbPath, svc, st, svcOpts, m.WriteText, logger)
 	if err != nil {
 		ln.Close()
 		return err

@@ -413,16 +413,16 @@ func (c *adminClient) closeAll() {
 // adminServer runs the commands that arrive on the admin socket in the
 // running server.
 type adminServer struct {
-	path   string
-	db     string // serve's -db
-	svc    *identity.Service
-	st     store.Store       // svc's store
-	opts   *identity.Options // svc's options
+	path string
+	db   string // serve's -db
+	svc  *identity.Service
+	st   store.Store       // svc's store
+	opts *identity.Options // svc's options
 	// writeMetrics writes the server's metrics in the Prometheus text
 	// format, for identityd metrics.
 	writeMetrics func(io.Writer) error
 	logger       *slog.Logger
-	ln     *net.UnixListener
+	ln           *net.UnixListener
 
 	// ctx is the context of the commands; cancel ends them.
 	ctx    context.Context

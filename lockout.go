@@ -120,25 +120,11 @@ func (w *Workspace) beginAttempt(ctx context.Context, userID int64, login string
 			return err
 		}
 		now := w.svc.timestamp()
-		st, changed, err := w.loginAttempts(tx, userID, now)
+		st, changed, admitted, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
 		if err != nil {
 			return err
 		}
-		if !st.LockedUntil.IsZero() && !now.Before(st.LockedUntil) {
-			if st, err = w.endExpiredLock(tx, st, now); err != nil {
-				return err
-			}
-			changed = true
-		}
-		switch {
-		case now.Before(st.LockedUntil):
-			refusal = errLocked(st.LockedUntil)
-			if err := w.emitLoginFailed(tx, login, loginLocked, userID); err != nil {
-				return err
-			}
-		case st.Failures+len(st.Pending) >= set.Lockout.threshold():
-			refusal = errAttemptsBusy
-		default:
+		if refusal = admitted; refusal == nil {
 			a = &attempt{w: w, userID: userID, login: login, policy: set.Lockout, reserved: now.Add(attemptReservation)}
 			st.Pending = append(st.Pending, a.reserved)
 			changed = true
@@ -152,6 +138,32 @@ func (w *Workspace) beginAttempt(ctx context.Context, userID int64, login string
 		return nil, fromStore(err, "user")
 	}
 	return a, refusal
+}
+
+// admitAttempt reads the user's lockout state in tx for an attempt at now
+// (reservations that lapsed dropped, a lock whose time is over cleared
+// with user.unlocked) and says whether the attempt may go on: errLocked,
+// with login.failed (reason "locked"), for a locked user; errAttemptsBusy
+// while the failures counted and the attempts in flight fill the
+// threshold; nil otherwise. changed reports whether st differs from what
+// is stored.
+func (w *Workspace) admitAttempt(tx store.Tx, userID int64, login string, policy LockoutPolicy, now time.Time) (st store.LoginAttempts, changed bool, refusal, err error) {
+	if st, changed, err = w.loginAttempts(tx, userID, now); err != nil {
+		return st, false, nil, err
+	}
+	if !st.LockedUntil.IsZero() && !now.Before(st.LockedUntil) {
+		if st, err = w.endExpiredLock(tx, st, now); err != nil {
+			return st, false, nil, err
+		}
+		changed = true
+	}
+	switch {
+	case now.Before(st.LockedUntil):
+		return st, changed, errLocked(st.LockedUntil), w.emitLoginFailed(tx, login, loginLocked, userID)
+	case st.Failures+len(st.Pending) >= policy.threshold():
+		return st, changed, errAttemptsBusy, nil
+	}
+	return st, changed, nil, nil
 }
 
 // Waits of an attempt for room among the attempts in flight: they end in

@@ -532,22 +532,11 @@ func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string,
 				refusal = errInvalidCode()
 				return w.emitLoginFailed(tx, login, loginWrongCode, userID)
 			}
-			st, _, err := w.loginAttempts(tx, userID, now)
+			st, _, admitted, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
 			if err != nil {
 				return err
 			}
-			if st, err = w.endExpiredLock(tx, st, now); err != nil {
-				return err
-			}
-			switch {
-			case now.Before(st.LockedUntil):
-				refusal = errLocked(st.LockedUntil)
-				if err := w.emitLoginFailed(tx, login, loginLocked, userID); err != nil {
-					return err
-				}
-			case st.Failures+len(st.Pending) >= set.Lockout.threshold():
-				refusal = errAttemptsBusy
-			default:
+			if refusal = admitted; refusal == nil {
 				ok, err := check(tx, now)
 				if err != nil {
 					return err

@@ -30,6 +30,11 @@ type Settings struct {
 	// Limits cap attributes per user and webhook endpoints; the zero
 	// value is the defaults (100 and 50).
 	Limits Limits `json:"limits,omitzero"`
+	// Retention says how long finished jobs and ended sessions are kept;
+	// the zero value is the defaults (7 days for succeeded webhook
+	// deliveries, 30 for failed ones and for mail jobs, 90 for ended
+	// sessions). See Sweep.
+	Retention Retention `json:"retention,omitzero"`
 }
 
 // MFAPolicy says whether a workspace's users need a second factor to
@@ -299,6 +304,7 @@ func (s Settings) validate() error {
 	}
 	s.Lockout.validate(&p)
 	s.Limits.validate(&p)
+	s.Retention.validate(&p)
 	switch s.MFA {
 	case "", MFAOptional, MFARequired:
 	default:

@@ -502,6 +502,27 @@ func (g *guarded) DeleteExpiredIdempotency(now time.Time, limit int) (int, error
 	return g.tx.DeleteExpiredIdempotency(now, limit)
 }
 
+func (g *guarded) DeleteEndedSessions(slug string, before time.Time, limit int) (int, error) {
+	if err := g.write(); err != nil {
+		return 0, err
+	}
+	return g.tx.DeleteEndedSessions(slug, before, limit)
+}
+
+func (g *guarded) DeleteExpiredTokens(slug string, before time.Time, limit int) (int, error) {
+	if err := g.write(); err != nil {
+		return 0, err
+	}
+	return g.tx.DeleteExpiredTokens(slug, before, limit)
+}
+
+func (g *guarded) DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error) {
+	if err := g.write(); err != nil {
+		return 0, err
+	}
+	return g.tx.DeleteFinishedDeliveries(slug, kind, status, before, limit)
+}
+
 // Queue.
 
 func (g *guarded) PutDelivery(slug string, d Delivery) error {

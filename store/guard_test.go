@@ -174,6 +174,21 @@ func (f *fakeTx) DeleteIdempotency(string, string, string) error {
 	f.call("DeleteIdempotency")
 	return nil
 }
+func (f *fakeTx) DeleteEndedSessions(string, time.Time, int) (int, error) {
+	f.call("DeleteEndedSessions")
+	return 0, nil
+}
+
+func (f *fakeTx) DeleteExpiredTokens(string, time.Time, int) (int, error) {
+	f.call("DeleteExpiredTokens")
+	return 0, nil
+}
+
+func (f *fakeTx) DeleteFinishedDeliveries(string, store.JobKind, store.DeliveryStatus, time.Time, int) (int, error) {
+	f.call("DeleteFinishedDeliveries")
+	return 0, nil
+}
+
 func (f *fakeTx) DeleteExpiredIdempotency(time.Time, int) (int, error) {
 	f.call("DeleteExpiredIdempotency")
 	return 0, nil
@@ -246,6 +261,18 @@ var writes = []method{
 	{"DeleteWorkspace", func(tx store.Tx) error { return tx.DeleteWorkspace("a") }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
 	{"DeleteIdempotency", func(tx store.Tx) error { return tx.DeleteIdempotency("a", "s", "k") }},
+	{"DeleteEndedSessions", func(tx store.Tx) error {
+		_, err := tx.DeleteEndedSessions("w", time.Time{}, 1)
+		return err
+	}},
+	{"DeleteExpiredTokens", func(tx store.Tx) error {
+		_, err := tx.DeleteExpiredTokens("w", time.Time{}, 1)
+		return err
+	}},
+	{"DeleteFinishedDeliveries", func(tx store.Tx) error {
+		_, err := tx.DeleteFinishedDeliveries("w", store.JobWebhook, store.DeliverySucceeded, time.Time{}, 1)
+		return err
+	}},
 	{"DeleteExpiredIdempotency", func(tx store.Tx) error {
 		_, err := tx.DeleteExpiredIdempotency(time.Time{}, 1)
 		return err

@@ -287,6 +287,20 @@ type Records interface {
 	// workspace whose ExpiresAt is at or before now, earliest ExpiresAt
 	// first, and returns how many it removed.
 	DeleteExpiredIdempotency(now time.Time, limit int) (int, error)
+
+	// DeleteEndedSessions removes up to limit sessions of the workspace
+	// whose EndedAt is at or before before, earliest first, with their
+	// per-user index entries, and returns how many it removed.
+	DeleteEndedSessions(slug string, before time.Time, limit int) (int, error)
+	// DeleteExpiredTokens removes up to limit records of the workspace
+	// whose ExpiresAt is at or before before: single-use tokens (every
+	// purpose), authorization requests, refresh tokens and grants (a
+	// grant's refresh tokens go with it and count), with every index
+	// entry of theirs (per user, per grant), and returns how many it
+	// removed. Used or not does not matter: what expired is removed. It
+	// removes single-use tokens first, then authorization requests,
+	// refresh tokens and grants, each kind earliest ExpiresAt first.
+	DeleteExpiredTokens(slug string, before time.Time, limit int) (int, error)
 }
 
 // Queue is the queue of jobs: webhook deliveries and mail jobs, with the
@@ -323,6 +337,16 @@ type Queue interface {
 	NextDueAt() (time.Time, bool, error)
 	// PendingDeliveries counts the pending deliveries of every workspace.
 	PendingDeliveries() (int, error)
+	// DeleteFinishedDeliveries removes up to limit jobs of the workspace
+	// of the kind with the status (DeliverySucceeded or DeliveryFailed;
+	// pending jobs are never removed: 0 for DeliveryPending) whose
+	// FinishedAt is at or before before, earliest first, with their index
+	// entries (per user for mail jobs), and returns how many it removed.
+	//
+	// A store indexes finished jobs, ended sessions and the records
+	// DeleteExpiredTokens removes by that time, so that a sweep costs in
+	// proportion to what it removes (memstore, built for tests, scans).
+	DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error)
 }
 
 // Sequence names a per-workspace id sequence.
@@ -481,6 +505,16 @@ func (d Delivery) DueAt() time.Time {
 	return d.NextAttemptAt
 }
 
+// FinishedAt is when a succeeded or failed job finished: its
+// LastAttemptAt, or its CreatedAt when it was never attempted. It is
+// what DeleteFinishedDeliveries compares.
+func (d Delivery) FinishedAt() time.Time {
+	if d.LastAttemptAt.IsZero() {
+		return d.CreatedAt
+	}
+	return d.LastAttemptAt
+}
+
 // QueuedDelivery is a delivery with the slug of its workspace.
 type QueuedDelivery struct {
 	Workspace string
@@ -498,6 +532,16 @@ type Session struct {
 	LastSeenAt time.Time
 	// RevokedAt is zero while the session has not been revoked.
 	RevokedAt time.Time
+}
+
+// EndedAt is when the session ended or will end: its RevokedAt when it
+// was revoked before it expired, its ExpiresAt otherwise. It is what
+// DeleteEndedSessions compares.
+func (s Session) EndedAt() time.Time {
+	if !s.RevokedAt.IsZero() && s.RevokedAt.Before(s.ExpiresAt) {
+		return s.RevokedAt
+	}
+	return s.ExpiresAt
 }
 
 // APIKey is the stored form of an API key: never the key itself, only a

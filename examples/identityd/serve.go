@@ -152,12 +152,14 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 }
 
 // startSweeper sweeps expired idempotency records now and then every
-// interval until ctx ends; the function it returns stops it and waits.
+// interval, and what each workspace's Retention says is past keeping now
+// and then every identity.DefaultRetentionSweepInterval (a minute), until
+// ctx ends; the function it returns stops both and waits.
 func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logger, interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
+	done := make(chan struct{}, 2)
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
 		svc.SweepIdempotencyEvery(ctx, interval, func(n int, err error) {
 			if err != nil {
 				logger.Warn("sweeping idempotency records failed", "err", err)
@@ -166,8 +168,20 @@ func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logge
 			}
 		})
 	}()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		svc.SweepEvery(ctx, identity.DefaultRetentionSweepInterval, func(r identity.SweepResult, err error) {
+			if err != nil {
+				logger.Warn("the retention sweep failed", "err", err)
+			} else {
+				logger.Info("swept records past retention", "deliveries", r.Deliveries, "mail_jobs", r.MailJobs,
+					"sessions", r.Sessions, "tokens", r.Tokens)
+			}
+		})
+	}()
 	return func() {
 		cancel()
+		<-done
 		<-done
 	}
 }

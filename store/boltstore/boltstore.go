@@ -50,6 +50,8 @@
 //	                         a user signed in to
 //	  user_tokens            user id + token id -> empty
 //	  grant_refresh_tokens   uvarint length + grant id + token id -> empty
+//	  sweep                  class + time + record id -> empty: what a
+//	                         sweep removes, by when (see sweep.go)
 //	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt

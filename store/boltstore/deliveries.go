@@ -93,6 +93,13 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 			return err
 		}
 	}
+	var prevRecord []byte
+	if existed && !prev.pending {
+		prevRecord = deliveries.Get(pairKey(prev.endpoint, d.ID))
+	}
+	if err := sp.resweep(bucketDeliveries, pairKey(prev.endpoint, d.ID), prevRecord, deliverySweepKey(d)); err != nil {
+		return err
+	}
 	if err := deliveries.Put(pairKey(d.EndpointID, d.ID), v); err != nil {
 		return err
 	}
@@ -170,6 +177,11 @@ func (t *tx) addPending(delta int) error {
 func (t *tx) deleteDeliveriesOf(slug string, sp *space, endpointKey []byte) error {
 	deliveries := sp.bucket(bucketDeliveries)
 	keys := prefixKeys(deliveries, endpointKey)
+	for _, k := range keys {
+		if err := sp.unsweep(bucketDeliveries, k); err != nil {
+			return err
+		}
+	}
 	if err := deleteKeys(deliveries, keys); err != nil {
 		return err
 	}

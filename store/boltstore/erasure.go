@@ -101,6 +101,8 @@ func buildIndexes(sp *space, missing []nested) error {
 				}
 				return moveEntry(sp.bucket(bucketUserTokens), nil, userRecordKey(tok.UserID, tok.ID))
 			})
+		case bucketSweep:
+			err = buildSweepIndex(sp)
 		case bucketGrantRefreshTokens:
 			err = sp.bucket(bucketRefreshTokens).ForEach(func(k, v []byte) error {
 				r, err := decodeRefreshToken(k, v)
@@ -157,6 +159,9 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 		tokenKeys := prefixKeys(tokens, appendString(nil, grantID))
 		for _, tk := range tokenKeys {
 			_, tokenID, _ := readString(tk)
+			if err := sp.unsweep(bucketRefreshTokens, tokenID); err != nil {
+				return err
+			}
 			if err := sp.bucket(bucketRefreshTokens).Delete([]byte(tokenID)); err != nil {
 				return err
 			}
@@ -176,6 +181,9 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 	} {
 		keys := prefixKeys(sp.bucket(ix.index), prefix)
 		for _, k := range keys {
+			if err := sp.unsweep(ix.records, k[ix.idAt:]); err != nil {
+				return err
+			}
 			if err := sp.bucket(ix.records).Delete(k[ix.idAt:]); err != nil {
 				return err
 			}
@@ -240,6 +248,9 @@ func (t *tx) deleteMailOf(slug string, sp *space, prefix []byte) error {
 		}
 		if !ok {
 			continue
+		}
+		if err := sp.unsweep(bucketDeliveries, pairKey(link.endpoint, decodeID(idk))); err != nil {
+			return err
 		}
 		if err := sp.bucket(bucketDeliveries).Delete(pairKey(link.endpoint, decodeID(idk))); err != nil {
 			return err

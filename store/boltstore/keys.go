@@ -57,6 +57,7 @@ const (
 	bucketUserAuthRequests
 	bucketUserTokens
 	bucketGrantRefreshTokens
+	bucketSweep
 	numNested // the number of nested buckets
 )
 
@@ -94,6 +95,9 @@ var nestedNames = [numNested][]byte{
 	bucketUserAuthRequests:   []byte("user_auth_requests"),
 	bucketUserTokens:         []byte("user_tokens"),
 	bucketGrantRefreshTokens: []byte("grant_refresh_tokens"),
+	// The index a sweep finds what it removes by (see sweep.go), built
+	// likewise for a file without it.
+	bucketSweep: []byte("sweep"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

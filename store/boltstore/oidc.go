@@ -110,6 +110,9 @@ func (t *tx) PutAuthRequest(slug string, r store.AuthRequest) error {
 	if err := moveEntry(sp.bucket(bucketUserAuthRequests), prev, userRecordKey(r.UserID, r.ID)); err != nil {
 		return err
 	}
+	if err := sp.resweep(bucketAuthRequests, k, requests.Get(k), sweepKey(sweepAuthRequest, r.ExpiresAt, k)); err != nil {
+		return err
+	}
 	return requests.Put(k, v)
 }
 
@@ -143,6 +146,9 @@ func (t *tx) PutGrant(slug string, g store.Grant) error {
 	}
 	grants, k := sp.bucket(bucketGrants), []byte(g.ID)
 	if err := sp.moveUserGrant(k, grants.Get(k), g); err != nil {
+		return err
+	}
+	if err := sp.resweep(bucketGrants, k, grants.Get(k), sweepKey(sweepGrant, g.ExpiresAt, k)); err != nil {
 		return err
 	}
 	return grants.Put(k, v)
@@ -248,6 +254,9 @@ func (t *tx) PutRefreshToken(slug string, r store.RefreshToken) error {
 		prev = grantTokenKey(o.GrantID, o.ID)
 	}
 	if err := moveEntry(sp.bucket(bucketGrantRefreshTokens), prev, grantTokenKey(r.GrantID, r.ID)); err != nil {
+		return err
+	}
+	if err := sp.resweep(bucketRefreshTokens, k, tokens.Get(k), sweepKey(sweepRefreshToken, r.ExpiresAt, k)); err != nil {
 		return err
 	}
 	return tokens.Put(k, v)

@@ -135,6 +135,9 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 	if err := moveEntry(sp.bucket(bucketUserTokens), prev, userRecordKey(v.UserID, v.ID)); err != nil {
 		return err
 	}
+	if err := sp.resweep(bucketTokens, k, tokens.Get(k), sweepKey(sweepToken, v.ExpiresAt, k)); err != nil {
+		return err
+	}
 	return tokens.Put(k, rec)
 }
 

@@ -30,6 +30,9 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 	if err := sp.moveUserSession(k, sessions.Get(k), s); err != nil {
 		return err
 	}
+	if err := sp.resweep(bucketSessions, k, sessions.Get(k), sweepKey(sweepSession, s.EndedAt(), k)); err != nil {
+		return err
+	}
 	return sessions.Put(k, v)
 }
 

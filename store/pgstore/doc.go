@@ -74,7 +74,12 @@
 // older schema) and added the indexes by user (and by grant for refresh
 // tokens) through which DeleteUser finds a user's records: it deletes
 // them in one statement, and DeleteWorkspace deletes the workspace's row,
-// from which everything else cascades (see erasure.go).
+// from which everything else cascades (see erasure.go). Migration 0008
+// added the indexes a retention sweep finds what it removes by, by
+// workspace and time: finished jobs by store.Delivery.FinishedAt,
+// sessions by store.Session.EndedAt (both as expressions), single-use
+// tokens, authorization requests, refresh tokens and grants by
+// expires_at (see sweep.go).
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so

@@ -80,6 +80,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Idempotency", testIdempotency},
 		{"DeleteUser", testDeleteUser},
 		{"DeleteWorkspace", testDeleteWorkspace},
+		{"Sweep", testSweep},
 		{"Transactions", testTransactions},
 	}
 	for _, a := range areas {

@@ -488,7 +488,7 @@ func TestSignInChangedMeanwhile(t *testing.T) {
 			if tt.code == identity.CodeUnauthenticated {
 				wantInvalidCredentials(t, err)
 			}
-			sessions, serr := e.ws.Sessions(e.ctx, e.ada.ID)
+			sessions, serr := listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
 			if serr != nil {
 				t.Fatal(serr)
 			}

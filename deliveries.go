@@ -71,12 +71,21 @@ func deliveryFromRecord(r store.Delivery) Delivery {
 	return out
 }
 
-// Deliveries returns every delivery of the endpoint, pending, succeeded
-// and failed, in ascending id order. An unknown endpoint is a not-found
-// error.
-func (w *Workspace) Deliveries(ctx context.Context, endpointID int64) ([]Delivery, error) {
+// Deliveries returns one page of the endpoint's deliveries, pending,
+// succeeded and failed, in ascending id order, with their number in all
+// (those Sweep has not removed yet; see Retention). A nil page is the
+// first DefaultPageLimit (20); an invalid page is a CodeInvalid error on
+// "offset" or "limit" (see Page). An unknown endpoint is a not-found
+// error. A page costs what it returns: the store reads no record it
+// skips.
+func (w *Workspace) Deliveries(ctx context.Context, endpointID int64, page *Page) (List[Delivery], error) {
+	pg, err := page.resolve()
+	if err != nil {
+		return List[Delivery]{}, err
+	}
 	var recs []store.Delivery
-	err := w.view(ctx, func(tx store.Tx) error {
+	var total int
+	err = w.view(ctx, func(tx store.Tx) error {
 		if endpointID <= 0 {
 			return notFound("webhook endpoint %d not found", endpointID)
 		}
@@ -84,13 +93,13 @@ func (w *Workspace) Deliveries(ctx context.Context, endpointID int64) ([]Deliver
 			return err
 		}
 		var err error
-		recs, err = tx.Deliveries(w.slug, endpointID)
+		recs, total, err = tx.DeliveriesPage(w.slug, endpointID, pg.Offset, pg.Limit)
 		return err
 	})
 	if err != nil {
-		return nil, fromStore(err, fmt.Sprintf("webhook endpoint %d", endpointID))
+		return List[Delivery]{}, fromStore(err, fmt.Sprintf("webhook endpoint %d", endpointID))
 	}
-	return mapAll(recs, deliveryFromRecord), nil
+	return List[Delivery]{Items: mapAll(recs, deliveryFromRecord), Total: total, Offset: pg.Offset, Limit: pg.Limit}, nil
 }
 
 // GetDelivery returns the delivery with the id, or a not-found error.

@@ -29,11 +29,11 @@ func ExampleWorkspace_ConfirmEmail() {
 	}
 	// The verification email is queued with the user; a dispatcher
 	// (delivery.Start) sends it.
-	jobs, err := ws.EmailJobs(ctx)
+	jobs, err := ws.EmailJobs(ctx, nil) // the first page of 20
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(jobs), jobs[0].Status, jobs[0].UserID == u.ID, u.EmailVerified)
+	fmt.Println(jobs.Total, jobs.Items[0].Status, jobs.Items[0].UserID == u.ID, u.EmailVerified)
 
 	// The page behind VerifyURL passes the link's token to ConfirmEmail.
 	_, err = ws.ConfirmEmail(ctx, "idv_from-an-old-bookmark")

@@ -95,7 +95,7 @@ func TestDeleteUserPermanently(t *testing.T) {
 	if identity.ErrorCode(err) == "" {
 		t.Error("VerifySecondFactor with the deleted user's challenge succeeded")
 	}
-	jobs, err := e.ws.EmailJobs(e.ctx)
+	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
 	if err != nil || len(jobs) != 0 {
 		t.Errorf("EmailJobs = %+v, %v; want none", jobs, err)
 	}

@@ -116,7 +116,7 @@ func TestLoginFailedForUnacceptablePasswords(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("login.failed data (-want +got):\n%s", diff)
 	}
-	ds, err := e.ws.Deliveries(e.ctx, hook)
+	ds, err := listItems(e.ws.Deliveries(e.ctx, hook, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestSessions(t *testing.T) {
 	_, _, err = e.ws.VerifySession(e.ctx, token2)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 
-	list, err := e.ws.Sessions(e.ctx, e.ada.ID)
+	list, err := listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestSessions(t *testing.T) {
 		}
 	}
 	other := e.user("bob")
-	if list, err := e.ws.Sessions(e.ctx, other.ID); err != nil || list == nil || len(list) != 0 {
+	if list, err := listItems(e.ws.Sessions(e.ctx, other.ID, nil)); err != nil || list == nil || len(list) != 0 {
 		t.Errorf("Sessions of a user without any = %#v, %v; want empty, not nil", list, err)
 	}
 
@@ -295,7 +295,7 @@ func TestSessions(t *testing.T) {
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	_, _, err = e.ws.StartSession(e.ctx, 999)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
-	_, err = e.ws.Sessions(e.ctx, 999)
+	_, err = listItems(e.ws.Sessions(e.ctx, 999, nil))
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 }
 
@@ -326,7 +326,7 @@ func TestSessionStoreFailures(t *testing.T) {
 		t.Errorf("VerifySession = %+v, %v", s, err)
 	}
 	e.st.set(true, false)
-	_, err = e.ws.Sessions(e.ctx, e.ada.ID)
+	_, err = listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
 	identitytest.WantCode(t, err, identity.CodeInternal)
 	if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
 		t.Errorf("RevokeSession with reads failing: %v", err) // it reads in its write

@@ -326,7 +326,7 @@ func TestDisableEndpoint(t *testing.T) {
 			if !tt.disabled {
 				return
 			}
-			ds, err := e.ws.Deliveries(e.ctx, hook)
+			ds, err := listItems(e.ws.Deliveries(e.ctx, hook, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +338,7 @@ func TestDisableEndpoint(t *testing.T) {
 			// A disabled endpoint gets no new deliveries, and a failed one
 			// cannot be retried.
 			e.user("late")
-			if after, err := e.ws.Deliveries(e.ctx, hook); err != nil || len(after) != len(ds) {
+			if after, err := listItems(e.ws.Deliveries(e.ctx, hook, nil)); err != nil || len(after) != len(ds) {
 				t.Errorf("%d deliveries after a new event (%v), want %d", len(after), err, len(ds))
 			}
 			identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, ds[0].ID), identity.CodeConflict)
@@ -358,7 +358,7 @@ func TestDisablingFailsOthers(t *testing.T) {
 	if diff := cmp.Diff(identity.Outcome{Status: identity.DeliveryFailed, Exhausted: 2, Disabled: true}, out); diff != "" {
 		t.Errorf("410 (-want +got):\n%s", diff)
 	}
-	ds, err := e.ws.Deliveries(e.ctx, hook)
+	ds, err := listItems(e.ws.Deliveries(e.ctx, hook, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -762,7 +762,7 @@ func TestDeliveriesInspection(t *testing.T) {
 		identitytest.WantCode(t, err, identity.CodeNotFound)
 	}
 	for _, id := range []int64{0, 9} {
-		_, err := e.ws.Deliveries(e.ctx, id)
+		_, err := listItems(e.ws.Deliveries(e.ctx, id, nil))
 		identitytest.WantCode(t, err, identity.CodeNotFound)
 	}
 	// The retried delivery starts its schedule over: one attempt again.

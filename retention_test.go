@@ -198,7 +198,7 @@ func TestSweepBoundaries(t *testing.T) {
 				ended = e.clock.Now()
 			}
 			sessions := func() int {
-				ss, err := e.ws.Sessions(e.ctx, e.ada.ID)
+				ss, err := listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
 				if err != nil {
 					t.Fatal(err)
 				}

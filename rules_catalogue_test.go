@@ -1662,7 +1662,7 @@ func TestTokenShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.user("bob")
-	ds, err := e.ws.Deliveries(e.ctx, created.Endpoint.ID)
+	ds, err := listItems(e.ws.Deliveries(e.ctx, created.Endpoint.ID, nil))
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("Deliveries = %v, %v", ds, err)
 	}

@@ -164,21 +164,29 @@ func (w *Workspace) GetSession(ctx context.Context, id string) (Session, error) 
 	return sessionFromRecord(rec), nil
 }
 
-// Sessions returns every session of the user, active, expired and revoked
-// (the history is kept), oldest first; never nil.
-func (w *Workspace) Sessions(ctx context.Context, userID int64) ([]Session, error) {
+// Sessions returns one page of the user's sessions, active, expired and
+// revoked (ended ones are kept for Retention.EndedSessionDays), oldest
+// first, with their number in all; Items is never nil. A nil page is the
+// first DefaultPageLimit (20); an invalid page is a CodeInvalid error on
+// "offset" or "limit" (see Page).
+func (w *Workspace) Sessions(ctx context.Context, userID int64, page *Page) (List[Session], error) {
+	pg, err := page.resolve()
+	if err != nil {
+		return List[Session]{}, err
+	}
 	var recs []store.Session
-	err := w.view(ctx, func(tx store.Tx) (err error) {
+	var total int
+	err = w.view(ctx, func(tx store.Tx) (err error) {
 		if _, err := w.user(tx, userID); err != nil {
 			return err
 		}
-		recs, err = tx.UserSessions(w.slug, userID)
+		recs, total, err = tx.UserSessionsPage(w.slug, userID, pg.Offset, pg.Limit)
 		return err
 	})
 	if err != nil {
-		return nil, fromStore(err, "user")
+		return List[Session]{}, fromStore(err, "user")
 	}
-	return mapAll(recs, sessionFromRecord), nil
+	return List[Session]{Items: mapAll(recs, sessionFromRecord), Total: total, Offset: pg.Offset, Limit: pg.Limit}, nil
 }
 
 // RevokeSession revokes the session at once and emits session.revoked.

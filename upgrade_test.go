@@ -45,7 +45,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 
 	written := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ignore := cmpopts.IgnoreFields(identity.Delivery{}, "EventID")
-	deliveries, err := ws.Deliveries(ctx, 1)
+	deliveries, err := listItems(ws.Deliveries(ctx, 1, nil))
 	if err != nil {
 		t.Fatalf("Deliveries(1): %v", err)
 	}
@@ -57,7 +57,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		t.Errorf("Deliveries(1) mismatch (-want +got):\n%s", diff)
 	}
 
-	jobs, err := ws.EmailJobs(ctx)
+	jobs, err := listItems(ws.EmailJobs(ctx, nil))
 	if err != nil {
 		t.Fatalf("EmailJobs: %v", err)
 	}

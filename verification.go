@@ -206,24 +206,31 @@ func errTokenInvalid() *Error {
 	return errorf(CodeTokenInvalid, "invalid verification token")
 }
 
-// EmailJobs returns the workspace's email jobs, pending, succeeded and
-// failed, in ascending id order: a Delivery each, with EndpointID 0 and
+// EmailJobs returns one page of the workspace's email jobs, pending,
+// succeeded and failed, in ascending id order, with their number in all
+// (a nil page is the first DefaultPageLimit, as for Deliveries): a
+// Delivery each, with EndpointID 0 and
 // EventType EmailVerificationJob (UserID set) or PasswordResetJob (UserID
 // 0: a reset names an address, not a user); LastStatus
 // is the SMTP reply code of the last attempt (250 on success, 0 when no
 // reply came). Workspace.Deliveries, which lists an endpoint's deliveries,
 // never includes them. RetryDelivery queues a failed one again.
-func (w *Workspace) EmailJobs(ctx context.Context) ([]Delivery, error) {
+func (w *Workspace) EmailJobs(ctx context.Context, page *Page) (List[Delivery], error) {
+	pg, err := page.resolve()
+	if err != nil {
+		return List[Delivery]{}, err
+	}
 	var recs []store.Delivery
-	err := w.view(ctx, func(tx store.Tx) (err error) {
+	var total int
+	err = w.view(ctx, func(tx store.Tx) (err error) {
 		if _, err := tx.Workspace(w.slug); err != nil {
 			return err
 		}
-		recs, err = tx.MailJobs(w.slug)
+		recs, total, err = tx.MailJobsPage(w.slug, pg.Offset, pg.Limit)
 		return err
 	})
 	if err != nil {
-		return nil, fromStore(err, "workspace")
+		return List[Delivery]{}, fromStore(err, "workspace")
 	}
-	return mapAll(recs, deliveryFromRecord), nil
+	return List[Delivery]{Items: mapAll(recs, deliveryFromRecord), Total: total, Offset: pg.Offset, Limit: pg.Limit}, nil
 }

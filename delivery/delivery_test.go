@@ -255,7 +255,7 @@ func (e *dlvEnv) start(opts *delivery.Options) *delivery.Dispatcher {
 
 func (e *dlvEnv) deliveries(endpointID int64) []identity.Delivery {
 	e.t.Helper()
-	ds, err := e.ws.Deliveries(context.Background(), endpointID)
+	ds, err := allDeliveries(context.Background(), e.ws, endpointID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -455,7 +455,7 @@ func TestDeliveryNothingAfterDelete(t *testing.T) {
 	if after := doomed.count(); after != before || before != 2 {
 		t.Errorf("deleted endpoint got %d requests before the delete and %d after, want 2 and 2", before, after)
 	}
-	if _, err := env.ws.Deliveries(ctx, hook.Endpoint.ID); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := listItems(env.ws.Deliveries(ctx, hook.Endpoint.ID, nil)); !errors.Is(err, identity.ErrNotFound) {
 		t.Errorf("Deliveries of the deleted endpoint: %v, want not found", err)
 	}
 }

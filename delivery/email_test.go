@@ -32,7 +32,7 @@ func (e *dlvEnv) setSMTP(m *identity.SMTPSettings) {
 
 func (e *dlvEnv) emailJobs() []identity.Delivery {
 	e.t.Helper()
-	jobs, err := e.ws.EmailJobs(context.Background())
+	jobs, err := listItems(e.ws.EmailJobs(context.Background(), nil))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestEmailVerificationArrivesAndConfirms(t *testing.T) {
 	if ds[0].EventType != identity.EventUserCreated || ds[1].EventType != identity.EventUserUpdated {
 		t.Errorf("webhook deliveries = %+v", ds)
 	}
-	if _, err := env.ws.Deliveries(context.Background(), 0); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := listItems(env.ws.Deliveries(context.Background(), 0, nil)); !errors.Is(err, identity.ErrNotFound) {
 		t.Errorf("Deliveries(0) = %v, want not found", err)
 	}
 }

@@ -165,7 +165,7 @@ func TestResetMFA(t *testing.T) {
 	if _, err := e.ws.Authenticate(ctx, "ada", "pw-ada-long"); err != nil {
 		t.Errorf("the password alone after the reset: %v", err)
 	}
-	ds, err := e.ws.Deliveries(ctx, hook.Endpoint.ID)
+	ds, err := listItems(e.ws.Deliveries(ctx, hook.Endpoint.ID, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -304,11 +304,11 @@ func testRuleSessions(t *testing.T, e *env) {
 		t.Errorf("session.revoked events (-want +got):\n%s", diff)
 	}
 	WantCode(t, e.ws.RevokeSession(e.ctx, "0000000000000000"), identity.CodeNotFound)
-	sessions, err := e.ws.Sessions(e.ctx, u.ID)
+	sessions, err := listItems(e.ws.Sessions(e.ctx, u.ID, nil))
 	if err != nil || len(sessions) != 2 || sessions[0].ID != s.ID || sessions[1].RevokedAt == nil {
 		t.Errorf("Sessions = %+v, %v", sessions, err)
 	}
-	_, err = e.ws.Sessions(e.ctx, 999)
+	_, err = listItems(e.ws.Sessions(e.ctx, 999, nil))
 	WantCode(t, err, identity.CodeNotFound)
 	_, _, err = e.ws.StartSession(e.ctx, 999)
 	WantCode(t, err, identity.CodeNotFound)
@@ -355,7 +355,7 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 	if err := e.ws.EnableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := e.ws.Sessions(e.ctx, u.ID)
+	sessions, err := listItems(e.ws.Sessions(e.ctx, u.ID, nil))
 	if err != nil || len(sessions) != 3 {
 		t.Fatalf("Sessions = %+v, %v", sessions, err)
 	}

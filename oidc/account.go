@@ -1,6 +1,7 @@
 package oidc
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"time"
@@ -246,7 +247,7 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, rq *reques
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
 	}
-	sessions, err := rq.ws.Sessions(ctx, a.user.ID)
+	sessions, err := userSessions(ctx, rq.ws, a.user.ID)
 	if err != nil {
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
@@ -269,6 +270,22 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, rq *reques
 	d.Slug, d.Title, d.Action, d.CSRF, d.Account = rq.ws.Slug(), "Your account", accountURL(rq, ""), a.csrf, v
 	d.MaxCode, d.MaxPassword = maxCodeBytes, identity.MaxPasswordPolicyLength
 	h.render(w, r, status, "account", d, "'self'")
+}
+
+// userSessions reads every session of the user, page by page (the ended
+// ones are only those Retention keeps), oldest first.
+func userSessions(ctx context.Context, ws *identity.Workspace, userID int64) ([]identity.Session, error) {
+	var all []identity.Session
+	for {
+		page, err := ws.Sessions(ctx, userID, &identity.Page{Offset: len(all), Limit: identity.MaxPageLimit})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Items...)
+		if len(page.Items) == 0 || len(all) >= page.Total {
+			return all, nil
+		}
+	}
 }
 
 // showTime is how the account page shows a time: to the minute, in UTC.

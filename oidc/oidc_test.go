@@ -620,7 +620,7 @@ func TestSignInRefusals(t *testing.T) {
 			}
 		})
 	}
-	sessions, err := p.ws.Sessions(ctx, p.ada.ID)
+	sessions, err := listItems(p.ws.Sessions(ctx, p.ada.ID, nil))
 	if err != nil || len(sessions) != 0 {
 		t.Errorf("ada's sessions = %v, %v; want none", sessions, err)
 	}
@@ -658,7 +658,7 @@ func TestSignInCSRF(t *testing.T) {
 	if r := do(t, c, req); r.status != http.StatusForbidden {
 		t.Errorf("Sec-Fetch-Site cross-site: %d", r.status)
 	}
-	sessions, err := p.ws.Sessions(t.Context(), p.ada.ID)
+	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
 	if err != nil || len(sessions) != 0 {
 		t.Errorf("ada's sessions = %v, %v; want none", sessions, err)
 	}
@@ -932,7 +932,7 @@ func TestEndSession(t *testing.T) {
 	if !strings.Contains(strings.Join(r.header.Values("Set-Cookie"), "\n"), "identity_session=; Path=/t/acme/; Max-Age=0; HttpOnly; SameSite=Lax") {
 		t.Errorf("session cookie not cleared: %q", r.header.Values("Set-Cookie"))
 	}
-	sessions, err := p.ws.Sessions(t.Context(), p.ada.ID)
+	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
 	if err != nil || len(sessions) != 1 || sessions[0].RevokedAt == nil {
 		t.Errorf("sessions after logout: %+v, %v", sessions, err)
 	}

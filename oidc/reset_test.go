@@ -101,7 +101,7 @@ func TestResetRequest(t *testing.T) {
 	if known.status != unknown.status || known.body != unknown.body {
 		t.Errorf("the answers differ: known %d\n%s\nunknown %d\n%s", known.status, known.body, unknown.status, unknown.body)
 	}
-	jobs, err := p.ws.EmailJobs(t.Context())
+	jobs, err := listItems(p.ws.EmailJobs(t.Context(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestResetRequest(t *testing.T) {
 			}
 		})
 	}
-	if jobs, _ := p.ws.EmailJobs(t.Context()); len(jobs) != 2 {
+	if jobs, _ := listItems(p.ws.EmailJobs(t.Context(), nil)); len(jobs) != 2 {
 		t.Errorf("%d email jobs after refused requests, want 2", len(jobs))
 	}
 }
@@ -230,7 +230,7 @@ func TestResetCSRF(t *testing.T) {
 			t.Errorf("POST %v: %d", form, r.status)
 		}
 	}
-	if jobs, _ := p.ws.EmailJobs(t.Context()); len(jobs) != 0 {
+	if jobs, _ := listItems(p.ws.EmailJobs(t.Context(), nil)); len(jobs) != 0 {
 		t.Errorf("%d email jobs, want none", len(jobs))
 	}
 }

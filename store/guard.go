@@ -556,6 +556,27 @@ func (g *guarded) Deliveries(slug string, endpointID int64) ([]Delivery, error) 
 	return g.tx.Deliveries(slug, endpointID)
 }
 
+func (g *guarded) DeliveriesPage(slug string, endpointID int64, offset, limit int) ([]Delivery, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.DeliveriesPage(slug, endpointID, offset, limit)
+}
+
+func (g *guarded) MailJobsPage(slug string, offset, limit int) ([]Delivery, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.MailJobsPage(slug, offset, limit)
+}
+
+func (g *guarded) UserSessionsPage(slug string, userID int64, offset, limit int) ([]Session, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.UserSessionsPage(slug, userID, offset, limit)
+}
+
 func (g *guarded) MailJobs(slug string) ([]Delivery, error) {
 	if err := g.read(); err != nil {
 		return nil, err

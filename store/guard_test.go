@@ -174,6 +174,21 @@ func (f *fakeTx) DeleteIdempotency(string, string, string) error {
 	f.call("DeleteIdempotency")
 	return nil
 }
+func (f *fakeTx) DeliveriesPage(string, int64, int, int) ([]store.Delivery, int, error) {
+	f.call("DeliveriesPage")
+	return nil, 0, nil
+}
+
+func (f *fakeTx) MailJobsPage(string, int, int) ([]store.Delivery, int, error) {
+	f.call("MailJobsPage")
+	return nil, 0, nil
+}
+
+func (f *fakeTx) UserSessionsPage(string, int64, int, int) ([]store.Session, int, error) {
+	f.call("UserSessionsPage")
+	return nil, 0, nil
+}
+
 func (f *fakeTx) DeleteEndedSessions(string, time.Time, int) (int, error) {
 	f.call("DeleteEndedSessions")
 	return 0, nil
@@ -312,6 +327,9 @@ var reads = []method{
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
 	{"Deliveries", func(tx store.Tx) error { _, err := tx.Deliveries("a", 1); return err }},
 	{"MailJobs", func(tx store.Tx) error { _, err := tx.MailJobs("a"); return err }},
+	{"DeliveriesPage", func(tx store.Tx) error { _, _, err := tx.DeliveriesPage("a", 1, 0, 1); return err }},
+	{"MailJobsPage", func(tx store.Tx) error { _, _, err := tx.MailJobsPage("a", 0, 1); return err }},
+	{"UserSessionsPage", func(tx store.Tx) error { _, _, err := tx.UserSessionsPage("a", 1, 0, 1); return err }},
 	{"DueDeliveries", func(tx store.Tx) error { _, err := tx.DueDeliveries(time.Time{}, 1); return err }},
 	{"NextDueAt", func(tx store.Tx) error { _, _, err := tx.NextDueAt(); return err }},
 	{"PendingDeliveries", func(tx store.Tx) error { _, err := tx.PendingDeliveries(); return err }},

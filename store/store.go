@@ -173,6 +173,12 @@ type Records interface {
 	// UserSessions returns every session of the user (active, expired and
 	// revoked) in ascending CreatedAt order, ties by id.
 	UserSessions(slug string, userID int64) ([]Session, error)
+	// UserSessionsPage returns one page of the user's sessions in the
+	// order of UserSessions (skip offset, at most limit; limit <= 0 means
+	// none) and the number of the user's sessions in all. A page costs
+	// what it returns plus a walk of the keys before it, never reading
+	// the records it skips.
+	UserSessionsPage(slug string, userID int64, offset, limit int) (sessions []Session, total int, err error)
 
 	// PutAPIKey creates or replaces the key record with k.ID. The
 	// workspace k.Workspace must exist.
@@ -328,6 +334,18 @@ type Queue interface {
 	// MailJobs returns every mail job of the workspace (pending, succeeded
 	// and failed) in ascending id order.
 	MailJobs(slug string) ([]Delivery, error)
+	// DeliveriesPage returns one page of the endpoint's webhook jobs in
+	// ascending id order (skip offset, at most limit; limit <= 0 means
+	// none) and the number of its jobs in all; none for an unknown
+	// endpoint. Like UserSessionsPage, a page reads only the records it
+	// returns. (Deliveries, MailJobs and UserSessions list in full for
+	// the identity package's own work in one transaction: failing an
+	// endpoint's pending jobs, revoking a user's sessions, an export.)
+	DeliveriesPage(slug string, endpointID int64, offset, limit int) (jobs []Delivery, total int, err error)
+	// MailJobsPage returns one page of the workspace's mail jobs in
+	// ascending id order and the number of them in all, as
+	// DeliveriesPage does.
+	MailJobsPage(slug string, offset, limit int) (jobs []Delivery, total int, err error)
 	// DueDeliveries returns up to limit pending deliveries of every
 	// workspace whose DueAt is at or before now, in ascending DueAt order
 	// (ties in any stable order).

@@ -274,7 +274,7 @@ func deliveriesOf(t *testing.T, url string, endpoint int64) []identity.Delivery 
 	var ds []identity.Delivery
 	inAcme(t, url, func(ctx context.Context, ws *identity.Workspace) {
 		var err error
-		if ds, err = ws.Deliveries(ctx, endpoint); err != nil {
+		if ds, err = allDeliveries(ctx, ws, endpoint); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -107,7 +107,7 @@ func TestPasswordResetByEmail(t *testing.T) {
 		if _, err := ws.ResetPassword(ctx, token, "a third horse battery"); identity.ErrorCode(err) != identity.CodeTokenUsed {
 			t.Errorf("the token again: %v, want token_used", err)
 		}
-		jobs, err := ws.EmailJobs(ctx)
+		jobs, err := listItems(ws.EmailJobs(ctx, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -325,3 +325,42 @@ func (t *tx) NextDueAt() (time.Time, bool, error) {
 func (t *tx) PendingDeliveries() (int, error) {
 	return int(readCount(t.btx.Bucket(bucketGlobalMeta).Get(keyPendingDeliveries))), nil
 }
+
+// DeliveriesPage implements store.Tx. It walks the keys of the endpoint's
+// jobs to count them and decodes only the page's.
+func (t *tx) DeliveriesPage(slug string, endpointID int64, offset, limit int) ([]store.Delivery, int, error) {
+	if endpointID < 1 {
+		_, err := t.space(slug)
+		return nil, 0, err // mail jobs are no endpoint's
+	}
+	return t.jobsPage(slug, endpointID, offset, limit)
+}
+
+// MailJobsPage implements store.Tx.
+func (t *tx) MailJobsPage(slug string, offset, limit int) ([]store.Delivery, int, error) {
+	return t.jobsPage(slug, 0, offset, limit)
+}
+
+// jobsPage returns one page of the jobs stored under the endpoint, in
+// ascending id order, and how many there are.
+func (t *tx) jobsPage(slug string, endpointID int64, offset, limit int) ([]store.Delivery, int, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, 0, err
+	}
+	prefix := idKey(endpointID)
+	var out []store.Delivery
+	total := 0
+	c := sp.bucket(bucketDeliveries).Cursor()
+	for k, v := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if total >= offset && len(out) < limit {
+			d, err := decodeDelivery(k, v)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, d)
+		}
+		total++
+	}
+	return out, total, nil
+}

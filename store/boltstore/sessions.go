@@ -96,3 +96,32 @@ func (t *tx) UserSessions(slug string, userID int64) ([]store.Session, error) {
 	}
 	return out, nil
 }
+
+// UserSessionsPage implements store.Tx: the prefix scan of UserSessions,
+// reading only the page's records.
+func (t *tx) UserSessionsPage(slug string, userID int64, offset, limit int) ([]store.Session, int, error) {
+	sp, err := t.space(slug)
+	if err != nil {
+		return nil, 0, err
+	}
+	sessions, prefix := sp.bucket(bucketSessions), idKey(userID)
+	var out []store.Session
+	total := 0
+	c := sp.bucket(bucketUserSessions).Cursor()
+	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if total >= offset && len(out) < limit {
+			id := k[2*idKeyLen:]
+			v := sessions.Get(id)
+			if v == nil {
+				return nil, 0, fmt.Errorf("boltstore: user_sessions names session %q, which does not exist", id)
+			}
+			s, err := decodeSession(id, v)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, s)
+		}
+		total++
+	}
+	return out, total, nil
+}

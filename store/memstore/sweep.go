@@ -111,3 +111,40 @@ func (t *tx) DeleteExpiredTokens(slug string, before time.Time, limit int) (int,
 	}
 	return removed, nil
 }
+
+// pageOf returns the page [offset, offset+limit) of all and len(all).
+func pageOf[T any](all []T, offset, limit int) ([]T, int) {
+	lo := min(max(offset, 0), len(all))
+	hi := min(lo+max(limit, 0), len(all))
+	return all[lo:hi:hi], len(all)
+}
+
+// DeliveriesPage implements store.Tx: a page of Deliveries.
+func (t *tx) DeliveriesPage(slug string, endpointID int64, offset, limit int) ([]store.Delivery, int, error) {
+	all, err := t.Deliveries(slug, endpointID)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, total := pageOf(all, offset, limit)
+	return out, total, nil
+}
+
+// MailJobsPage implements store.Tx: a page of MailJobs.
+func (t *tx) MailJobsPage(slug string, offset, limit int) ([]store.Delivery, int, error) {
+	all, err := t.MailJobs(slug)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, total := pageOf(all, offset, limit)
+	return out, total, nil
+}
+
+// UserSessionsPage implements store.Tx: a page of UserSessions.
+func (t *tx) UserSessionsPage(slug string, userID int64, offset, limit int) ([]store.Session, int, error) {
+	all, err := t.UserSessions(slug, userID)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, total := pageOf(all, offset, limit)
+	return out, total, nil
+}

@@ -1,7 +1,10 @@
 package pgstore
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/identitylib/identity/store"
 )
@@ -96,4 +99,60 @@ func (t *tx) DeleteExpiredTokens(slug string, before time.Time, limit int) (int,
 		return n, err
 	}
 	return t.deleted(slug, n+int(removed))
+}
+
+// Pages of listings: one query for the page (ORDER BY ... LIMIT OFFSET,
+// along the indexes deliveries_endpoint, deliveries_mail and
+// sessions_user) and one for the count.
+
+// DeliveriesPage implements store.Tx.
+func (t *tx) DeliveriesPage(slug string, endpointID int64, offset, limit int) ([]store.Delivery, int, error) {
+	return t.jobsPage(slug, "endpoint_id = $2", offset, limit, slug, endpointID)
+}
+
+// MailJobsPage implements store.Tx.
+func (t *tx) MailJobsPage(slug string, offset, limit int) ([]store.Delivery, int, error) {
+	return t.jobsPage(slug, "kind = 'mail'", offset, limit, slug)
+}
+
+// jobsPage returns one page of the jobs of the workspace slug ($1) that
+// match where, in ascending id order, and how many match.
+func (t *tx) jobsPage(slug, where string, offset, limit int, args ...any) ([]store.Delivery, int, error) {
+	if !storable(slug) {
+		return nil, 0, notFound("workspace %q", slug)
+	}
+	var total int64
+	if _, err := t.queryRow("SELECT count(*) FROM deliveries WHERE workspace = $1 AND "+where, args, &total); err != nil {
+		return nil, 0, err
+	}
+	if total == 0 {
+		return nil, 0, t.emptyResult(slug)
+	}
+	if limit <= 0 {
+		return nil, int(total), nil
+	}
+	n := len(args)
+	ds, err := collect(t, fmt.Sprintf("SELECT %s FROM deliveries WHERE workspace = $1 AND %s ORDER BY id LIMIT $%d OFFSET $%d", deliveryColumns, where, n+1, n+2),
+		append(args, limit, max(offset, 0)), func(r pgx.Rows) (store.Delivery, error) { return scanDelivery(r) })
+	return ds, int(total), err
+}
+
+// UserSessionsPage implements store.Tx.
+func (t *tx) UserSessionsPage(slug string, userID int64, offset, limit int) ([]store.Session, int, error) {
+	if !storable(slug) {
+		return nil, 0, notFound("workspace %q", slug)
+	}
+	var total int64
+	if _, err := t.queryRow("SELECT count(*) FROM sessions WHERE workspace = $1 AND user_id = $2", []any{slug, userID}, &total); err != nil {
+		return nil, 0, err
+	}
+	if total == 0 {
+		return nil, 0, t.emptyResult(slug)
+	}
+	if limit <= 0 {
+		return nil, int(total), nil
+	}
+	ss, err := collect(t, "SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND user_id = $2 ORDER BY created_at, id LIMIT $3 OFFSET $4",
+		[]any{slug, userID, limit, max(offset, 0)}, func(r pgx.Rows) (store.Session, error) { return scanSession(r) })
+	return ss, int(total), err
 }

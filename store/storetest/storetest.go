@@ -81,6 +81,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DeleteUser", testDeleteUser},
 		{"DeleteWorkspace", testDeleteWorkspace},
 		{"Sweep", testSweep},
+		{"Pages", testPages},
 		{"Transactions", testTransactions},
 	}
 	for _, a := range areas {

@@ -1,0 +1,7 @@
+package oidc_test
+
+import "github.com/identitylib/identity"
+
+// listItems returns the items of a page read with a nil Page (the first
+// identity.DefaultPageLimit), for tests that hold fewer.
+func listItems[T any](l identity.List[T], err error) ([]T, error) { return l.Items, err }

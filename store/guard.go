@@ -577,6 +577,13 @@ func (g *guarded) UserSessionsPage(slug string, userID int64, offset, limit int)
 	return g.tx.UserSessionsPage(slug, userID, offset, limit)
 }
 
+func (g *guarded) WebhooksForEvent(slug, eventType string) ([]Webhook, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.WebhooksForEvent(slug, eventType)
+}
+
 func (g *guarded) MailJobs(slug string) ([]Delivery, error) {
 	if err := g.read(); err != nil {
 		return nil, err

@@ -189,6 +189,11 @@ func (f *fakeTx) UserSessionsPage(string, int64, int, int) ([]store.Session, int
 	return nil, 0, nil
 }
 
+func (f *fakeTx) WebhooksForEvent(string, string) ([]store.Webhook, error) {
+	f.call("WebhooksForEvent")
+	return nil, nil
+}
+
 func (f *fakeTx) DeleteEndedSessions(string, time.Time, int) (int, error) {
 	f.call("DeleteEndedSessions")
 	return 0, nil
@@ -327,6 +332,7 @@ var reads = []method{
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
 	{"Deliveries", func(tx store.Tx) error { _, err := tx.Deliveries("a", 1); return err }},
 	{"MailJobs", func(tx store.Tx) error { _, err := tx.MailJobs("a"); return err }},
+	{"WebhooksForEvent", func(tx store.Tx) error { _, err := tx.WebhooksForEvent("a", "user.created"); return err }},
 	{"DeliveriesPage", func(tx store.Tx) error { _, _, err := tx.DeliveriesPage("a", 1, 0, 1); return err }},
 	{"MailJobsPage", func(tx store.Tx) error { _, _, err := tx.MailJobsPage("a", 0, 1); return err }},
 	{"UserSessionsPage", func(tx store.Tx) error { _, _, err := tx.UserSessionsPage("a", 1, 0, 1); return err }},

@@ -161,6 +161,12 @@ type Records interface {
 	// Webhooks returns one page of endpoints in ascending id order (skip
 	// offset, at most limit) and the number of endpoints in all.
 	Webhooks(slug string, offset, limit int) (hooks []Webhook, total int, err error)
+	// WebhooksForEvent returns the endpoints (enabled or not) whose Events
+	// hold eventType, in ascending id order. A store keeps an index by
+	// event type in step with PutWebhook and DeleteWebhook, so that an
+	// event costs in proportion to the endpoints subscribed to it, not to
+	// the workspace's endpoints (memstore, built for tests, scans).
+	WebhooksForEvent(slug, eventType string) ([]Webhook, error)
 	// DeleteWebhook removes the endpoint and every delivery of it (with
 	// their due-index entries), or returns ErrNotFound.
 	DeleteWebhook(slug string, id int64) error

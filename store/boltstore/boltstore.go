@@ -52,6 +52,8 @@
 //	  grant_refresh_tokens   uvarint length + grant id + token id -> empty
 //	  sweep                  class + time + record id -> empty: what a
 //	                         sweep removes, by when (see sweep.go)
+//	  webhook_events         uvarint length + event type + endpoint id
+//	                         -> empty: the endpoints of each event type
 //	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt

@@ -103,6 +103,14 @@ func buildIndexes(sp *space, missing []nested) error {
 			})
 		case bucketSweep:
 			err = buildSweepIndex(sp)
+		case bucketWebhookEvents:
+			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
+				w, err := decodeWebhook(k, v)
+				if err != nil {
+					return err
+				}
+				return sp.moveWebhookEvents(k, nil, w.Events)
+			})
 		case bucketGrantRefreshTokens:
 			err = sp.bucket(bucketRefreshTokens).ForEach(func(k, v []byte) error {
 				r, err := decodeRefreshToken(k, v)

@@ -58,6 +58,7 @@ const (
 	bucketUserTokens
 	bucketGrantRefreshTokens
 	bucketSweep
+	bucketWebhookEvents
 	numNested // the number of nested buckets
 )
 
@@ -98,6 +99,8 @@ var nestedNames = [numNested][]byte{
 	// The index a sweep finds what it removes by (see sweep.go), built
 	// likewise for a file without it.
 	bucketSweep: []byte("sweep"),
+	// The endpoints by event type (see fanout.go), built likewise.
+	bucketWebhookEvents: []byte("webhook_events"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

@@ -12,8 +12,8 @@ import (
 	"github.com/identitylib/identity/store/boltstore"
 )
 
-// TestSweepIndex checks that a file written before the sweep index
-// existed has it built when it is opened, and that sweeping every record
+// TestSweepIndex checks that a file written before the sweep index and
+// webhook_events existed has them built when it is opened, and that sweeping every record
 // leaves every index of them empty.
 func TestSweepIndex(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
@@ -23,7 +23,7 @@ func TestSweepIndex(t *testing.T) {
 		for _, step := range []func() error{
 			func() error { return tx.PutWorkspace(store.Workspace{Slug: testSlug}) },
 			func() error { return tx.PutUser(testSlug, store.User{ID: 1, Username: "alice"}) },
-			func() error { return tx.PutWebhook(testSlug, store.Webhook{ID: 1}) },
+			func() error { return tx.PutWebhook(testSlug, store.Webhook{ID: 1, Events: []string{"user.created"}}) },
 			func() error {
 				return tx.PutDelivery(testSlug, store.Delivery{ID: 1, Kind: store.JobWebhook, EndpointID: 1, Status: store.DeliverySucceeded, LastAttemptAt: testTime})
 			},
@@ -52,7 +52,11 @@ func TestSweepIndex(t *testing.T) {
 	})
 	// Make the file one of the previous release: no sweep bucket.
 	err := boltstore.DB(s).Update(func(btx *bbolt.Tx) error {
-		return btx.Bucket([]byte("ws")).Bucket([]byte(testSlug)).DeleteBucket([]byte("sweep"))
+		ws := btx.Bucket([]byte("ws")).Bucket([]byte(testSlug))
+		if err := ws.DeleteBucket([]byte("webhook_events")); err != nil {
+			return err
+		}
+		return ws.DeleteBucket([]byte("sweep"))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +65,13 @@ func TestSweepIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = openStore(t, path, nil)
+	mustView(t, s, func(tx store.Tx) error {
+		hooks, err := tx.WebhooksForEvent(testSlug, "user.created")
+		if err != nil || len(hooks) != 1 || hooks[0].ID != 1 {
+			t.Errorf("WebhooksForEvent(user.created) after open = %v, %v; want webhook 1", hooks, err)
+		}
+		return nil
+	})
 	var got []int
 	mustUpdate(t, s, func(tx store.Tx) error {
 		got = nil

@@ -262,7 +262,11 @@ func (t *tx) PutWebhook(slug string, w store.Webhook) error {
 	if err != nil {
 		return err
 	}
-	return sp.bucket(bucketWebhooks).Put(idKey(w.ID), v)
+	hooks, k := sp.bucket(bucketWebhooks), idKey(w.ID)
+	if err := sp.moveWebhookEvents(k, hooks.Get(k), w.Events); err != nil {
+		return err
+	}
+	return hooks.Put(k, v)
 }
 
 // Webhook implements store.Tx.
@@ -310,8 +314,12 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 		return err
 	}
 	hooks, k := sp.bucket(bucketWebhooks), idKey(id)
-	if hooks.Get(k) == nil {
+	prev := hooks.Get(k)
+	if prev == nil {
 		return notFound("webhook %d", id)
+	}
+	if err := sp.moveWebhookEvents(k, prev, nil); err != nil {
+		return err
 	}
 	if err := hooks.Delete(k); err != nil {
 		return err

@@ -82,6 +82,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DeleteWorkspace", testDeleteWorkspace},
 		{"Sweep", testSweep},
 		{"Pages", testPages},
+		{"WebhooksForEvent", testWebhooksForEvent},
 		{"Transactions", testTransactions},
 	}
 	for _, a := range areas {

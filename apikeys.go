@@ -138,6 +138,8 @@ func (w *Workspace) RevokeAPIKey(ctx context.Context, id string) error {
 		}
 		return tx.DeleteAPIKey(id)
 	})
+	// Forgotten whatever Update returned: a commit may have happened.
+	w.svc.keys.forgetKey(id)
 	return fromStore(err, "api key")
 }
 
@@ -150,63 +152,95 @@ func APIKeyID(key string) (string, bool) {
 
 // VerifyAPIKey checks a presented key and returns its description. A
 // malformed, unknown, revoked or wrong key is a CodeUnauthenticated error.
-// The secret is compared in constant time.
+// The secret is compared in constant time. A key verified before may be
+// answered from the Service's key cache (see Options.KeyCacheTTL).
 func (s *Service) VerifyAPIKey(ctx context.Context, key string) (APIKey, error) {
-	var rec store.APIKey
-	err := s.store.View(ctx, func(tx store.Tx) (err error) {
-		rec, err = verifyAPIKey(tx, key)
-		return err
-	})
+	k, err := s.verifiedKey(ctx, key)
 	if err != nil {
-		return APIKey{}, fromStore(err, "api key")
+		return APIKey{}, err
 	}
-	return apiKeyFromRecord(rec), nil
+	return apiKeyFromRecord(k.rec), nil
 }
 
-func verifyAPIKey(tx store.Tx, key string) (store.APIKey, error) {
-	invalid := errorf(CodeUnauthenticated, "invalid api key")
+// verifiedKey checks a presented key and returns its record and its
+// workspace's creation time: from the key cache when it holds the key,
+// else from one read transaction, whose result then fills the cache. The
+// presented secret is checked against the record's hash either way. A key
+// whose workspace is missing is as invalid as one that is missing.
+func (s *Service) verifiedKey(ctx context.Context, key string) (*cachedKey, error) {
 	id, secret, ok := parseToken(apiKeyPrefix, key)
 	if !ok {
-		return store.APIKey{}, invalid
+		return nil, invalidAPIKey()
 	}
-	rec, err := tx.APIKey(id)
-	if isNotFound(err) {
-		return store.APIKey{}, invalid
+	cache := &s.keys
+	var gen uint64
+	var now time.Time
+	if cache.enabled() {
+		now = s.now()
+		if k, ok := cache.get(id, now); ok {
+			if !secretMatches(secret, k.rec.SecretHash) {
+				return nil, invalidAPIKey()
+			}
+			return k, nil
+		}
+		gen = cache.generation()
 	}
+	k := new(cachedKey)
+	err := s.store.View(ctx, func(tx store.Tx) error {
+		rec, err := tx.APIKey(id)
+		if isNotFound(err) {
+			return invalidAPIKey()
+		}
+		if err != nil {
+			return err
+		}
+		if !secretMatches(secret, rec.SecretHash) {
+			return invalidAPIKey()
+		}
+		ws, err := tx.Workspace(rec.Workspace)
+		if isNotFound(err) {
+			return invalidAPIKey()
+		}
+		if err != nil {
+			return err
+		}
+		k.rec, k.workspaceCreated = rec, ws.CreatedAt
+		return nil
+	})
 	if err != nil {
-		return store.APIKey{}, err
+		return nil, fromStore(err, "api key")
 	}
-	if !secretMatches(secret, rec.SecretHash) {
-		return store.APIKey{}, invalid
+	if cache.enabled() {
+		cache.put(gen, now, k)
 	}
-	return rec, nil
+	return k, nil
 }
+
+// invalidAPIKey is the error of a key that does not verify.
+func invalidAPIKey() error { return errorf(CodeUnauthenticated, "invalid api key") }
 
 // Authorize checks that key may perform an operation needing every one of
 // scopes in the workspace slug, and returns that workspace. A bad key is
 // CodeUnauthenticated. A valid key of another workspace is CodeForbidden,
 // the same whether slug exists or not; a key without one of the scopes is
 // CodeForbidden with Error.Scope set to the first it lacks.
+//
+// A key it verified before may be answered from the Service's key cache
+// without reading the store (see Options.KeyCacheTTL); a key revoked
+// through this Service, by RevokeAPIKey or DeleteWorkspace, is refused by
+// the next call all the same.
 func (s *Service) Authorize(ctx context.Context, key, slug string, scopes ...Scope) (*Workspace, error) {
-	var ws store.Workspace
-	err := s.store.View(ctx, func(tx store.Tx) error {
-		rec, err := verifyAPIKey(tx, key)
-		if err != nil {
-			return err
-		}
-		if rec.Workspace != slug {
-			return errorf(CodeForbidden, "the api key is not valid for this workspace")
-		}
-		for _, scope := range scopes {
-			if !slices.Contains(rec.Scopes, string(scope)) {
-				return &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
-			}
-		}
-		ws, err = tx.Workspace(slug)
-		return err
-	})
+	k, err := s.verifiedKey(ctx, key)
 	if err != nil {
-		return nil, fromStore(err, "workspace")
+		return nil, err
 	}
-	return &Workspace{svc: s, slug: ws.Slug, createdAt: ws.CreatedAt}, nil
+	if k.rec.Workspace != slug {
+		return nil, errorf(CodeForbidden, "the api key is not valid for this workspace")
+	}
+	for _, scope := range scopes {
+		if !slices.Contains(k.rec.Scopes, string(scope)) {
+			return nil, &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
+		}
+	}
+	return &Workspace{svc: s, slug: k.rec.Workspace, createdAt: k.workspaceCreated}, nil
 }

@@ -148,6 +148,7 @@ func (s *Service) DeleteWorkspace(ctx context.Context, slug string) (DeletedWork
 		out = DeletedWorkspace{Slug: slug, Users: users, Webhooks: len(hooks), APIKeys: len(keys), Clients: len(clients)}
 		return tx.DeleteWorkspace(slug)
 	})
+	s.keys.forgetWorkspace(slug) // whatever Update returned: a commit may have happened
 	if err != nil {
 		return DeletedWorkspace{}, fromStore(err, "workspace")
 	}

@@ -72,6 +72,18 @@ type Options struct {
 	// field means its default.
 	TokenLifetimes *TokenLifetimes
 
+	// KeyCacheTTL bounds how long Authorize and VerifyAPIKey trust an API
+	// key they verified before without reading the store again (the
+	// presented secret is still checked against the key's hash each
+	// time). A key revoked through this Service (RevokeAPIKey,
+	// DeleteWorkspace) is refused by the next call whatever the TTL; the
+	// TTL bounds how long a key revoked by another process sharing the
+	// store (PostgreSQL) may still be accepted here. Zero means the
+	// default, which the store decides: KeyCacheNoExpiry over a bbolt file
+	// (*boltstore.Store, which one process holds at a time), no caching
+	// over any other store. Negative turns the cache off.
+	KeyCacheTTL time.Duration
+
 	// Observer, when set, is told of the Service's store transactions,
 	// sign-ins, locks and waits for the hashing budget (package metrics
 	// implements it). Default: none, which costs nothing.
@@ -113,6 +125,9 @@ type Service struct {
 	hashBudget *hashBudget
 	hashHook   func(cost int64) (done func())
 
+	// keys caches verified API keys (see Options.KeyCacheTTL).
+	keys keyCache
+
 	// observer is Options.Observer, or nil; store is then wrapped to
 	// report its transactions (see observed).
 	observer Observer
@@ -130,6 +145,7 @@ func New(st store.Store, opts *Options) (*Service, error) {
 		allowPrivateWebhooks: opts.AllowPrivateWebhooks,
 		observer:             opts.Observer,
 	}
+	s.keys.ttl = keyCacheTTL(st, opts.KeyCacheTTL)
 	if s.now == nil {
 		s.now = time.Now
 	}

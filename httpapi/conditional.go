@@ -15,8 +15,19 @@ import (
 // identity.Precondition, so the check and the write are one transaction;
 // GET of either answers a matching If-None-Match with 304.
 
-// etag returns the entity tag of a record version.
-func etag(version int64) string { return fmt.Sprintf(`"%016x"`, version) }
+// etag returns the entity tag of a record version: `"%016x"` of it.
+func etag(version int64) string {
+	if version < 0 {
+		return fmt.Sprintf(`"%016x"`, version) // never stored; kept exact anyway
+	}
+	const digits = "0123456789abcdef"
+	var b [18]byte
+	b[0], b[17] = '"', '"'
+	for i, v := 16, uint64(version); i > 0; i, v = i-1, v>>4 {
+		b[i] = digits[v&0xf]
+	}
+	return string(b[:])
+}
 
 // noVersion stands in a precondition for an entity tag that names no
 // version (a weak or foreign tag in If-Match): versions are never negative,

@@ -65,6 +65,8 @@ func newTestEnv(tb testing.TB) *testEnv {
 	svc, err := identity.New(st, &identity.Options{
 		Now:             func() time.Time { return testNow },
 		PasswordHashing: &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1},
+		// As identityd over a bbolt file has it (the store's default).
+		KeyCacheTTL: identity.KeyCacheNoExpiry,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -191,10 +193,12 @@ func (e *testEnv) seed(tb testing.TB) {
 
 // faultyStore is a store.Store that can be made to fail: with panicking
 // set, View panics; with failing set, View returns an internal failure.
+// It counts the View calls.
 type faultyStore struct {
 	store.Store
 	panicking atomic.Bool
 	failing   atomic.Bool
+	views     atomic.Int64
 }
 
 // errDiskOnFire is the failure of a failing faultyStore; its text must
@@ -202,6 +206,7 @@ type faultyStore struct {
 var errDiskOnFire = errors.New("disk on fire at /var/lib/identity/secret-path")
 
 func (s *faultyStore) View(ctx context.Context, fn func(store.Tx) error) error {
+	s.views.Add(1)
 	if s.panicking.Load() {
 		panic("boom: store exploded at /var/lib/identity/secret-path")
 	}

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/identitylib/identity"
 )
@@ -45,27 +47,70 @@ type claimsResponse struct {
 	Claims map[string]string `json:"claims"`
 }
 
-// writeJSON answers status with v as JSON. Encoding comes first, so a
-// failure can still be answered as a problem.
+// writeJSON answers status with v as JSON: the bytes of json.Marshal,
+// encoded into a recycled buffer. Encoding comes first, so a failure can
+// still be answered as a problem.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer recycle(buf)
+	if err := encodeJSON(buf, v); err != nil {
 		return err
 	}
-	send(w, status, body)
+	send(w, status, buf.Bytes())
 	return nil
+}
+
+// encodeJSON writes to buf what json.Marshal returns for v: users and
+// pages of users by appendUser (see userjson.go), anything else by
+// encoding/json.
+func encodeJSON(buf *bytes.Buffer, v any) error {
+	var b []byte
+	ok := false
+	switch v := v.(type) {
+	case identity.User:
+		b, ok = appendUser(buf.AvailableBuffer(), &v)
+	case pageResponse[identity.User]:
+		b, ok = appendUserPage(buf.AvailableBuffer(), &v)
+	}
+	if ok {
+		buf.Write(b) // b is buf's spare room, or a larger array buf now grows to hold
+		return nil
+	}
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode ends the value with a newline; Marshal does not
+	return nil
+}
+
+// jsonBuffers holds the buffers writeJSON encodes into. A ResponseWriter
+// copies what it is given, so a buffer is free again once Write returns.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxRecycled bounds the buffers kept for reuse: a rare large response
+// (a user with many long attributes) should not pin its memory.
+const maxRecycled = 64 << 10
+
+// recycle returns buf to jsonBuffers, emptied, unless it grew too large.
+func recycle(buf *bytes.Buffer) {
+	if buf.Cap() > maxRecycled {
+		return
+	}
+	buf.Reset()
+	jsonBuffers.Put(buf)
 }
 
 // writeCreated answers 201 with v and the Location of the new resource id
 // in the collection r posted to. The Location is the path as the handler
 // received it: under http.StripPrefix it lacks the prefix.
 func writeCreated(w http.ResponseWriter, r *http.Request, id int64, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer recycle(buf)
+	if err := encodeJSON(buf, v); err != nil {
 		return err
 	}
 	w.Header().Set("Location", r.URL.Path+"/"+strconv.FormatInt(id, 10))
-	send(w, http.StatusCreated, body)
+	send(w, http.StatusCreated, buf.Bytes())
 	return nil
 }
 
@@ -73,11 +118,20 @@ func writeCreated(w http.ResponseWriter, r *http.Request, id int64, v any) error
 // personal data, and a creation response may hold a secret.
 func send(w http.ResponseWriter, status int, body []byte) {
 	header := w.Header()
-	header.Set("Content-Type", "application/json")
-	header.Set("Cache-Control", "no-store")
+	// What header.Set would store, without allocating a slice each time;
+	// the slices are never written to (Header.Set replaces a value and
+	// Header.Add appends to a copy, as their capacity is 1).
+	header["Content-Type"] = contentTypeJSON
+	header["Cache-Control"] = cacheControlNoStore
 	w.WriteHeader(status)
 	w.Write(body)
 }
+
+// The values of send's headers, shared by every response.
+var (
+	contentTypeJSON     = []string{"application/json"}
+	cacheControlNoStore = []string{"no-store"}
+)
 
 // writeNoContent answers 204 when the operation succeeded, and returns its
 // error otherwise.

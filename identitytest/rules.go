@@ -71,6 +71,7 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"EventsRollBack", testRuleEventsRollBack},
 		{"LoginFailedEvents", testRuleLoginFailedEvents},
 		{"Sessions", testRuleSessions},
+		{"Retention", testRuleRetention},
 		{"DisableRevokesSessions", testRuleDisableRevokesSessions},
 		{"ConcurrentCodeRedemption", testRuleConcurrentCodeRedemption},
 		{"ConcurrentRefresh", testRuleConcurrentRefresh},

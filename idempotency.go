@@ -331,15 +331,25 @@ func (s *Service) SweepIdempotencyEvery(ctx context.Context, interval time.Durat
 	if interval <= 0 {
 		interval = DefaultSweepInterval
 	}
+	sweepEvery(ctx, interval, "idempotency sweep", s.SweepIdempotency, func(n int) bool { return n > 0 }, report)
+}
+
+// sweepEvery runs sweep at once and then every interval until ctx ends.
+// report, or without it the log, is told of every sweep that did
+// something (did) or failed. A panic in sweep is a failed sweep, a
+// CodeInternal error naming what (the panic's value in its message, its
+// stack in its cause), and a panic in report is logged: neither ends the
+// loop, which runs for the life of a server.
+func sweepEvery[R any](ctx context.Context, interval time.Duration, what string, sweep func(context.Context) (R, error), did func(R) bool, report func(R, error)) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
-		n, err := s.sweepRecovered(ctx)
+		res, err := sweepRecovered(ctx, what, sweep)
 		if ctx.Err() != nil {
 			return
 		}
-		if n > 0 || err != nil {
-			reportSweep(report, n, err)
+		if did(res) || err != nil {
+			reportSweep(what, report, res, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -357,30 +367,32 @@ type sweepPanic struct {
 
 func (p *sweepPanic) Error() string { return fmt.Sprintf("panic: %v\n\n%s", p.value, p.stack) }
 
-// sweepRecovered is SweepIdempotency with a panic turned into an error.
-func (s *Service) sweepRecovered(ctx context.Context) (n int, err error) {
+// sweepRecovered is sweep with a panic turned into an error.
+func sweepRecovered[R any](ctx context.Context, what string, sweep func(context.Context) (R, error)) (res R, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &Error{Code: CodeInternal, Message: fmt.Sprintf("the idempotency sweep panicked: %v", v),
+			err = &Error{Code: CodeInternal, Message: fmt.Sprintf("the %s panicked: %v", what, v),
 				Err: &sweepPanic{value: v, stack: debug.Stack()}}
 		}
 	}()
-	return s.SweepIdempotency(ctx)
+	return sweep(ctx)
 }
 
-// reportSweep tells report of a sweep. Without report, the panic of a
-// sweep is logged with slog.Default(), and so is a panic in report.
-func reportSweep(report func(deleted int, err error), n int, err error) {
+// reportSweep tells report of a sweep. Without report, a failure is
+// logged with slog.Default() (a panic with its stack), and so is a panic
+// in report.
+func reportSweep[R any](what string, report func(R, error), res R, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			slog.Error("identity: reporting an idempotency sweep panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			slog.Error("identity: reporting the "+what+" panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
 	}()
-	if report != nil {
-		report(n, err)
-		return
-	}
-	if p, ok := errors.AsType[*sweepPanic](err); ok {
-		slog.Error("identity: the idempotency sweep panicked", "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+	switch p, panicked := errors.AsType[*sweepPanic](err); {
+	case report != nil:
+		report(res, err)
+	case panicked:
+		slog.Error("identity: the "+what+" panicked", "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+	case err != nil:
+		slog.Error("identity: the "+what+" failed", "err", err)
 	}
 }

@@ -3,9 +3,6 @@ package identity
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -207,49 +204,7 @@ func (s *Service) SweepEvery(ctx context.Context, interval time.Duration, report
 	if interval <= 0 {
 		interval = DefaultRetentionSweepInterval
 	}
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		res, err := s.retentionSweepRecovered(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if res.Total() > 0 || err != nil {
-			reportRetention(report, res, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
-
-// retentionSweepRecovered is Sweep at the Service's now with a panic
-// turned into an error.
-func (s *Service) retentionSweepRecovered(ctx context.Context) (res SweepResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &Error{Code: CodeInternal, Message: fmt.Sprintf("the retention sweep panicked: %v", v),
-				Err: &sweepPanic{value: v, stack: debug.Stack()}}
-		}
-	}()
-	return s.Sweep(ctx, s.timestamp())
-}
-
-// reportRetention tells report of a sweep; without report, a failure is
-// logged with slog.Default(), and so is a panic in report.
-func reportRetention(report func(SweepResult, error), res SweepResult, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("identity: reporting a retention sweep panicked", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		}
-	}()
-	if report != nil {
-		report(res, err)
-		return
-	}
-	if err != nil {
-		slog.Error("identity: the retention sweep failed", "err", err)
-	}
+	sweepEvery(ctx, interval, "retention sweep", func(ctx context.Context) (SweepResult, error) {
+		return s.Sweep(ctx, s.timestamp())
+	}, func(res SweepResult) bool { return res.Total() > 0 }, report)
 }

@@ -96,7 +96,7 @@ func TestSweepIdempotencyEverySurvivesPanic(t *testing.T) {
 	if calls != 2 {
 		t.Errorf("report called %d times, want 2 (the panicked sweep, the deleting one)", calls)
 	}
-	if want := `msg="identity: reporting an idempotency sweep panicked" panic="injected report panic"`; !strings.Contains(logs.String(), want) {
+	if want := `msg="identity: reporting the idempotency sweep panicked" panic="injected report panic"`; !strings.Contains(logs.String(), want) {
 		t.Errorf("the log lacks %q:\n%s", want, logs.String())
 	}
 }

@@ -108,11 +108,7 @@ func (w *Workspace) BeginTOTPEnrollment(ctx context.Context, userID int64) (TOTP
 	if err != nil {
 		return TOTPEnrollment{}, fromStore(err, "user")
 	}
-	e, err := totpEnrollment(w.slug, username, secret)
-	if err != nil {
-		return TOTPEnrollment{}, internal(err)
-	}
-	return e, nil
+	return totpEnrollment(w.slug, username, secret), nil
 }
 
 // ConfirmTOTPEnrollment completes the user's pending TOTP enrolment with

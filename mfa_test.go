@@ -5,7 +5,6 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
-	"image/png"
 	"regexp"
 	"testing"
 	"time"
@@ -82,10 +81,6 @@ func TestTOTPEnrollment(t *testing.T) {
 	wantURI := "otpauth://totp/acme:ada?algorithm=SHA1&digits=6&issuer=acme&period=30&secret=" + en.Secret
 	if en.URI != wantURI {
 		t.Errorf("URI = %q, want %q", en.URI, wantURI)
-	}
-	img, err := png.Decode(bytes.NewReader(en.QRCode))
-	if err != nil || img.Bounds().Dx() != 256 || img.Bounds().Dy() != 256 {
-		t.Errorf("QR code: %v, %v; want a 256x256 PNG", err, img)
 	}
 	if st, _ := e.ws.MFAStatus(e.ctx, e.ada.ID); st != (identity.MFAStatus{Pending: true}) {
 		t.Errorf("MFAStatus while pending = %+v", st)

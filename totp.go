@@ -1,30 +1,28 @@
 package identity
 
 import (
-	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base32"
-	"image/png"
+	"encoding/binary"
+	"fmt"
+	"net/url"
 	"strings"
 	"time"
-
-	"github.com/pquerna/otp"
-	"github.com/pquerna/otp/totp"
 )
 
 // The TOTP parameters every authenticator app understands (RFC 6238's
 // defaults): HMAC-SHA1, 6 digits, 30-second steps, a 160-bit secret.
 const (
 	totpPeriod     = 30 // seconds
-	totpDigits     = otp.DigitsSix
+	totpDigits     = 6
 	totpSecretSize = 20 // bytes
 	// totpSkew is how many steps before and after the current one are
 	// accepted, for clocks that differ and codes typed slowly.
 	totpSkew = 1
-	// totpQRSize is the width and height of the QR code image, in pixels.
-	totpQRSize = 256
 )
 
 // Recovery codes.
@@ -43,11 +41,18 @@ var totpEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 // totpStep returns the TOTP time step of t.
 func totpStep(t time.Time) int64 { return t.Unix() / totpPeriod }
 
-// totpCode returns the code of the secret for a time step.
-func totpCode(secret []byte, step int64) (string, error) {
-	return totp.GenerateCodeCustom(totpEncoding.EncodeToString(secret), time.Unix(step*totpPeriod, 0), totp.ValidateOpts{
-		Period: totpPeriod, Digits: totpDigits, Algorithm: otp.AlgorithmSHA1,
-	})
+// totpCode returns the code of the secret for a time step (RFC 6238 over
+// RFC 4226's HOTP: HMAC-SHA1 of the step, dynamically truncated to six
+// digits).
+func totpCode(secret []byte, step int64) string {
+	var msg [8]byte
+	binary.BigEndian.PutUint64(msg[:], uint64(step))
+	mac := hmac.New(sha1.New, secret)
+	mac.Write(msg[:])
+	sum := mac.Sum(nil)
+	off := sum[len(sum)-1] & 0x0f
+	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
+	return fmt.Sprintf("%06d", v%1_000_000)
 }
 
 // matchTOTP returns the time step whose code code is, among the steps
@@ -56,17 +61,14 @@ func totpCode(secret []byte, step int64) (string, error) {
 // whether there is one. Every candidate step is computed and compared in
 // constant time, so the answer's timing says nothing of which matched.
 func matchTOTP(secret []byte, code string, now time.Time, after int64) (int64, bool) {
-	if len(code) != totpDigits.Length() || strings.Trim(code, "0123456789") != "" {
+	if len(code) != totpDigits || strings.Trim(code, "0123456789") != "" {
 		return 0, false
 	}
 	var matched int64
 	found := false
 	cur := totpStep(now)
 	for step := cur - totpSkew; step <= cur+totpSkew; step++ {
-		want, err := totpCode(secret, step)
-		if err != nil {
-			return 0, false
-		}
+		want := totpCode(secret, step)
 		if subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 && step > after && !found {
 			matched, found = step, true
 		}
@@ -82,37 +84,27 @@ func newTOTPSecret() ([]byte, error) {
 }
 
 // TOTPEnrollment is what a user needs to add a TOTP second factor to an
-// authenticator app: the QR code to scan, or the secret (or URI) to type.
+// authenticator app: the secret (or URI) to type, or the URI as a QR code
+// to scan (package otpauth draws it).
 type TOTPEnrollment struct {
 	// Secret is the shared secret in base32 without padding, for manual
 	// entry.
 	Secret string
-	// URI is the otpauth:// URI the QR code holds: issuer the workspace's
-	// slug, account the username, SHA1, 6 digits, 30-second period.
+	// URI is the otpauth:// URI an app reads from a QR code: issuer the
+	// workspace's slug, account the username, SHA1, 6 digits, 30-second
+	// period.
 	URI string
-	// QRCode is a PNG image of URI, 256 by 256 pixels.
-	QRCode []byte
 }
 
 // totpEnrollment makes the TOTPEnrollment of a secret for a user of the
-// workspace slug.
-func totpEnrollment(slug, username string, secret []byte) (TOTPEnrollment, error) {
-	key, err := totp.Generate(totp.GenerateOpts{
-		Issuer: slug, AccountName: username, Period: totpPeriod, Secret: secret,
-		Digits: totpDigits, Algorithm: otp.AlgorithmSHA1,
-	})
-	if err != nil {
-		return TOTPEnrollment{}, err
-	}
-	img, err := key.Image(totpQRSize, totpQRSize)
-	if err != nil {
-		return TOTPEnrollment{}, err
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		return TOTPEnrollment{}, err
-	}
-	return TOTPEnrollment{Secret: key.Secret(), URI: key.URL(), QRCode: buf.Bytes()}, nil
+// workspace slug, in the Key URI Format authenticator apps read.
+func totpEnrollment(slug, username string, secret []byte) TOTPEnrollment {
+	encoded := totpEncoding.EncodeToString(secret)
+	u := url.URL{Scheme: "otpauth", Host: "totp", Path: "/" + slug + ":" + username, RawQuery: url.Values{
+		"issuer": {slug}, "secret": {encoded}, "algorithm": {"SHA1"},
+		"digits": {fmt.Sprint(totpDigits)}, "period": {fmt.Sprint(totpPeriod)},
+	}.Encode()}
+	return TOTPEnrollment{Secret: encoded, URI: u.String()}
 }
 
 // recoveryAlphabet is the alphabet of recovery codes: RFC 4648 base32 in

@@ -23,9 +23,8 @@ func TestTOTPCodeRFC6238(t *testing.T) {
 		{20000000000, "353130"},
 	}
 	for _, tt := range tests {
-		got, err := totpCode(rfc6238Secret, totpStep(time.Unix(tt.unix, 0)))
-		if err != nil || got != tt.want {
-			t.Errorf("code at %d = %q, %v; want %q", tt.unix, got, err, tt.want)
+		if got := totpCode(rfc6238Secret, totpStep(time.Unix(tt.unix, 0))); got != tt.want {
+			t.Errorf("code at %d = %q, want %q", tt.unix, got, tt.want)
 		}
 	}
 }
@@ -36,13 +35,7 @@ func TestTOTPCodeRFC6238(t *testing.T) {
 func TestMatchTOTP(t *testing.T) {
 	now := time.Unix(1111111111, 0) // step 37037037; its code is 050471
 	const cur = 37037037
-	code := func(step int64) string {
-		c, err := totpCode(rfc6238Secret, step)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	code := func(step int64) string { return totpCode(rfc6238Secret, step) }
 	tests := []struct {
 		name      string
 		code      string

@@ -310,8 +310,13 @@ func (h *Handler) enrollForm(w http.ResponseWriter, r *http.Request, rq *request
 		h.accountPage(w, r, rq, a, http.StatusConflict, pageData{Message: msgFactorOn})
 		return
 	}
+	view, err := newEnrollView(e)
+	if err != nil {
+		h.internalError(w, r, rq.ws.Slug(), err)
+		return
+	}
 	d := pageData{Slug: rq.ws.Slug(), Title: "Set up two-step verification", Message: message, Action: accountURL(rq, ""),
-		CSRF: a.csrf, Step: stepConfirm, Enroll: newEnrollView(e), MaxCode: maxCodeBytes}
+		CSRF: a.csrf, Step: stepConfirm, Enroll: view, MaxCode: maxCodeBytes}
 	h.render(w, r, status, "factor", d, "'self'")
 }
 

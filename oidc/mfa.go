@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/otpauth"
 )
 
 // Bounds of the second factor's form, in bytes.
@@ -64,11 +65,15 @@ type enrollView struct {
 	URI string
 }
 
-func newEnrollView(e identity.TOTPEnrollment) *enrollView {
-	// The PNG is the library's own and the URI's scheme fixed: safe to
-	// mark as a URL the template keeps as it is.
-	qr := template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(e.QRCode))
-	return &enrollView{QR: qr, Secret: groups(e.Secret, 4), URI: e.URI}
+func newEnrollView(e identity.TOTPEnrollment) (*enrollView, error) {
+	png, err := otpauth.QRCode(e.URI)
+	if err != nil {
+		return nil, err
+	}
+	// The PNG is drawn here and the URL's scheme fixed: safe to mark as a
+	// URL the template keeps as it is.
+	qr := template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(png))
+	return &enrollView{QR: qr, Secret: groups(e.Secret, 4), URI: e.URI}, nil
 }
 
 // groups splits s into groups of n characters separated by spaces, as
@@ -115,7 +120,11 @@ func (h *Handler) factorForm(w http.ResponseWriter, r *http.Request, rq *request
 			h.stepOver(w, r, rq, f)
 			return
 		}
-		d.Title, d.Enroll = "Set up two-step verification", newEnrollView(e)
+		if d.Enroll, err = newEnrollView(e); err != nil {
+			h.internalError(w, r, rq.ws.Slug(), err)
+			return
+		}
+		d.Title = "Set up two-step verification"
 	}
 	h.render(w, r, status, "factor", d, f.formAction)
 }

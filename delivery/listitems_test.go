@@ -1,26 +1,11 @@
 package delivery_test
 
 import (
-	"context"
-
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/pagetest"
 )
 
-// listItems returns the items of a page read with a nil Page (the first
-// identity.DefaultPageLimit), for tests that hold fewer.
-func listItems[T any](l identity.List[T], err error) ([]T, error) { return l.Items, err }
+// listItems and allDeliveries are the listing helpers of package pagetest.
+func listItems[T any](l identity.List[T], err error) ([]T, error) { return pagetest.Items(l, err) }
 
-// allDeliveries reads every delivery of the endpoint, page by page.
-func allDeliveries(ctx context.Context, ws *identity.Workspace, endpointID int64) ([]identity.Delivery, error) {
-	var all []identity.Delivery
-	for {
-		page, err := ws.Deliveries(ctx, endpointID, &identity.Page{Offset: len(all), Limit: identity.MaxPageLimit})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Items...)
-		if len(page.Items) == 0 || len(all) >= page.Total {
-			return all, nil
-		}
-	}
-}
+var allDeliveries = pagetest.AllDeliveries

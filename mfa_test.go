@@ -506,3 +506,29 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 		t.Errorf("ada's session under MFARequired = %+v, want a code", got)
 	}
 }
+
+// TestRevokeUserSession: a user revokes their own session; another
+// user's session is not found for them and stays active.
+func TestRevokeUserSession(t *testing.T) {
+	e := newTestEnv(t, nil)
+	bob := e.user("bob")
+	adas, _, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobs, _, err := e.ws.StartSession(e.ctx, bob.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	identitytest.WantCode(t, e.ws.RevokeUserSession(e.ctx, e.ada.ID, bobs.ID), identity.CodeNotFound)
+	identitytest.WantCode(t, e.ws.RevokeUserSession(e.ctx, e.ada.ID, "nope"), identity.CodeNotFound)
+	if s, _ := e.ws.GetSession(e.ctx, bobs.ID); s.RevokedAt != nil {
+		t.Error("ada revoked bob's session")
+	}
+	if err := e.ws.RevokeUserSession(e.ctx, e.ada.ID, adas.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := e.ws.GetSession(e.ctx, adas.ID); s.RevokedAt == nil {
+		t.Error("ada's own session is still active")
+	}
+}

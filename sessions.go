@@ -203,6 +203,25 @@ func (w *Workspace) RevokeSession(ctx context.Context, id string) error {
 	return fromStore(err, "session")
 }
 
+// RevokeUserSession revokes a session of the user, for the user
+// themselves (a self-service page listing their sessions): like
+// RevokeSession, but a session of another user is CodeNotFound, as an
+// unknown one is, in the transaction that revokes.
+func (w *Workspace) RevokeUserSession(ctx context.Context, userID int64, id string) error {
+	now := w.svc.timestamp()
+	err := w.update(ctx, func(tx store.Tx) error {
+		rec, err := tx.Session(w.slug, id)
+		if err == nil && rec.UserID != userID {
+			err = store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return w.revokeSession(tx, rec, "revoked", now)
+	})
+	return fromStore(err, "session")
+}
+
 // revokeSession revokes one session in tx if it is active, with its event.
 func (w *Workspace) revokeSession(tx store.Tx, rec store.Session, reason string, now time.Time) error {
 	if !sessionFromRecord(rec).Active(now) {

@@ -436,21 +436,15 @@ func (h *Handler) accountRevoke(w http.ResponseWriter, r *http.Request, rq *requ
 		notFound()
 		return
 	}
-	s, err := rq.ws.GetSession(r.Context(), id)
-	switch c := classify(err); {
-	case c == formFailed:
+	// Another user's session reads like an unknown one.
+	switch err := rq.ws.RevokeUserSession(r.Context(), a.user.ID, id); classify(err) {
+	case formOK:
+		redirect(w, r, accountURL(rq, "revoked"))
+	case formFailed:
 		h.internalError(w, r, rq.ws.Slug(), err)
-		return
-	case c != formOK || s.UserID != a.user.ID:
-		// Another user's session reads like an unknown one.
+	default:
 		notFound()
-		return
 	}
-	if err := rq.ws.RevokeSession(r.Context(), id); classify(err) == formFailed {
-		h.internalError(w, r, rq.ws.Slug(), err)
-		return
-	}
-	redirect(w, r, accountURL(rq, "revoked"))
 }
 
 // accountSignOut revokes this browser's session and clears its cookie.

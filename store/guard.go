@@ -181,6 +181,13 @@ func (g *guarded) PutUserAttribute(slug string, userID int64, key, value string)
 	return g.tx.PutUserAttribute(slug, userID, key, value)
 }
 
+func (g *guarded) UsersByAttribute(slug string, q AttributeQuery) ([]User, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.UsersByAttribute(slug, q)
+}
+
 func (g *guarded) DeleteUserAttribute(slug string, userID int64, key string) error {
 	if err := g.write(); err != nil {
 		return err

@@ -52,6 +52,10 @@ func (f *fakeTx) UserAttributes(string, int64) (map[string]string, error) {
 	f.call("UserAttributes")
 	return map[string]string{}, nil
 }
+func (f *fakeTx) UsersByAttribute(string, store.AttributeQuery) ([]store.User, int, error) {
+	f.call("UsersByAttribute")
+	return nil, 0, nil
+}
 func (f *fakeTx) DeleteUserAttribute(string, int64, string) error {
 	f.call("DeleteUserAttribute")
 	return nil
@@ -311,6 +315,10 @@ var reads = []method{
 	{"Users", func(tx store.Tx) error { _, _, err := tx.Users("a", store.UserQuery{}); return err }},
 	{"UserRoles", func(tx store.Tx) error { _, err := tx.UserRoles("a", 1); return err }},
 	{"UserAttributes", func(tx store.Tx) error { _, err := tx.UserAttributes("a", 1); return err }},
+	{"UsersByAttribute", func(tx store.Tx) error {
+		_, _, err := tx.UsersByAttribute("a", store.AttributeQuery{Key: "k", Value: "v"})
+		return err
+	}},
 	{"ClaimMappers", func(tx store.Tx) error { _, err := tx.ClaimMappers("a"); return err }},
 	{"Webhook", func(tx store.Tx) error { _, err := tx.Webhook("a", 1); return err }},
 	{"Webhooks", func(tx store.Tx) error { _, _, err := tx.Webhooks("a", 0, 1); return err }},

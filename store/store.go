@@ -145,6 +145,12 @@ type Records interface {
 	PutUserAttribute(slug string, userID int64, key, value string) error
 	// DeleteUserAttribute removes one attribute, or returns ErrNotFound.
 	DeleteUserAttribute(slug string, userID int64, key string) error
+	// UsersByAttribute returns one page of the users whose attribute
+	// q.Key has exactly the value q.Value (compared byte for byte, no
+	// folding), in ascending id order, and the number of them in all. A
+	// store indexes attributes by key and value, so that the cost follows
+	// the page and the offset, not the number of users.
+	UsersByAttribute(slug string, q AttributeQuery) (users []User, total int, err error)
 
 	// ClaimMappers returns the workspace's mappers in ascending
 	// AttributeKey order.
@@ -396,6 +402,17 @@ type UserQuery struct {
 	// literally: no character has a special meaning. A user who matches on
 	// several fields is counted once.
 	Prefix string
+	// Offset is how many matching users (in ascending id order) to skip.
+	Offset int
+	// Limit is the most users to return. The identity package validates
+	// Offset and Limit; a store treats Limit <= 0 as "none".
+	Limit int
+}
+
+// AttributeQuery selects a page of the users with one attribute value.
+type AttributeQuery struct {
+	// Key and Value are the attribute's key and its exact value.
+	Key, Value string
 	// Offset is how many matching users (in ascending id order) to skip.
 	Offset int
 	// Limit is the most users to return. The identity package validates

@@ -1,0 +1,12 @@
+package boltstore
+
+import (
+	"errors"
+
+	"github.com/identitylib/identity/store"
+)
+
+// UsersByAttribute implements store.Tx. (Placeholder while the index is built.)
+func (t *tx) UsersByAttribute(slug string, q store.AttributeQuery) ([]store.User, int, error) {
+	return nil, 0, errors.New("boltstore: attribute index not built yet")
+}

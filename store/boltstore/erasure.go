@@ -103,6 +103,8 @@ func buildIndexes(sp *space, missing []nested) error {
 			})
 		case bucketSweep:
 			err = buildSweepIndex(sp)
+		case bucketUserPrefixes, bucketUserPrefixChunks:
+			err = buildPrefixCounts(sp, n)
 		case bucketWebhookEvents:
 			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
 				w, err := decodeWebhook(k, v)
@@ -204,8 +206,8 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 }
 
 // removeUser deletes the record of u, its entries in the username, email
-// and full name indexes, and counts it out of the user count and its
-// chunk's.
+// and full name indexes, and counts it out of the user count, its chunk's
+// and the prefix counts.
 func (sp *space) removeUser(u store.User) error {
 	key, f := idKey(u.ID), foldsOf(u)
 	for _, idx := range []struct {
@@ -220,6 +222,9 @@ func (sp *space) removeUser(u store.User) error {
 		}
 	}
 	if err := sp.bucket(bucketUserName).Delete(nameKey(f.name, u.ID)); err != nil {
+		return err
+	}
+	if err := sp.movePrefixCounts(u.ID, true, f, userFolds{}); err != nil {
 		return err
 	}
 	if err := sp.bucket(bucketUsers).Delete(key); err != nil {

@@ -305,3 +305,38 @@ func TestTokenRecordFormat(t *testing.T) {
 		t.Errorf("token without a purpose mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestScanIsCheaper pins the choice between the indexes and a scan for a
+// page of a search: results are the same either way, the cost is not.
+func TestScanIsCheaper(t *testing.T) {
+	for _, c := range []struct {
+		users, runes, offset, limit, total int
+		want                               bool
+	}{
+		// 10M users, a one-rune prefix matching a tenth: 20*10*2 + 9765
+		// = 10,165 records against 1,000,000 index steps.
+		{10_000_000, 1, 0, 20, 1_000_000, true},
+		// The offset does not count for one rune (the chunk counts skip it).
+		{10_000_000, 1, 900_000, 20, 1_000_000, true},
+		// But does for two: 900,020*10*2 = 18,000,400 > 1,000,000.
+		{10_000_000, 2, 900_000, 20, 1_000_000, false},
+		// A rare prefix: 20*1000*2 + 9765 = 49,765 > 10,000 matches.
+		{10_000_000, 3, 0, 20, 10_000, false},
+		// The boundary: 5*1000/100*2 + 0 = 100, not below 100 matches;
+		// 5*1000/101*2 = 98 (integer division) is below 101.
+		{1000, 2, 0, 5, 100, false},
+		{1000, 2, 0, 5, 101, true},
+		// The offset counts for two runes: 10*1000/101*2 = 198.
+		{1000, 2, 5, 5, 101, false},
+		// The chunk steps count: 5*2048/144*2 + 2 = 71*2 + 2 = 144, not
+		// below 144; 5*2048/145*2 + 2 = 70*2 + 2 = 142 is below 145.
+		{2048, 1, 0, 5, 144, false},
+		{2048, 1, 0, 5, 145, true},
+	} {
+		got := scanIsCheaper(c.users, c.runes, c.offset, c.limit, c.total)
+		if got != c.want {
+			t.Errorf("scanIsCheaper(users %d, runes %d, offset %d, limit %d, total %d) = %v, want %v",
+				c.users, c.runes, c.offset, c.limit, c.total, got, c.want)
+		}
+	}
+}

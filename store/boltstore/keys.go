@@ -59,6 +59,8 @@ const (
 	bucketGrantRefreshTokens
 	bucketSweep
 	bucketWebhookEvents
+	bucketUserPrefixes
+	bucketUserPrefixChunks
 	numNested // the number of nested buckets
 )
 
@@ -101,6 +103,10 @@ var nestedNames = [numNested][]byte{
 	bucketSweep: []byte("sweep"),
 	// The endpoints by event type (see fanout.go), built likewise.
 	bucketWebhookEvents: []byte("webhook_events"),
+	// The counts a search's total and pages are read from (see
+	// prefixes.go), built likewise.
+	bucketUserPrefixes:     []byte("user_prefixes"),
+	bucketUserPrefixChunks: []byte("user_prefix_chunks"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

@@ -54,6 +54,9 @@ func (t *tx) PutUser(slug string, u store.User) error {
 	if err := sp.moveIndexEntries(u.ID, existed, prev, next); err != nil {
 		return err
 	}
+	if err := sp.movePrefixCounts(u.ID, existed, prev, next); err != nil {
+		return err
+	}
 	if err := users.Put(key, encodeUser(u)); err != nil {
 		return err
 	}
@@ -186,8 +189,7 @@ func (t *tx) lookupUnique(slug string, bucket nested, field, value string) (int6
 }
 
 // Users implements store.Tx. Without a prefix it costs one step per chunk
-// before the offset plus the page; with one, it costs in proportion to the
-// number of matching users.
+// before the offset plus the page; with one, see searchUsers.
 func (t *tx) Users(slug string, q store.UserQuery) ([]store.User, int, error) {
 	sp, err := t.space(slug)
 	if err != nil {
@@ -242,10 +244,11 @@ func (sp *space) locate(offset uint64) (chunkFirst []byte, skip uint64, err erro
 	return nil, 0, errCountMismatch
 }
 
-// searchUsers returns limit of the users from the offset-th on, in id
+// searchIndexes returns limit of the users from the offset-th on, in id
 // order, whose folded username, email or full name starts with the folded
-// prefix p, and the number of them.
-func (sp *space) searchUsers(p string, offset, limit int) ([]store.User, int, error) {
+// prefix p, and the number of them, from the three indexes: it costs one
+// step per match.
+func (sp *space) searchIndexes(p string, offset, limit int) ([]store.User, int, error) {
 	prefix := []byte(p)
 	ids := uniqueMatches(sp.bucket(bucketUserUsername), prefix, nil)
 	ids = uniqueMatches(sp.bucket(bucketUserEmail), prefix, ids)

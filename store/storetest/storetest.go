@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Users", testUsers},
 		{"UserIndexes", testUserIndexes},
 		{"UserQueries", testUserQueries},
+		{"PrefixCounts", testPrefixCounts},
 		{"Roles", testRoles},
 		{"Attributes", testAttributes},
 		{"ClaimMappers", testClaimMappers},

@@ -49,6 +49,7 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UserUniqueness", testRuleUserUniqueness},
 		{"UserLifecycle", testRuleUserLifecycle},
 		{"ListUsers", testRuleListUsers},
+		{"SearchTotals", testRuleSearchTotals},
 		{"Roles", testRuleRoles},
 		{"Attributes", testRuleAttributes},
 		{"ClaimMappers", testRuleClaimMappers},

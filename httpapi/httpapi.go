@@ -109,17 +109,19 @@ func routable(r *http.Request) *http.Request {
 }
 
 // authorized turns a route into an httprouter.Handle: it names the route
-// for the log, authorizes the key for the route's scope before anything else
+// for the log, authorizes the key for the route's scopes (or those a query
+// parameter calls for, see queryScopes) before anything else
 // (body, path ids and stored data come later), runs the route and answers
 // its error as a problem.
 func (h *handler) authorized(rt route) httprouter.Handle {
-	pattern := basePath + rt.path
+	pattern, needs := basePath+rt.path, scopesOf(rt)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		recorderOf(w).route = pattern
 		ctx := r.Context()
-		ws, key, err := h.authorize(ctx, r, pathParam(ps, "slug"), rt.scopes)
+		need := needs(r)
+		ws, key, err := h.authorize(ctx, r, pathParam(ps, "slug"), need)
 		if err != nil {
-			err = challengeScopes(err, rt.scopes)
+			err = challengeScopes(err, need)
 		} else {
 			err = rt.serve(ctx, w, &call{r: r, ws: ws, params: ps, key: key, pattern: pattern})
 		}

@@ -2,7 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/identitylib/identity"
 )
@@ -48,12 +52,71 @@ var routes = []route{
 	{http.MethodDelete, "/webhooks/:endpointId", scopes{identity.ScopeWebhooksWrite}, deleteWebhook},
 }
 
+// queryScopes completes the scope table: a request of the route (method
+// and path, as in routes) whose query string names param needs scopes,
+// every one of them, instead of the route's own. It is checked where the
+// route's scopes are, before anything else, and refused the same way
+// (see scopesOf). openapi.yaml documents each entry in the operation's
+// description and its x-required-scope-by-parameter.
+var queryScopes = []struct {
+	method, path, param string
+	scopes              scopes
+}{
+	{http.MethodGet, "/users", "attribute", scopes{identity.ScopeUsersRead, identity.ScopeUserAttributesRead}},
+}
+
+// scopesOf returns what a request of rt needs: rt.scopes, or the scopes
+// of the first entry of queryScopes for rt whose parameter the request's
+// query string names (even without a value, even when the query string
+// is malformed and refused later). Only routes with such entries look at
+// the query string here.
+func scopesOf(rt route) func(r *http.Request) scopes {
+	type byParam struct {
+		param  string
+		scopes scopes
+	}
+	var entries []byParam
+	for _, e := range queryScopes {
+		if e.method == rt.method && e.path == rt.path {
+			entries = append(entries, byParam{e.param, e.scopes})
+		}
+	}
+	if len(entries) == 0 {
+		return func(*http.Request) scopes { return rt.scopes }
+	}
+	return func(r *http.Request) scopes {
+		raw := r.URL.RawQuery
+		var q url.Values
+		for _, e := range entries {
+			// Decoding turns only %XX and + into other bytes: a query
+			// string with neither the name nor a % cannot name it, and
+			// is not parsed (the route parses it again anyway).
+			if !strings.Contains(raw, e.param) && !strings.Contains(raw, "%") {
+				continue
+			}
+			if q == nil {
+				q, _ = url.ParseQuery(raw)
+			}
+			if q.Has(e.param) {
+				return e.scopes
+			}
+		}
+		return rt.scopes
+	}
+}
+
 // Users.
 
+// listUsers answers a page of users: every user, those a search matches,
+// or, with attribute=KEY:VALUE, those whose attribute KEY has exactly the
+// value VALUE (see findUsers).
 func listUsers(ctx context.Context, w http.ResponseWriter, c *call) error {
 	q, err := query(c.r)
 	if err != nil {
 		return err
+	}
+	if q.Has("attribute") {
+		return findUsers(ctx, w, c, q)
 	}
 	page, err := pageOf(q)
 	if err != nil {
@@ -64,6 +127,62 @@ func listUsers(ctx context.Context, w http.ResponseWriter, c *call) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, envelope(list))
+}
+
+// findUsers answers GET /users?attribute=KEY:VALUE, which needs
+// user_attributes:read besides users:read (see queryScopes). The
+// parameter is split at its first colon, so a value may hold colons and
+// a key may not. Refused with 422, naming the parameter: no colon, a
+// search as well (a lookup is exact, a search by prefix: they do not
+// combine), and whatever the library refuses of the key and value (an
+// empty key, say), its message then saying which part; offset and limit
+// as for the list.
+func findUsers(ctx context.Context, w http.ResponseWriter, c *call, q url.Values) error {
+	var fields []identity.FieldError
+	page, err := pageOf(q)
+	if err != nil {
+		e, ok := errors.AsType[*identity.Error](err)
+		if !ok {
+			return err
+		}
+		fields = append(fields, e.Fields...)
+	}
+	key, value, found := strings.Cut(q.Get("attribute"), ":")
+	if !found {
+		fields = append(fields, identity.FieldError{Field: "attribute", Rule: identity.RuleFormat,
+			Message: "must be KEY:VALUE, the key before the first colon"})
+	}
+	if q.Has("search") {
+		fields = append(fields, identity.FieldError{Field: "attribute", Rule: identity.RuleNotAllowed,
+			Message: "cannot be combined with search"})
+	}
+	if len(fields) > 0 {
+		return invalid("invalid attribute lookup", fields)
+	}
+	list, err := c.ws.FindUsers(ctx, key, value, page)
+	if err != nil {
+		return attributeFields(err)
+	}
+	return writeJSON(w, http.StatusOK, envelope(list))
+}
+
+// attributeFields returns err with the field errors the library reports
+// of the key and value of a lookup naming the query parameter attribute
+// instead, their messages the part: {"field": "attribute", "message":
+// "the key is required"}.
+func attributeFields(err error) error {
+	e, ok := errors.AsType[*identity.Error](err)
+	if !ok || e.Code != identity.CodeInvalid {
+		return err
+	}
+	renamed := *e
+	renamed.Fields = slices.Clone(e.Fields)
+	for i, f := range renamed.Fields {
+		if f.Field == "key" || f.Field == "value" {
+			renamed.Fields[i].Field, renamed.Fields[i].Message = "attribute", "the "+f.Field+" "+f.Message
+		}
+	}
+	return &renamed
 }
 
 // createUser answers 201 with the user, its Location and its ETag. With an

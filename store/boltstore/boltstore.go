@@ -58,6 +58,12 @@
 //	                         sweep removes, by when (see sweep.go)
 //	  webhook_events         uvarint length + event type + endpoint id
 //	                         -> empty: the endpoints of each event type
+//	  attr_values            uvarint length + attribute key + uvarint
+//	                         length + value + user id -> empty: the users
+//	                         of each attribute value (see attrindex.go)
+//	  attr_value_counts      uvarint length + attribute key + uvarint
+//	                         length + value -> uint64 number of users
+//	                         with that value
 //	  idempotency            scope + key -> JSON idempotency record
 //	  meta                   "user_count" -> uint64 number of users
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -120,6 +126,11 @@
 // three folded indexes or by scanning the chunks that hold its first rune,
 // whichever costs less (see prefixes.go); a longer prefix seeks the
 // indexes and costs in proportion to its matches.
+//
+// A lookup by attribute value (UsersByAttribute) reads its total from
+// attr_value_counts and its page from a prefix scan of attr_values:
+// offset plus limit cursor steps, whatever the number of users. Open
+// builds both from user_attrs for a file written before they existed.
 //
 // # Group commit
 //

@@ -105,6 +105,8 @@ func buildIndexes(sp *space, missing []nested) error {
 			err = buildSweepIndex(sp)
 		case bucketUserPrefixes, bucketUserPrefixChunks:
 			err = buildPrefixCounts(sp, n)
+		case bucketAttrValues, bucketAttrValueCounts:
+			err = buildAttrIndex(sp, n)
 		case bucketWebhookEvents:
 			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
 				w, err := decodeWebhook(k, v)
@@ -147,6 +149,9 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 		return err
 	}
 	if err := sp.removeUser(u); err != nil {
+		return err
+	}
+	if err := sp.unindexAttributes(id); err != nil {
 		return err
 	}
 	prefix := idKey(id)

@@ -61,6 +61,8 @@ const (
 	bucketWebhookEvents
 	bucketUserPrefixes
 	bucketUserPrefixChunks
+	bucketAttrValues
+	bucketAttrValueCounts
 	numNested // the number of nested buckets
 )
 
@@ -107,6 +109,10 @@ var nestedNames = [numNested][]byte{
 	// prefixes.go), built likewise.
 	bucketUserPrefixes:     []byte("user_prefixes"),
 	bucketUserPrefixChunks: []byte("user_prefix_chunks"),
+	// The users by attribute value (see attrindex.go), built likewise:
+	// attr_values first, as the counts are summed from it.
+	bucketAttrValues:      []byte("attr_values"),
+	bucketAttrValueCounts: []byte("attr_value_counts"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

@@ -185,13 +185,22 @@ func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error
 	return attrs, nil
 }
 
-// PutUserAttribute implements store.Tx.
+// PutUserAttribute implements store.Tx. It moves the attribute's entry
+// in attr_values (see attrindex.go) from its old value to the new one.
 func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
 	sp, err := t.space(slug)
 	if err != nil {
 		return err
 	}
-	return sp.bucket(bucketUserAttrs).Put(attrKey(userID, key), []byte(value))
+	b, k := sp.bucket(bucketUserAttrs), attrKey(userID, key)
+	var prev []byte
+	if v, had := getValue(b, k); had {
+		prev = nonNil(v)
+	}
+	if err := sp.moveAttrValue(userID, key, prev, []byte(value)); err != nil {
+		return err
+	}
+	return b.Put(k, []byte(value))
 }
 
 // DeleteUserAttribute implements store.Tx.
@@ -201,8 +210,12 @@ func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
 		return err
 	}
 	b, k := sp.bucket(bucketUserAttrs), attrKey(userID, key)
-	if !hasKey(b, k) {
+	v, had := getValue(b, k)
+	if !had {
 		return notFound("attribute %q of user %d", key, userID)
+	}
+	if err := sp.moveAttrValue(userID, key, nonNil(v), nil); err != nil {
+		return err
 	}
 	return b.Delete(k)
 }

@@ -41,7 +41,16 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 		n.byEmail[e.fEmail] = id
 	})
 
-	undo = append(undo, takeKey(n.roles, id), takeKey(n.attrs, id),
+	attrs := maps.Clone(n.attrs[id])
+	for key := range attrs {
+		n.deleteAttr(id, key)
+	}
+	undo = append(undo, func() {
+		for key, value := range attrs {
+			n.setAttr(id, key, value)
+		}
+	})
+	undo = append(undo, takeKey(n.roles, id),
 		takeKey(n.loginAttempts, id), takeKey(n.secondFactors, id))
 
 	for _, sid := range slices.Collect(maps.Keys(n.byUser[id])) {

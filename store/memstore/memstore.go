@@ -13,6 +13,10 @@
 // other listings sort on each call; it is not meant to hold millions of
 // users. Nothing is persisted: the data is gone when the process exits.
 //
+// The users of each attribute value (UsersByAttribute) are kept in a map
+// from key and value to their ids, ascending, which every attribute write
+// and deletion keeps in step.
+//
 // The due index of every workspace's pending deliveries is one slice kept
 // sorted by due time, then delivery id, then slug (the order boltstore
 // uses), so DueDeliveries and NextDueAt read its start and
@@ -76,6 +80,9 @@ type namespace struct {
 
 	roles map[int64][]int64           // user id -> role ids, ascending
 	attrs map[int64]map[string]string // user id -> attributes
+	// byAttr holds, for every attribute key and value, the ids of the
+	// users with it, ascending; setAttr and deleteAttr keep it in step.
+	byAttr map[attrValue][]int64
 
 	mappers map[string]store.ClaimMapper // by AttributeKey
 
@@ -127,6 +134,7 @@ func newNamespace(w store.Workspace) *namespace {
 		byEmail:    make(map[string]int64),
 		roles:      make(map[int64][]int64),
 		attrs:      make(map[int64]map[string]string),
+		byAttr:     make(map[attrValue][]int64),
 		mappers:    make(map[string]store.ClaimMapper),
 		hooks:      make(map[int64]store.Webhook),
 		delivs:     make(map[int64]store.Delivery),
@@ -589,24 +597,44 @@ func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
 	return nil
 }
 
-// setAttr sets one attribute of the user.
+// setAttr sets one attribute of the user and moves the user in byAttr
+// from the old value to the new one.
 func (n *namespace) setAttr(userID int64, key, value string) {
 	m := n.attrs[userID]
 	if m == nil {
 		m = make(map[string]string)
 		n.attrs[userID] = m
 	}
+	if old, had := m[key]; had {
+		n.unindexAttr(userID, attrValue{key, old})
+	}
 	m[key] = value
+	av := attrValue{key, value}
+	n.byAttr[av], _ = insertSorted(n.byAttr[av], userID)
 }
 
-// deleteAttr removes one attribute of the user, and the user's map when it
-// becomes empty.
+// deleteAttr removes one attribute of the user, with its byAttr entry,
+// and the user's map when it becomes empty.
 func (n *namespace) deleteAttr(userID int64, key string) {
 	m := n.attrs[userID]
+	if old, had := m[key]; had {
+		n.unindexAttr(userID, attrValue{key, old})
+	}
 	delete(m, key)
 	if len(m) == 0 {
 		delete(n.attrs, userID)
 	}
+}
+
+// unindexAttr removes the user from the users of av, and av from byAttr
+// when no user is left.
+func (n *namespace) unindexAttr(userID int64, av attrValue) {
+	ids, _ := removeSorted(n.byAttr[av], userID)
+	if len(ids) == 0 {
+		delete(n.byAttr, av)
+		return
+	}
+	n.byAttr[av] = ids
 }
 
 // Claim mappers.

@@ -64,6 +64,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PrefixCounts", testPrefixCounts},
 		{"Roles", testRoles},
 		{"Attributes", testAttributes},
+		{"AttributeIndex", testAttributeIndex},
 		{"ClaimMappers", testClaimMappers},
 		{"Webhooks", testWebhooks},
 		{"Deliveries", testDeliveries},

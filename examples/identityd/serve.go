@@ -83,7 +83,9 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		memoryLimit = *hashBudget + min(memoryHeadroom, math.MaxInt64-*hashBudget)
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(memoryLimit))
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	accessLines, flushAccessLines := newBatchedLog(e.stderr)
+	defer flushAccessLines()
+	logger := slog.New(slog.NewTextHandler(accessLines.Now(), nil))
 	// The OpenID Provider's protocol library logs through slog's default
 	// logger: send that to the same place, in the same format.
 	slog.SetDefault(logger)
@@ -139,7 +141,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		return err
 	}
 	defer stopAdmin()
-	h, err := newHandler(svc, requestLogger(logger, *accessLog), m)
+	h, err := newHandler(svc, requestLogger(logger, accessLines, *accessLog), m)
 	if err != nil {
 		return err
 	}
@@ -323,11 +325,12 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, logg
 	return nil
 }
 
-// requestLogger returns the adapter's logger: logger itself, or without
-// the per-request lines when accessLog is off.
-func requestLogger(logger *slog.Logger, accessLog bool) *slog.Logger {
+// requestLogger returns the adapter's logger: logger with the per-request
+// lines (Info) written in batches to lines, or without them when
+// accessLog is off.
+func requestLogger(logger *slog.Logger, lines *batchedLog, accessLog bool) *slog.Logger {
 	if accessLog {
-		return logger
+		return slog.New(splitLevel{low: slog.NewTextHandler(lines, nil), high: logger.Handler(), level: slog.LevelWarn})
 	}
 	return slog.New(minLevel{logger.Handler(), slog.LevelWarn})
 }

@@ -25,9 +25,15 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2s -bench.users 10000,1000000
 //	go test -run '^$' -bench . -bench.store postgres -bench.users 100000
+//
+// -bench.dir keeps the bbolt files in a directory between runs: a file
+// is built once (to users-v2-N.db.partial, renamed when complete) and
+// reused by every later run, which is what makes 10,000,000 users
+// affordable (see scripts/bench10m.sh).
 var (
 	benchUsers = flag.String("bench.users", "10000,1000000", "comma-separated user counts of the benchmark databases")
 	benchStore = flag.String("bench.store", "bolt", "the store of the benchmark databases: bolt or postgres")
+	benchKeep  = flag.String("bench.dir", "", "a directory that keeps the bbolt benchmark databases between runs")
 )
 
 const benchMappers = 5
@@ -57,7 +63,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "drop benchmark schema:", err)
 		}
 	}
-	if benchDir != "" {
+	if benchDir != "" && benchDir != *benchKeep {
 		os.RemoveAll(benchDir)
 	}
 	os.Exit(code)
@@ -71,6 +77,12 @@ func openBenchService(b *testing.B, name string) *identity.Service {
 	var target string
 	switch *benchStore {
 	case "bolt":
+		if benchDir == "" && *benchKeep != "" {
+			if err := os.MkdirAll(*benchKeep, 0o700); err != nil {
+				b.Fatal(err)
+			}
+			benchDir = *benchKeep
+		}
 		if benchDir == "" {
 			dir, err := os.MkdirTemp("", "identity-bench")
 			if err != nil {
@@ -110,29 +122,97 @@ func benchSizes(b *testing.B) []int {
 
 func benchUsername(i int) string { return fmt.Sprintf("user%07d", i) }
 
-// openBenchDB returns the database of n users, building it on first use:
-// each user has three attributes, and the workspace has five mappers.
+// The benchmark users' first names (one per letter, so that a one-letter
+// search matches a 26th of them) and last names.
+var (
+	benchFirstNames = []string{"Ada", "Ben", "Cara", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivan", "Jo", "Kara", "Liam", "Mia",
+		"Noor", "Omar", "Pia", "Quinn", "Ravi", "Sara", "Tom", "Uma", "Vik", "Wen", "Xia", "Yara", "Zoe"}
+	benchLastNames = []string{"Lee", "Kim", "Diaz", "Shah", "Berg", "Moss", "Cole", "Ruiz", "Wu", "Otto"}
+)
+
+// benchUser returns the i-th benchmark user (from 1): username
+// user0000123, full name "Kara Diaz" (first name by i mod 26, last name
+// by i/26 mod 10), email kara.diaz123@example.com, and three attributes.
+func benchUser(i int) identity.ImportedUser {
+	first, last := benchFirstNames[i%26], benchLastNames[i/26%10]
+	return identity.ImportedUser{
+		Username: benchUsername(i), FullName: first + " " + last, PasswordHash: benchHash,
+		Email: strings.ToLower(first+"."+last) + strconv.Itoa(i) + "@example.com",
+		Attributes: map[string]string{"department": "dept" + strconv.Itoa(i%50), "tier": "gold", "employee_id": strconv.Itoa(i)},
+	}
+}
+
+// benchCount returns how many of the users 1..n have i mod m == r.
+func benchCount(n, m, r int) int {
+	c := n / m
+	if r != 0 && n%m >= r {
+		c++
+	}
+	return c
+}
+
+// openBenchDB returns the database of n users, building it on first use
+// (or reusing the file -bench.dir keeps): each user has three attributes,
+// and the workspace has five mappers.
 func openBenchDB(b *testing.B, n int) *benchDB {
 	benchMu.Lock()
 	defer benchMu.Unlock()
 	if db, ok := benchDBs[n]; ok {
 		return db
 	}
+	name := fmt.Sprintf("users-v2-%d.db", n)
+	if *benchStore == "bolt" && *benchKeep != "" {
+		path := filepath.Join(*benchKeep, name)
+		if _, err := os.Stat(path); err == nil {
+			db := reopenBenchDB(b, path, n)
+			benchDBs[n] = db
+			return db
+		}
+		db := buildBenchDB(b, name+".partial", n)
+		db.svc.Close()
+		if err := os.Rename(filepath.Join(*benchKeep, name+".partial"), path); err != nil {
+			b.Fatal(err)
+		}
+		db = reopenBenchDB(b, path, n)
+		benchDBs[n] = db
+		return db
+	}
+	db := buildBenchDB(b, name, n)
+	benchDBs[n] = db
+	return db
+}
+
+// reopenBenchDB opens a database of n users that an earlier run built and
+// reports its size on disk.
+func reopenBenchDB(b *testing.B, path string, n int) *benchDB {
+	info, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("reusing %s: %d users, %.0f MiB on disk", path, n, float64(info.Size())/(1<<20))
+	svc, err := identity.Open(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := svc.Workspace(context.Background(), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &benchDB{svc: svc, ws: ws, n: n}
+}
+
+// buildBenchDB builds the database of n users under name.
+func buildBenchDB(b *testing.B, name string, n int) *benchDB {
 	b.Logf("building a %s database of %d users", *benchStore, n)
 	ctx := context.Background()
-	svc := openBenchService(b, fmt.Sprintf("users-%d.db", n))
+	svc := openBenchService(b, name)
 	ws, err := svc.CreateWorkspace(ctx, "bench", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	hash := benchHash
 	batch := make([]identity.ImportedUser, 0, identity.MaxImportBatch)
 	for i := 1; i <= n; i++ {
-		name := benchUsername(i)
-		batch = append(batch, identity.ImportedUser{
-			Username: name, Email: name + "@example.com", FullName: fmt.Sprintf("Person %d", i), PasswordHash: hash,
-			Attributes: map[string]string{"department": "dept" + strconv.Itoa(i%50), "tier": "gold", "employee_id": strconv.Itoa(i)},
-		})
+		batch = append(batch, benchUser(i))
 		if len(batch) == cap(batch) || i == n {
 			if _, err := ws.ImportUsers(ctx, batch); err != nil {
 				b.Fatal(err)
@@ -146,9 +226,7 @@ func openBenchDB(b *testing.B, n int) *benchDB {
 			b.Fatal(err)
 		}
 	}
-	db := &benchDB{svc: svc, ws: ws, n: n}
-	benchDBs[n] = db
-	return db
+	return &benchDB{svc: svc, ws: ws, n: n}
 }
 
 // benchHash is the hash every benchmark user shares: an argon2id PHC
@@ -356,4 +434,68 @@ func openBenchTarget(target string) (*identity.Service, error) {
 		return nil, err
 	}
 	return identity.New(st, nil)
+}
+
+// BenchmarkSearchPrefixes reads the first page of 20 of searches by
+// prefixes of one, two and three characters (whose totals come from the
+// counts the store keeps), a longer one, and an exact username, and checks
+// each total: "u" matches every user, "k", "ka" and "kar" every Kara (a
+// 26th), "kara.diaz" the Kara Diazes' emails (a 260th).
+func BenchmarkSearchPrefixes(b *testing.B) {
+	runPerSize(b, func(b *testing.B, db *benchDB) {
+		karas := benchCount(db.n, 26, 10)
+		karaDiazes := 0
+		for i := 10; i <= db.n; i += 26 {
+			if i/26%10 == 2 {
+				karaDiazes++
+			}
+		}
+		for _, c := range []struct {
+			name, prefix string
+			total        int
+		}{
+			{"1char", "u", db.n},
+			{"1char-rare", "k", karas},
+			{"2chars", "ka", karas},
+			{"3chars", "kar", karas},
+			{"9chars", "kara.diaz", karaDiazes},
+			{"exact", benchUsername(db.n / 2), 1},
+		} {
+			b.Run(c.name, func(b *testing.B) {
+				ctx := context.Background()
+				for b.Loop() {
+					list, err := db.ws.ListUsers(ctx, c.prefix, &identity.Page{Limit: 20})
+					if err != nil || list.Total != c.total || len(list.Items) != min(20, c.total) {
+						b.Fatal(list.Total, len(list.Items), err)
+					}
+				}
+			})
+		}
+	})
+}
+
+// BenchmarkSearchDeepOffset reads a page of 20 at 90% of a one-letter
+// search's matches: "u" (every user) and "k" (every Kara, ids 26j+10).
+func BenchmarkSearchDeepOffset(b *testing.B) {
+	runPerSize(b, func(b *testing.B, db *benchDB) {
+		karas := benchCount(db.n, 26, 10)
+		for _, c := range []struct {
+			name, prefix string
+			offset       int
+			first        int64
+		}{
+			{"u", "u", db.n / 10 * 9, int64(db.n/10*9 + 1)},
+			{"k", "k", karas / 10 * 9, int64(karas/10*9*26 + 10)},
+		} {
+			b.Run(c.name, func(b *testing.B) {
+				ctx := context.Background()
+				for b.Loop() {
+					list, err := db.ws.ListUsers(ctx, c.prefix, &identity.Page{Offset: c.offset, Limit: 20})
+					if err != nil || len(list.Items) != 20 || list.Items[0].ID != c.first {
+						b.Fatal(len(list.Items), err)
+					}
+				}
+			})
+		}
+	})
 }

@@ -37,9 +37,24 @@ type space struct {
 func (sp *space) bucket(n nested) *bbolt.Bucket {
 	if sp.opened[n] == nil {
 		sp.opened[n] = sp.b.Bucket(nestedNames[n])
+		if appendOrder[n] && sp.opened[n] != nil {
+			sp.opened[n].FillPercent = appendFill
+		}
 	}
 	return sp.opened[n]
 }
+
+// appendOrder marks the buckets whose new keys mostly come after every key
+// they hold: users and their attributes, keyed by ascending id. bbolt
+// splits a full page at FillPercent (default half), which for keys
+// written in order leaves every page half empty: users and user_attrs
+// took twice their data. Splitting them at appendFill keeps their pages
+// nearly full; a page that a later update outgrows splits again, as any
+// page does.
+var appendOrder = [numNested]bool{bucketUsers: true, bucketUserAttrs: true, bucketUserChunks: true}
+
+// appendFill is the FillPercent of the appendOrder buckets.
+const appendFill = 0.9
 
 // space returns the workspace's bucket. It keeps the last workspace
 // used, as nearly every transaction works in just one.

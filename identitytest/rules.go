@@ -50,6 +50,7 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UserLifecycle", testRuleUserLifecycle},
 		{"ListUsers", testRuleListUsers},
 		{"SearchTotals", testRuleSearchTotals},
+		{"FindUsers", testRuleFindUsers},
 		{"Roles", testRuleRoles},
 		{"Attributes", testRuleAttributes},
 		{"ClaimMappers", testRuleClaimMappers},

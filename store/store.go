@@ -149,7 +149,9 @@ type Records interface {
 	// q.Key has exactly the value q.Value (compared byte for byte, no
 	// folding), in ascending id order, and the number of them in all. A
 	// store indexes attributes by key and value, so that the cost follows
-	// the page and the offset, not the number of users.
+	// the page and the offset (and, where the store counts its index
+	// entries for the total, as PostgreSQL does, the users with the
+	// value), never the number of users.
 	UsersByAttribute(slug string, q AttributeQuery) (users []User, total int, err error)
 
 	// ClaimMappers returns the workspace's mappers in ascending

@@ -24,8 +24,10 @@
 //	  user_email             folded email -> id
 //	  user_name              folded full name + id -> empty
 //	  user_chunks            chunk -> uint32 number of users in it
-//	  user_prefixes          folded prefix of 1-3 runes -> uint64 number
-//	                         of users with a field starting with it
+//	  user_prefixes          folded prefix -> uint64 number of users with
+//	                         a field starting with it (+ byte 1 when its
+//	                         children are counted): every prefix of 1-3
+//	                         runes, and the children of the expanded
 //	  user_prefix_chunks     first rune + chunk -> uint32 number of the
 //	                         chunk's users with a field starting with it
 //	  user_roles             user id + role id -> empty
@@ -121,11 +123,13 @@
 // Listing users without a prefix must reach deep offsets without walking
 // every user: user_chunks counts the users of each chunk of 1024 consecutive
 // id keys, so offset o costs one step per chunk before it plus fewer than
-// 1024 cursor steps inside it. A search by a prefix of up to three runes
-// reads its total from user_prefixes and finds its page either in the
-// three folded indexes or by scanning the chunks that hold its first rune,
-// whichever costs less (see prefixes.go); a longer prefix seeks the
-// indexes and costs in proportion to its matches.
+// 1024 cursor steps inside it. A search reads its total from
+// user_prefixes, which counts every prefix of up to three runes and the
+// longer ones under a prefix more than 4,096 users have, and finds its
+// page either in the three folded indexes or by scanning the chunks that
+// hold its first rune, whichever costs less; a prefix that is not counted
+// matches at most 4,096 users, whose index entries it walks (see
+// prefixes.go).
 //
 // A lookup by attribute value (UsersByAttribute) reads its total from
 // attr_value_counts and its page from a prefix scan of attr_values:

@@ -114,6 +114,54 @@ func testPrefixCounts(t *testing.T, newStore func(t *testing.T) store.Store) {
 		})
 	})
 
+	t.Run("LongSharedPrefixes", func(t *testing.T) {
+		// 4,200 usernames under "emp0": more than a store that counts long
+		// prefixes only below some thousands of users may walk.
+		s := newStoreWith(t, newStore, slugA)
+		person := func(i int) store.User {
+			return user(int64(i), fmt.Sprintf("emp%05d", i), fmt.Sprintf("e%05d@x.example", i), "Pat")
+		}
+		for _, batch := range [][2]int{{1, 4097}, {4098, 4200}} {
+			var users []store.User
+			for i := batch[0]; i <= batch[1]; i++ {
+				users = append(users, person(i))
+			}
+			putUsers(t, s, slugA, users...)
+		}
+		totals := func(step string, want map[string]int) {
+			t.Helper()
+			view(t, s, func(tx store.Tx) error {
+				for prefix, total := range want {
+					_, got, err := tx.Users(slugA, store.UserQuery{Prefix: prefix, Limit: 1})
+					if err != nil {
+						return err
+					}
+					if got != total {
+						t.Errorf("%s: Users(%q) total = %d, want %d", step, prefix, got, total)
+					}
+				}
+				return nil
+			})
+		}
+		totals("created", map[string]int{
+			"emp": 4200, "emp0": 4200, "emp00": 999, "emp000": 99, "emp04": 201, "emp041": 100,
+			"emp0420": 1, "EMP04200": 1, "emp042000": 0, "e": 4200, "e0": 4200, "pat": 4200, "z": 0,
+		})
+		update(t, s, func(tx store.Tx) error {
+			for i := 1; i <= 300; i++ {
+				u := person(i)
+				u.Username = fmt.Sprintf("zed%d", i)
+				if err := tx.PutUser(slugA, u); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		totals("renamed", map[string]int{
+			"emp": 3900, "emp0": 3900, "emp00": 699, "emp000": 0, "emp04": 201, "e": 4200, "z": 300, "zed1": 111,
+		})
+	})
+
 	t.Run("ManyChunks", func(t *testing.T) {
 		// Ids far apart, so that the users spread over hundreds of
 		// chunks of 1024 ids, and first letters both common and rare.

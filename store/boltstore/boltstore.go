@@ -28,6 +28,7 @@
 //	                         a field starting with it (+ byte 1 when its
 //	                         children are counted): every prefix of 1-3
 //	                         runes, and the children of the expanded
+//	                         ones (see prefixes.go)
 //	  user_prefix_chunks     first rune + chunk -> uint32 number of the
 //	                         chunk's users with a field starting with it
 //	  user_roles             user id + role id -> empty

@@ -499,3 +499,31 @@ func BenchmarkSearchDeepOffset(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFindUsers looks users up by attribute value: a value a 50th of
+// the users share (department dept7), first page of 20 and at 90% of its
+// matches, and a value one user has (employee_id).
+func BenchmarkFindUsers(b *testing.B) {
+	runPerSize(b, func(b *testing.B, db *benchDB) {
+		dept7 := benchCount(db.n, 50, 7)
+		for _, c := range []struct {
+			name, key, value string
+			offset, total    int
+			first            int64
+		}{
+			{"shared", "department", "dept7", 0, dept7, 7},
+			{"shared-deep", "department", "dept7", dept7 / 10 * 9, dept7, int64(dept7/10*9*50 + 7)},
+			{"unique", "employee_id", strconv.Itoa(db.n / 2), 0, 1, int64(db.n / 2)},
+		} {
+			b.Run(c.name, func(b *testing.B) {
+				ctx := context.Background()
+				for b.Loop() {
+					list, err := db.ws.FindUsers(ctx, c.key, c.value, &identity.Page{Offset: c.offset, Limit: 20})
+					if err != nil || list.Total != c.total || len(list.Items) == 0 || list.Items[0].ID != c.first {
+						b.Fatal(list.Total, len(list.Items), err)
+					}
+				}
+			})
+		}
+	})
+}

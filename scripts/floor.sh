@@ -14,7 +14,7 @@
 #
 #   user        GET /t/bench/api/v1/users/{id}             id random in 1..USERS
 #   attributes  GET /t/bench/api/v1/users/{id}/attributes  id random in 1..USERS
-#   search      GET /t/bench/api/v1/users?search=user00012&limit=20 (10 matches)
+#   search      GET /t/bench/api/v1/users?search=$SEARCH&limit=20 (user00012: 10 matches of 100,000)
 #
 # Both servers get the same requests (the same Lua script and bearer key)
 # and share the CPUs with wrk, one at a time. It prints, for each case and
@@ -22,11 +22,17 @@
 # then stops both servers and removes the temporary directory. Everything
 # listens on 127.0.0.1 only, and every step is bounded in time.
 #
+# At the end it prints identityd's resident memory (VmRSS, and its peak
+# VmHWM) after the runs.
+#
 # Usage: scripts/floor.sh
 # Environment (defaults): SRC (this tree: where identityd is built from),
 # USERS (100000), DURATION (10s, in seconds), ROUNDS (2), THREADS (2),
 # CONNECTIONS (32), ACCESS_LOG (true: identityd logs each request, to a
-# file, as it does by default).
+# file, as it does by default), SEARCH (user00012: the search case's
+# prefix), DB (none: a bbolt file with the workspace "bench" and ids
+# 1..USERS to serve instead of a new one, such as the 10,000,000-user
+# file of scripts/bench10m.sh; a key named floor is added to it).
 #
 # wrk is installed from Debian's packages when missing (needs root).
 set -euo pipefail
@@ -40,6 +46,7 @@ ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-32}
 ACCESS_LOG=${ACCESS_LOG:-true}
+SEARCH=${SEARCH:-user00012}
 # A valid argon2id PHC string (m=19 MiB, t=2, p=1) that every user shares.
 HASH='$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$4mELq7hNUzGZvyZXLgouEc8/BWwYXjaTIDhSdkbPjyo'
 
@@ -95,7 +102,8 @@ ensure_wrk
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 BIN=$WORK/identityd
 FLOOR=$WORK/floor
-DB=$WORK/identity.db
+REUSE=${DB:-}
+DB=${REUSE:-$WORK/identity.db}
 log "go build identityd (from $SRC) and scripts/floor"
 (cd "$SRC" && timeout 300 go build -o "$BIN" ./examples/identityd)
 timeout 300 go build -o "$FLOOR" ./scripts/floor
@@ -104,14 +112,19 @@ if [ -n "$(git -C "$SRC" status --porcelain --untracked-files=no 2>/dev/null)" ]
   SRC_REV="$SRC_REV + uncommitted changes"
 fi
 
-log "workspace, key, $USERS users with 3 attributes each"
-"$BIN" -db "$DB" workspace create bench >/dev/null
-KEY=$("$BIN" -db "$DB" key create -workspace bench -scopes users:read,user_attributes:read -name floor)
-awk -v n="$USERS" -v hash="$HASH" 'BEGIN {
-  for (i = 1; i <= n; i++)
-    printf "{\"username\":\"user%06d\",\"email\":\"user%06d@example.com\",\"fullName\":\"User %06d\",\"passwordHash\":\"%s\",\"emailVerified\":true,\"attributes\":{\"department\":\"dept%d\",\"tier\":\"gold\",\"employee_id\":\"%d\"}}\n", i, i, i, hash, i % 50, i
-}' >"$WORK/users.jsonl"
-timeout 120 "$BIN" -db "$DB" user import -workspace bench -file "$WORK/users.jsonl" >/dev/null
+if [ -n "$REUSE" ]; then
+  log "reusing $DB ($USERS users): a key"
+  KEY=$("$BIN" -db "$DB" key create -workspace bench -scopes users:read,user_attributes:read -name floor)
+else
+  log "workspace, key, $USERS users with 3 attributes each"
+  "$BIN" -db "$DB" workspace create bench >/dev/null
+  KEY=$("$BIN" -db "$DB" key create -workspace bench -scopes users:read,user_attributes:read -name floor)
+  awk -v n="$USERS" -v hash="$HASH" 'BEGIN {
+    for (i = 1; i <= n; i++)
+      printf "{\"username\":\"user%06d\",\"email\":\"user%06d@example.com\",\"fullName\":\"User %06d\",\"passwordHash\":\"%s\",\"emailVerified\":true,\"attributes\":{\"department\":\"dept%d\",\"tier\":\"gold\",\"employee_id\":\"%d\"}}\n", i, i, i, hash, i % 50, i
+  }' >"$WORK/users.jsonl"
+  timeout 120 "$BIN" -db "$DB" user import -workspace bench -file "$WORK/users.jsonl" >/dev/null
+fi
 
 log "identityd serve"
 "$BIN" -db "$DB" serve -addr 127.0.0.1:0 -admin-socket off -access-log="$ACCESS_LOG" 2>"$WORK/server.log" &
@@ -126,7 +139,7 @@ IDENTITYD=http://$ADDR
 MID=$((USERS / 2))
 USER_PATH=/t/bench/api/v1/users/$MID
 ATTRIBUTES_PATH=/t/bench/api/v1/users/$MID/attributes
-SEARCH_PATH='/t/bench/api/v1/users?search=user00012&limit=20'
+SEARCH_PATH="/t/bench/api/v1/users?search=$SEARCH&limit=20"
 
 log "floor"
 FLOOR_KEY=$KEY "$FLOOR" -upstream "$IDENTITYD" -user "$USER_PATH" -attributes "$ATTRIBUTES_PATH" \
@@ -207,3 +220,5 @@ echo
 echo "user:       GET /t/bench/api/v1/users/{id}, id random in 1..$USERS"
 echo "attributes: GET /t/bench/api/v1/users/{id}/attributes, id random in 1..$USERS"
 echo "search:     GET $SEARCH_PATH"
+rss=$(awk '/^VmRSS:/ { rss = $2 } /^VmHWM:/ { hwm = $2 } END { printf "%.0f MiB (peak %.0f MiB)", rss / 1024, hwm / 1024 }' "/proc/${PIDS[0]}/status")
+echo "identityd resident memory after the runs: $rss, serving $(du -m "$DB" | cut -f1) MiB on disk"

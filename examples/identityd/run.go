@@ -82,7 +82,7 @@ func commands() []command {
 		{name: "backup", args: "-o FILE", run: backup},
 		{name: "compact", run: compact, local: true},
 		{name: "metrics", run: metricsCommand},
-		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-admin-socket PATH|off]", run: serve, local: true},
+		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off]", run: serve, local: true},
 	}
 }
 

@@ -50,7 +50,7 @@ const (
 // serve runs the REST API until ctx ends:
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
 // [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
-// [-metrics-addr HOST:PORT] [-admin-socket PATH|off].
+// [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
@@ -61,6 +61,8 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		"bound the memory of the password hashes computed at once to `BYTES`; the others wait (argon2id at m=19 MiB takes 19 MiB)")
 	metricsAddr := fs.String("metrics-addr", "", "serve the Prometheus metrics at /metrics on `HOST:PORT` (default: off; port 0 picks a free port)")
 	issuerBase := fs.String("issuer-base", "", "the base `URL` of the workspaces' OpenID Providers, whose issuers are URL/t/SLUG:\nhttps, or http on localhost or a loopback address (default http:// and the address bound)")
+	keyCacheTTL := fs.Duration("key-cache-ttl", 0, "trust a verified API key this `long` before reading it again; a key revoked by another process\n"+
+		"(PostgreSQL) may be accepted that long (default: until revoked over a bbolt file, not cached over PostgreSQL; negative: off)")
 	adminSocket := fs.String("admin-socket", e.adminSocket, "listen for admin commands on the Unix socket `PATH` (mode 0600); off: no socket\n"+
 		"(default FILE.sock beside a bbolt -db FILE, none for PostgreSQL)")
 	if _, err := parseCommand(fs, args, nil); err != nil {
@@ -106,7 +108,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if *issuerBase == "" {
 		*issuerBase = "http://" + ln.Addr().String()
 	}
-	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget, Observer: m})
+	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget, KeyCacheTTL: *keyCacheTTL, Observer: m})
 	if err != nil {
 		ln.Close()
 		closeListener(metricsLn)

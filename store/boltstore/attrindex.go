@@ -17,7 +17,8 @@ import (
 //	attr_values        uvarint length + key + uvarint length + value
 //	                   + user id -> empty, one entry per attribute
 //	attr_value_counts  uvarint length + key + uvarint length + value
-//	                   -> uint64 number of its entries in attr_values
+//	                   -> uint64 number of its entries in attr_values,
+//	                   for the values at least two users have
 //
 // The length-prefixed key and value (attrValuePrefix) are prefix-free:
 // no (key, value) pair's prefix starts another pair's, whatever bytes
@@ -26,7 +27,9 @@ import (
 // DeleteUserAttribute and DeleteUser move a user's entries and counts in
 // the transaction that writes the attribute, so the total is one Get and
 // a page costs a seek, a step per user it skips, and a read per user it
-// returns, whatever the number of users. A file written before the
+// returns, whatever the number of users. A value one user has has no
+// count (its total is the one entry the seek finds): unique values, an
+// employee number say, would otherwise double the index. A file written before the
 // buckets existed gets them built from user_attrs when it is opened (see
 // ensureLayout and buildAttrIndex).
 
@@ -66,7 +69,7 @@ func (sp *space) moveAttrValue(userID int64, key string, prev, next []byte) erro
 		if err := entries.Delete(attrValueKey(key, string(prev), userID)); err != nil {
 			return err
 		}
-		if err := addAttrCount(counts, attrValuePrefix(key, string(prev)), -1); err != nil {
+		if err := addAttrCount(counts, entries, attrValuePrefix(key, string(prev)), -1); err != nil {
 			return err
 		}
 	}
@@ -74,25 +77,56 @@ func (sp *space) moveAttrValue(userID int64, key string, prev, next []byte) erro
 		if err := entries.Put(attrValueKey(key, string(next), userID), nil); err != nil {
 			return err
 		}
-		if err := addAttrCount(counts, attrValuePrefix(key, string(next)), +1); err != nil {
+		if err := addAttrCount(counts, entries, attrValuePrefix(key, string(next)), +1); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// addAttrCount adds delta to the count under k in attr_value_counts; a
-// count that reaches zero is deleted.
-func addAttrCount(b *bbolt.Bucket, k []byte, delta int64) error {
-	n := int64(readCount(b.Get(k))) + delta
+// addAttrCount adds delta to the count under the value prefix k in
+// attr_value_counts, after the entry that changes it was put into or
+// deleted from entries. Only counts of two or more are kept: a value
+// without a count has at most one entry, so its count is found by
+// stepping over at most two.
+func addAttrCount(counts, entries *bbolt.Bucket, k []byte, delta int64) error {
+	stored := counts.Get(k)
+	var n int64
+	if stored != nil {
+		n = int64(readCount(stored)) + delta
+	} else {
+		n = int64(countEntries(entries, k, 2))
+	}
 	switch {
 	case n < 0:
 		return fmt.Errorf("boltstore: attribute value count %q below zero: %w", k, errAttrCountMismatch)
-	case n == 0:
-		return b.Delete(k)
+	case n < 2:
+		if stored == nil {
+			return nil
+		}
+		return counts.Delete(k)
 	default:
-		return b.Put(k, binary.BigEndian.AppendUint64(nil, uint64(n)))
+		return counts.Put(k, binary.BigEndian.AppendUint64(nil, uint64(n)))
 	}
+}
+
+// countEntries returns the number of entries with the prefix k, counting
+// no further than most.
+func countEntries(entries *bbolt.Bucket, k []byte, most int) int {
+	n := 0
+	c := entries.Cursor()
+	for e, _ := c.Seek(k); n < most && bytes.HasPrefix(e, k); e, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
+// attrTotal returns the number of users with the value prefix k.
+func attrTotal(counts, entries *bbolt.Bucket, k []byte) int {
+	if stored := counts.Get(k); stored != nil {
+		return int(readCount(stored))
+	}
+	return countEntries(entries, k, 1)
 }
 
 // errAttrCountMismatch reports an attribute value count that disagrees
@@ -146,7 +180,7 @@ func buildAttrIndex(sp *space, n nested) error {
 	var prefix []byte
 	var count uint64
 	flush := func() error {
-		if count == 0 {
+		if count < 2 {
 			return nil
 		}
 		return counts.Put(prefix, binary.BigEndian.AppendUint64(nil, count))
@@ -178,7 +212,7 @@ func (t *tx) UsersByAttribute(slug string, q store.AttributeQuery) ([]store.User
 		return nil, 0, err
 	}
 	prefix := attrValuePrefix(q.Key, q.Value)
-	total := int(readCount(sp.bucket(bucketAttrValueCounts).Get(prefix)))
+	total := attrTotal(sp.bucket(bucketAttrValueCounts), sp.bucket(bucketAttrValues), prefix)
 	offset := max(q.Offset, 0)
 	if q.Limit <= 0 || offset >= total {
 		return nil, total, nil

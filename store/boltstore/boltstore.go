@@ -267,9 +267,11 @@ func Open(path string, opts *Options) (*Store, error) {
 		InitialMmapSize: o.InitialMmapSize,
 		// The hashmap freelist stays fast when a large file is fragmented.
 		FreelistType: bbolt.FreelistMapType,
-		// Not writing the freelist makes every commit cheaper; the price is
-		// a scan of the file when it is opened after a crash. Commits stay
-		// durable: NoSync is never set.
+		// Not writing the freelist makes every commit cheaper (a large,
+		// fragmented file's freelist is large); the price is that every
+		// Open walks the file's pages to rebuild it: seconds for a file of
+		// 10,000,000 users (BENCHMARKS.md). Commits stay durable: NoSync is
+		// never set.
 		NoFreelistSync: true,
 	})
 	if errors.Is(err, bbolt.ErrTimeout) {

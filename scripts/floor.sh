@@ -86,16 +86,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# wait_for FILE PATTERN: prints the first match of the sed PATTERN in FILE
-# within 10 s.
+# wait_for FILE PATTERN [SECONDS]: prints the first match of the sed
+# PATTERN in FILE within SECONDS (default 10).
 wait_for() {
-  local file=$1 pattern=$2 got
-  for _ in $(seq 100); do
+  local file=$1 pattern=$2 secs=${3:-10} got
+  for _ in $(seq $((secs * 10))); do
     got=$(sed -n "$pattern" "$file" | head -n1)
     [ -n "$got" ] && { echo "$got"; return; }
     sleep 0.1
   done
-  die "nothing in $file after 10 s: $(cat "$file")"
+  die "nothing in $file after $secs s: $(cat "$file")"
 }
 
 ensure_wrk
@@ -127,9 +127,11 @@ else
 fi
 
 log "identityd serve"
+STARTED=$(date +%s.%N)
 "$BIN" -db "$DB" serve -addr 127.0.0.1:0 -admin-socket off -access-log="$ACCESS_LOG" 2>"$WORK/server.log" &
 PIDS+=($!)
-ADDR=$(wait_for "$WORK/server.log" 's/.*msg=listening addr=\([^ ]*\).*/\1/p')
+ADDR=$(wait_for "$WORK/server.log" 's/.*msg=listening addr=\([^ ]*\).*/\1/p' 300)
+STARTUP=$(awk -v a="$STARTED" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }')
 for _ in $(seq 100); do
   curl -fsS -m 2 "http://$ADDR/healthz" >/dev/null 2>&1 && break
   sleep 0.1
@@ -222,3 +224,4 @@ echo "attributes: GET /t/bench/api/v1/users/{id}/attributes, id random in 1..$US
 echo "search:     GET $SEARCH_PATH"
 rss=$(awk '/^VmRSS:/ { rss = $2 } /^VmHWM:/ { hwm = $2 } END { printf "%.0f MiB (peak %.0f MiB)", rss / 1024, hwm / 1024 }' "/proc/${PIDS[0]}/status")
 echo "identityd resident memory after the runs: $rss, serving $(du -m "$DB" | cut -f1) MiB on disk"
+echo "identityd start to listening (opening the file): $STARTUP"

@@ -12,10 +12,10 @@ import (
 func (w *Workspace) Attributes(ctx context.Context, userID int64) (map[string]string, error) {
 	var attrs map[string]string
 	err := w.view(ctx, func(tx store.Tx) (err error) {
-		if _, err := w.user(tx, userID); err != nil {
-			return err
+		if attrs, err = tx.UserAttributes(w.slug, userID); err != nil || len(attrs) > 0 {
+			return err // attributes go with their user: having some, the user exists
 		}
-		attrs, err = tx.UserAttributes(w.slug, userID)
+		_, err = w.user(tx, userID)
 		return err
 	})
 	if err != nil {

@@ -10,8 +10,9 @@ import (
 // RunView calls fn with a Tx that forwards every method to tx, a store's
 // read-only transaction, and returns fn's result unchanged. Every write
 // method returns ErrReadOnly without reaching tx, and once fn has returned
-// (or panicked) every method returns ErrTxDone. A store's View calls it
-// once per call of fn.
+// (or panicked) every method returns ErrTxDone. The Tx implements Bulk
+// when tx does, with InsertUsers a write. A store's View calls it once per
+// call of fn.
 func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 
 // RunUpdate calls fn with a Tx that forwards every method to tx, a
@@ -22,13 +23,21 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // webhook job with a UserID, so a store sees only well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
 // PutSigningKey, PutAuthRequest, PutGrant and PutRefreshToken refuse an
 // empty id, and PutRefreshToken an empty GrantID; PutLoginAttempts and
-// PutSecondFactor refuse a UserID below 1. A store's Update calls it
+// PutSecondFactor refuse a UserID below 1. The Tx implements Bulk when tx
+// does, and InsertUsers refuses a second factor that is not its user's
+// (see Bulk). A store's Update calls it
 // afresh for every call of fn, including a call that runs fn again in a
 // new transaction.
 func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
 
-// run passes fn the guarded form of tx and ends it when fn returns.
+// run passes fn the guarded form of tx and ends it when fn returns. The
+// guarded form implements Bulk exactly when tx does.
 func run(tx Tx, writable bool, fn func(Tx) error) error {
+	if b, ok := tx.(Bulk); ok {
+		g := &bulkGuarded{guarded: guarded{tx: tx, writable: writable}, bulk: b}
+		defer g.done.Store(true)
+		return fn(g)
+	}
 	g := &guarded{tx: tx, writable: writable}
 	defer g.done.Store(true)
 	return fn(g)
@@ -617,4 +626,44 @@ func (g *guarded) PendingDeliveries() (int, error) {
 		return 0, err
 	}
 	return g.tx.PendingDeliveries()
+}
+
+// Bulk.
+
+// bulkGuarded is the guarded form of a Tx that implements Bulk: the
+// methods of guarded and those of Bulk, with the same checks.
+type bulkGuarded struct {
+	guarded
+	bulk Bulk
+}
+
+var _ interface {
+	Tx
+	Bulk
+} = (*bulkGuarded)(nil)
+
+func (g *bulkGuarded) UserKeysTaken(slug string, usernames, emails []string) ([]bool, []bool, error) {
+	if err := g.read(); err != nil {
+		return nil, nil, err
+	}
+	return g.bulk.UserKeysTaken(slug, usernames, emails)
+}
+
+func (g *bulkGuarded) InsertUsers(slug string, users []UserInsert) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	for _, u := range users {
+		if f := u.SecondFactor; f != nil && (f.UserID != u.User.ID || f.UserID < 1) {
+			return fmt.Errorf("store: second factor of user %d comes with user %d; it must be that user's, and user ids are positive", f.UserID, u.User.ID)
+		}
+	}
+	return g.bulk.InsertUsers(slug, users)
+}
+
+func (g *bulkGuarded) UserWithClaimInputs(slug string, id int64) (User, map[string]string, []ClaimMapper, error) {
+	if err := g.read(); err != nil {
+		return User{}, nil, nil, err
+	}
+	return g.bulk.UserWithClaimInputs(slug, id)
 }

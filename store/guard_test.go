@@ -604,3 +604,201 @@ func TestPutSecondFactorChecksUserID(t *testing.T) {
 		}
 	}
 }
+
+// fakeBulkTx is a fakeTx that implements store.Bulk too.
+type fakeBulkTx struct{ fakeTx }
+
+func (f *fakeBulkTx) UserKeysTaken(string, []string, []string) ([]bool, []bool, error) {
+	f.call("UserKeysTaken")
+	return nil, nil, nil
+}
+func (f *fakeBulkTx) InsertUsers(string, []store.UserInsert) error { f.call("InsertUsers"); return nil }
+func (f *fakeBulkTx) UserWithClaimInputs(string, int64) (store.User, map[string]string, []store.ClaimMapper, error) {
+	f.call("UserWithClaimInputs")
+	return store.User{}, map[string]string{}, nil, nil
+}
+
+var _ store.Bulk = (*fakeBulkTx)(nil)
+
+// bulkMethod calls one method of a store.Bulk and returns its error.
+type bulkMethod struct {
+	name  string
+	write bool
+	call  func(b store.Bulk) error
+}
+
+// bulkMethods are the methods of store.Bulk, every one of them.
+var bulkMethods = []bulkMethod{
+	{"UserKeysTaken", false, func(b store.Bulk) error {
+		_, _, err := b.UserKeysTaken("a", []string{"u"}, []string{"e"})
+		return err
+	}},
+	{"InsertUsers", true, func(b store.Bulk) error {
+		return b.InsertUsers("a", []store.UserInsert{{User: store.User{ID: 1}}})
+	}},
+	{"UserWithClaimInputs", false, func(b store.Bulk) error {
+		_, _, _, err := b.UserWithClaimInputs("a", 1)
+		return err
+	}},
+}
+
+// TestBulkListCoversBulk checks that bulkMethods names every method of
+// store.Bulk once.
+func TestBulkListCoversBulk(t *testing.T) {
+	var listed, methods []string
+	for _, m := range bulkMethods {
+		listed = append(listed, m.name)
+	}
+	slices.Sort(listed)
+	for m := range reflect.TypeFor[store.Bulk]().Methods() {
+		methods = append(methods, m.Name)
+	}
+	if diff := cmp.Diff(methods, listed); diff != "" {
+		t.Errorf("methods of store.Bulk (-) and the methods the test lists (+):\n%s", diff)
+	}
+}
+
+// TestBulkPassesThrough checks that the Tx RunView and RunUpdate pass fn
+// implements store.Bulk exactly when the store's Tx does.
+func TestBulkPassesThrough(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tx   store.Tx
+		want bool
+	}{
+		{"a Tx without Bulk", &fakeTx{}, false},
+		{"a Tx with Bulk", &fakeBulkTx{}, true},
+	} {
+		for _, run := range []struct {
+			name string
+			run  func(store.Tx, func(store.Tx) error) error
+		}{{"RunView", store.RunView}, {"RunUpdate", store.RunUpdate}} {
+			var got bool
+			_ = run.run(c.tx, func(tx store.Tx) error { _, got = tx.(store.Bulk); return nil })
+			if got != c.want {
+				t.Errorf("%s over %s: the Tx implements store.Bulk = %t, want %t", run.name, c.name, got, c.want)
+			}
+		}
+	}
+}
+
+// TestBulkGuarded checks the methods of store.Bulk through the front: in
+// a View InsertUsers returns ErrReadOnly without reaching the store and
+// the reads reach it; in an Update every method reaches it; after fn
+// returned or panicked every method returns ErrTxDone. The methods of
+// store.Tx keep their checks on a Tx that implements Bulk.
+func TestBulkGuarded(t *testing.T) {
+	for _, m := range bulkMethods {
+		f := &fakeBulkTx{}
+		_ = store.RunView(f, func(tx store.Tx) error {
+			err := m.call(tx.(store.Bulk))
+			if m.write && !errors.Is(err, store.ErrReadOnly) {
+				t.Errorf("%s in a View: error = %v, want ErrReadOnly", m.name, err)
+			}
+			if !m.write && err != nil {
+				t.Errorf("%s in a View: %v", m.name, err)
+			}
+			return nil
+		})
+		want := []string{m.name}
+		if m.write {
+			want = nil
+		}
+		if diff := cmp.Diff(want, f.calls); diff != "" {
+			t.Errorf("%s in a View: calls that reached the store (-want +got):\n%s", m.name, diff)
+		}
+
+		f = &fakeBulkTx{}
+		_ = store.RunUpdate(f, func(tx store.Tx) error {
+			if err := m.call(tx.(store.Bulk)); err != nil {
+				t.Errorf("%s in an Update: %v", m.name, err)
+			}
+			return nil
+		})
+		if diff := cmp.Diff([]string{m.name}, f.calls); diff != "" {
+			t.Errorf("%s in an Update: calls that reached the store (-want +got):\n%s", m.name, diff)
+		}
+	}
+
+	for _, run := range []struct {
+		name string
+		run  func(store.Tx, func(store.Tx) error) error
+	}{{"RunView", store.RunView}, {"RunUpdate", store.RunUpdate}} {
+		f := &fakeBulkTx{}
+		var kept, panicked store.Tx
+		_ = run.run(f, func(tx store.Tx) error { kept = tx; return nil })
+		func() {
+			defer func() { _ = recover() }()
+			_ = run.run(f, func(tx store.Tx) error { panicked = tx; panic("boom") })
+		}()
+		for _, m := range bulkMethods {
+			if err := m.call(kept.(store.Bulk)); !errors.Is(err, store.ErrTxDone) {
+				t.Errorf("%s: %s after fn returned: error = %v, want ErrTxDone", run.name, m.name, err)
+			}
+			if err := m.call(panicked.(store.Bulk)); !errors.Is(err, store.ErrTxDone) {
+				t.Errorf("%s: %s after fn panicked: error = %v, want ErrTxDone", run.name, m.name, err)
+			}
+		}
+		for _, m := range slices.Concat(writes, reads) {
+			if err := m.call(kept); !errors.Is(err, store.ErrTxDone) {
+				t.Errorf("%s: %s of a Tx with Bulk after fn returned: error = %v, want ErrTxDone", run.name, m.name, err)
+			}
+		}
+		if len(f.calls) != 0 {
+			t.Errorf("%s: calls after fn ended reached the store: %v", run.name, f.calls)
+		}
+	}
+
+	for _, m := range writes {
+		f := &fakeBulkTx{}
+		_ = store.RunView(f, func(tx store.Tx) error {
+			if err := m.call(tx); !errors.Is(err, store.ErrReadOnly) {
+				t.Errorf("%s in a View of a Tx with Bulk: error = %v, want ErrReadOnly", m.name, err)
+			}
+			return nil
+		})
+		if len(f.calls) != 0 {
+			t.Errorf("%s in a View of a Tx with Bulk reached the store: %v", m.name, f.calls)
+		}
+	}
+	for _, m := range slices.Concat(writes, reads) {
+		f := &fakeBulkTx{}
+		_ = store.RunUpdate(f, func(tx store.Tx) error {
+			if err := m.call(tx); err != nil {
+				t.Errorf("%s in an Update of a Tx with Bulk: %v", m.name, err)
+			}
+			return nil
+		})
+		if !slices.Equal(f.calls, []string{m.name}) {
+			t.Errorf("%s in an Update of a Tx with Bulk: the store saw %v, want just it", m.name, f.calls)
+		}
+	}
+}
+
+// TestInsertUsersChecksSecondFactors checks that the front passes
+// InsertUsers only second factors of the user they come with, whose id
+// is positive.
+func TestInsertUsersChecksSecondFactors(t *testing.T) {
+	factor := func(id int64) *store.SecondFactor {
+		return &store.SecondFactor{UserID: id, Secret: []byte("secret"), Confirmed: true}
+	}
+	for _, c := range []struct {
+		name  string
+		users []store.UserInsert
+		ok    bool
+	}{
+		{"no users", nil, true},
+		{"no second factor", []store.UserInsert{{User: store.User{ID: 1}}}, true},
+		{"the user's own", []store.UserInsert{{User: store.User{ID: 1}}, {User: store.User{ID: 2}, SecondFactor: factor(2)}}, true},
+		{"another user's", []store.UserInsert{{User: store.User{ID: 1}}, {User: store.User{ID: 2}, SecondFactor: factor(1)}}, false},
+		{"of user 0", []store.UserInsert{{User: store.User{ID: 0}, SecondFactor: factor(0)}}, false},
+		{"of user -1", []store.UserInsert{{User: store.User{ID: -1}, SecondFactor: factor(-1)}}, false},
+	} {
+		f := &fakeBulkTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error { err = tx.(store.Bulk).InsertUsers("a", c.users); return nil })
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("InsertUsers(%s): error = %v, store saw %v; want passed on = %v", c.name, err, f.calls, c.ok)
+		}
+	}
+}

@@ -97,14 +97,29 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 		if err := w.checkImportUnique(tx, batch); err != nil {
 			return err
 		}
+		bulk, ok := bulkOf(tx)
+		if !ok || len(batch) == 0 {
+			for _, iu := range batch {
+				rec, err := w.importOne(tx, iu, now)
+				if err != nil {
+					return err
+				}
+				created = append(created, rec)
+			}
+			return nil
+		}
+		// The store writes the whole batch in one request: the same
+		// records, drawn and sealed in the same order.
+		inserts := make([]store.UserInsert, 0, len(batch))
 		for _, iu := range batch {
-			rec, err := w.importOne(tx, iu, now)
+			ins, err := w.importRecords(tx, iu, now)
 			if err != nil {
 				return err
 			}
-			created = append(created, rec)
+			inserts = append(inserts, ins)
+			created = append(created, ins.User)
 		}
-		return nil
+		return bulk.InsertUsers(w.slug, inserts)
 	})
 	if err != nil {
 		return nil, fromStore(err, "user")
@@ -114,6 +129,16 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 		out[i] = userFromRecord(r)
 	}
 	return out, nil
+}
+
+// bulkOf returns tx as a store.Bulk, if the store's transactions are one
+// (through an observed Update's wrapper too).
+func bulkOf(tx store.Tx) (store.Bulk, bool) {
+	if otx, ok := tx.(*observedTx); ok {
+		tx = otx.Tx
+	}
+	b, ok := tx.(store.Bulk)
+	return b, ok
 }
 
 func validateImport(batch []ImportedUser) error {
@@ -189,18 +214,24 @@ func decodeImportedTOTPSecret(s string) ([]byte, error) {
 }
 
 // checkImportUnique reports every username and email that is taken in the
-// workspace or appears twice in the batch, ignoring case.
+// workspace or appears twice in the batch, ignoring case. A store that
+// implements store.Bulk answers for the whole batch in one read;
+// otherwise each username and email is looked up in turn.
 func (w *Workspace) checkImportUnique(tx store.Tx, batch []ImportedUser) error {
+	taken, err := w.importKeysTaken(tx, batch)
+	if err != nil {
+		return err
+	}
 	var p problems
 	usernames, emails := map[string]int{}, map[string]int{}
 	for i, iu := range batch {
 		for _, f := range []struct {
 			name, value string
 			seen        map[string]int
-			lookup      func(string, string) (int64, error)
+			email       bool
 		}{
-			{"username", iu.Username, usernames, tx.UserIDByUsername},
-			{"email", iu.Email, emails, tx.UserIDByEmail},
+			{"username", iu.Username, usernames, false},
+			{"email", iu.Email, emails, true},
 		} {
 			field := fmt.Sprintf("users[%d].%s", i, f.name)
 			folded := store.Fold(f.value)
@@ -209,12 +240,12 @@ func (w *Workspace) checkImportUnique(tx store.Tx, batch []ImportedUser) error {
 				continue
 			}
 			f.seen[folded] = i
-			_, err := f.lookup(w.slug, f.value)
-			switch {
-			case err == nil:
-				p.add(field, RuleTaken, "is already in use")
-			case !isNotFound(err):
+			in, err := taken(i, f.email)
+			if err != nil {
 				return err
+			}
+			if in {
+				p.add(field, RuleTaken, "is already in use")
 			}
 		}
 	}
@@ -224,58 +255,126 @@ func (w *Workspace) checkImportUnique(tx store.Tx, batch []ImportedUser) error {
 	return nil
 }
 
+// importKeysTaken returns a function that reports whether the username
+// (or, with email, the email) of batch[i] belongs to a user of the
+// workspace. With store.Bulk it reads the answers for the whole batch at
+// once; otherwise it looks each one up when asked. A workspace that does
+// not exist holds no user, as its lookups say.
+func (w *Workspace) importKeysTaken(tx store.Tx, batch []ImportedUser) (func(i int, email bool) (bool, error), error) {
+	bulk, ok := bulkOf(tx)
+	if !ok || len(batch) == 0 {
+		return func(i int, email bool) (bool, error) {
+			lookup, value := tx.UserIDByUsername, batch[i].Username
+			if email {
+				lookup, value = tx.UserIDByEmail, batch[i].Email
+			}
+			_, err := lookup(w.slug, value)
+			switch {
+			case err == nil:
+				return true, nil
+			case isNotFound(err):
+				return false, nil
+			}
+			return false, err
+		}, nil
+	}
+	usernames, emails := make([]string, len(batch)), make([]string, len(batch))
+	for i, iu := range batch {
+		usernames[i], emails[i] = iu.Username, iu.Email
+	}
+	usernameTaken, emailTaken, err := bulk.UserKeysTaken(w.slug, usernames, emails)
+	switch {
+	case isNotFound(err):
+		usernameTaken, emailTaken = make([]bool, len(batch)), make([]bool, len(batch))
+	case err != nil:
+		return nil, err
+	case len(usernameTaken) != len(batch) || len(emailTaken) != len(batch):
+		return nil, fmt.Errorf("store: UserKeysTaken answered for %d usernames and %d emails of %d", len(usernameTaken), len(emailTaken), len(batch))
+	}
+	return func(i int, email bool) (bool, error) {
+		if email {
+			return emailTaken[i], nil
+		}
+		return usernameTaken[i], nil
+	}, nil
+}
+
+// importOne creates one imported user with the Tx methods.
 func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, now time.Time) (store.User, error) {
-	id, err := tx.NextID(w.slug, store.SeqUsers)
+	ins, err := w.importRecords(tx, iu, now)
 	if err != nil {
 		return store.User{}, err
+	}
+	id := ins.User.ID
+	if err := tx.PutUser(w.slug, ins.User); err != nil {
+		return store.User{}, err
+	}
+	if ins.SecondFactor != nil {
+		if err := tx.PutSecondFactor(w.slug, *ins.SecondFactor); err != nil {
+			return store.User{}, err
+		}
+	}
+	for key, value := range ins.Attributes {
+		if err := tx.PutUserAttribute(w.slug, id, key, value); err != nil {
+			return store.User{}, err
+		}
+	}
+	for _, role := range ins.Roles {
+		if err := tx.AddUserRole(w.slug, id, role); err != nil {
+			return store.User{}, err
+		}
+	}
+	return ins.User, nil
+}
+
+// importRecords draws the id of one imported user and returns its
+// records: the user, its attributes and roles, and its second factor with
+// the secret sealed for that id.
+func (w *Workspace) importRecords(tx store.Tx, iu ImportedUser, now time.Time) (store.UserInsert, error) {
+	id, err := tx.NextID(w.slug, store.SeqUsers)
+	if err != nil {
+		return store.UserInsert{}, err
 	}
 	createdAt := now
 	if !iu.CreatedAt.IsZero() {
 		createdAt = iu.CreatedAt.UTC().Truncate(time.Microsecond)
 	}
-	rec := store.User{
-		ID: id, Username: iu.Username, Email: iu.Email, FullName: iu.FullName,
-		EmailVerified: iu.EmailVerified, Enabled: !iu.Disabled, MFAEnabled: iu.MFAEnabled || iu.TOTP != nil,
-		PasswordHash: iu.PasswordHash, CreatedAt: createdAt, UpdatedAt: now, Version: newVersion(0),
-	}
-	if err := tx.PutUser(w.slug, rec); err != nil {
-		return store.User{}, err
+	ins := store.UserInsert{
+		User: store.User{
+			ID: id, Username: iu.Username, Email: iu.Email, FullName: iu.FullName,
+			EmailVerified: iu.EmailVerified, Enabled: !iu.Disabled, MFAEnabled: iu.MFAEnabled || iu.TOTP != nil,
+			PasswordHash: iu.PasswordHash, CreatedAt: createdAt, UpdatedAt: now, Version: newVersion(0),
+		},
+		Attributes: iu.Attributes,
+		Roles:      iu.Roles,
 	}
 	if iu.TOTP != nil {
-		if err := w.importTOTP(tx, id, iu.TOTP); err != nil {
-			return store.User{}, err
+		f, err := w.importedFactor(id, iu.TOTP)
+		if err != nil {
+			return store.UserInsert{}, err
 		}
+		ins.SecondFactor = &f
 	}
-	for key, value := range iu.Attributes {
-		if err := tx.PutUserAttribute(w.slug, id, key, value); err != nil {
-			return store.User{}, err
-		}
-	}
-	for _, role := range iu.Roles {
-		if err := tx.AddUserRole(w.slug, id, role); err != nil {
-			return store.User{}, err
-		}
-	}
-	return rec, nil
+	return ins, nil
 }
 
-// importTOTP stores the confirmed factor t of the new user id, its secret
-// sealed for that id. validateImport has checked t.
-func (w *Workspace) importTOTP(tx store.Tx, userID int64, t *ImportedTOTP) error {
+// importedFactor returns the confirmed factor t of the new user id, its
+// secret sealed for that id. validateImport has checked t.
+func (w *Workspace) importedFactor(userID int64, t *ImportedTOTP) (store.SecondFactor, error) {
 	secret, err := decodeImportedTOTPSecret(t.Secret)
 	if err != nil {
-		return err
+		return store.SecondFactor{}, err
 	}
 	sealed, err := w.svc.seal(totpAAD(w.slug, userID), secret)
 	if err != nil {
-		return err
+		return store.SecondFactor{}, err
 	}
 	confirmedAt := t.ConfirmedAt.UTC().Truncate(time.Microsecond)
-	return tx.PutSecondFactor(w.slug, store.SecondFactor{
+	return store.SecondFactor{
 		UserID: userID, Secret: sealed, Confirmed: true,
 		// The enrolment's start is not exported; its confirmation is the
 		// closest known time.
 		CreatedAt: confirmedAt, ConfirmedAt: confirmedAt, LastStep: t.LastStep,
 		RecoveryCodes: slices.Clone(t.RecoveryCodes),
-	})
+	}, nil
 }

@@ -246,14 +246,7 @@ func (w *Workspace) Claims(ctx context.Context, userID int64, kind TokenKind) (m
 	claims := map[string]string{}
 	err := w.view(ctx, func(tx store.Tx) error {
 		clear(claims)
-		if _, err := w.user(tx, userID); err != nil {
-			return err
-		}
-		mappers, err := tx.ClaimMappers(w.slug)
-		if err != nil || len(mappers) == 0 {
-			return err
-		}
-		attrs, err := tx.UserAttributes(w.slug, userID)
+		mappers, attrs, err := w.claimInputs(tx, userID)
 		if err != nil {
 			return err
 		}
@@ -269,4 +262,27 @@ func (w *Workspace) Claims(ctx context.Context, userID int64, kind TokenKind) (m
 		return nil, fromStore(err, "user")
 	}
 	return claims, nil
+}
+
+// claimInputs returns what Claims projects: the workspace's mappers and,
+// when there are any, the user's attributes, or a not-found error when
+// the user does not exist. A store that implements store.Bulk reads them
+// in one request.
+func (w *Workspace) claimInputs(tx store.Tx, userID int64) ([]store.ClaimMapper, map[string]string, error) {
+	if bulk, ok := bulkOf(tx); ok && userID > 0 {
+		_, attrs, mappers, err := bulk.UserWithClaimInputs(w.slug, userID)
+		if isNotFound(err) {
+			return nil, nil, notFound("user %d not found", userID)
+		}
+		return mappers, attrs, err
+	}
+	if _, err := w.user(tx, userID); err != nil {
+		return nil, nil, err
+	}
+	mappers, err := tx.ClaimMappers(w.slug)
+	if err != nil || len(mappers) == 0 {
+		return nil, nil, err
+	}
+	attrs, err := tx.UserAttributes(w.slug, userID)
+	return mappers, attrs, err
 }

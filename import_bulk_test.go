@@ -1,0 +1,240 @@
+package identity_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/memstore"
+)
+
+// bulkStore is a Store whose transactions implement store.Bulk with the
+// Tx methods, one record at a time, and count the calls of each Bulk
+// method: a stand-in for a store that implements Bulk, to check that the
+// identity package takes the bulk path and gets from it what it gets
+// without.
+type bulkStore struct {
+	store.Store
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (s *bulkStore) count(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[method]++
+}
+
+func (s *bulkStore) View(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.View(ctx, func(tx store.Tx) error { return fn(bulkTx{tx, s}) })
+}
+
+func (s *bulkStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.Update(ctx, func(tx store.Tx) error { return fn(bulkTx{tx, s}) })
+}
+
+// bulkTx implements store.Bulk over the Tx methods.
+type bulkTx struct {
+	store.Tx
+	s *bulkStore
+}
+
+func (t bulkTx) UserKeysTaken(slug string, usernames, emails []string) ([]bool, []bool, error) {
+	t.s.count("UserKeysTaken")
+	if _, err := t.Workspace(slug); err != nil {
+		return nil, nil, err
+	}
+	taken := func(values []string, lookup func(string, string) (int64, error)) ([]bool, error) {
+		out := make([]bool, len(values))
+		for i, v := range values {
+			_, err := lookup(slug, v)
+			switch {
+			case err == nil:
+				out[i] = true
+			case !errors.Is(err, store.ErrNotFound):
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	u, err := taken(usernames, t.UserIDByUsername)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := taken(emails, t.UserIDByEmail)
+	return u, e, err
+}
+
+func (t bulkTx) InsertUsers(slug string, users []store.UserInsert) error {
+	t.s.count("InsertUsers")
+	for _, in := range users {
+		if err := t.PutUser(slug, in.User); err != nil {
+			return err
+		}
+		for k, v := range in.Attributes {
+			if err := t.PutUserAttribute(slug, in.User.ID, k, v); err != nil {
+				return err
+			}
+		}
+		for _, r := range in.Roles {
+			if err := t.AddUserRole(slug, in.User.ID, r); err != nil {
+				return err
+			}
+		}
+		if in.SecondFactor != nil {
+			if err := t.PutSecondFactor(slug, *in.SecondFactor); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t bulkTx) UserWithClaimInputs(slug string, id int64) (store.User, map[string]string, []store.ClaimMapper, error) {
+	t.s.count("UserWithClaimInputs")
+	u, err := t.User(slug, id)
+	if err != nil {
+		return store.User{}, nil, nil, err
+	}
+	attrs, err := t.UserAttributes(slug, id)
+	if err != nil {
+		return store.User{}, nil, nil, err
+	}
+	mappers, err := t.ClaimMappers(slug)
+	return u, attrs, mappers, err
+}
+
+// bulkEnv is a Service with workspace acme, over a memstore or over a
+// bulkStore around one.
+type bulkEnv struct {
+	svc  *identity.Service
+	ws   *identity.Workspace
+	bulk *bulkStore // nil without Bulk
+}
+
+// newBulkEnv returns the Service, with the bulk path or without, with an
+// Observer or without (whose wrapper the bulk path must see through).
+func newBulkEnv(t *testing.T, bulk, observed bool) *bulkEnv {
+	t.Helper()
+	e := &bulkEnv{}
+	var st store.Store = memstore.New()
+	if bulk {
+		e.bulk = &bulkStore{Store: st, calls: map[string]int{}}
+		st = e.bulk
+	}
+	opts := &identity.Options{Now: func() time.Time { return time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC) }}
+	if observed {
+		opts.Observer = identity.NopObserver{}
+	}
+	svc, err := identity.New(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	e.svc = svc
+	if e.ws, err = svc.CreateWorkspace(t.Context(), "acme", nil); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// bulkResult is what one call gave, to compare between the paths.
+type bulkResult struct {
+	Users  []identity.User
+	Claims map[string]string
+	Code   identity.Code
+	Msg    string
+	Fields []identity.FieldError
+}
+
+func resultOf(users []identity.User, claims map[string]string, err error) bulkResult {
+	r := bulkResult{Users: users, Claims: claims, Code: identity.ErrorCode(err)}
+	var e *identity.Error
+	if errors.As(err, &e) {
+		r.Msg, r.Fields = e.Message, e.Fields
+	}
+	return r
+}
+
+// TestImportUsersBulkPath runs the same imports and claims over a store
+// with store.Bulk and over one without, with an Observer and without, and
+// checks that the bulk path is taken and gives what the other path gives:
+// the same users, errors in the same order, claims.
+func TestImportUsersBulkPath(t *testing.T) {
+	user := func(name string) identity.ImportedUser {
+		return identity.ImportedUser{Username: name, Email: name + "@example.com", FullName: "User " + name}
+	}
+	with := func(u identity.ImportedUser, f func(*identity.ImportedUser)) identity.ImportedUser { f(&u); return u }
+	code := make([]byte, sha256.Size)
+	var big []identity.ImportedUser
+	for i := range 300 {
+		big = append(big, user(fmt.Sprintf("many%03d", i)))
+	}
+	batches := []struct {
+		name  string
+		batch []identity.ImportedUser
+	}{
+		{"created", []identity.ImportedUser{user("alice"), with(user("bob"), func(u *identity.ImportedUser) {
+			u.Attributes = map[string]string{"dept": "ops"}
+			u.Roles = []int64{3, 1, 3}
+			u.TOTP = &identity.ImportedTOTP{Secret: "JBSWY3DPEHPK3PXP", ConfirmedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+				RecoveryCodes: [][]byte{code}}
+		})}},
+		{"taken", []identity.ImportedUser{user("carol"), user("ALICE"), with(user("dan"), func(u *identity.ImportedUser) { u.Email = "BOB@example.com" })}},
+		{"duplicates and taken", []identity.ImportedUser{user("erin"), with(user("Erin"), func(u *identity.ImportedUser) { u.Email = "alice@example.com" })}},
+		{"invalid", []identity.ImportedUser{user("frank"), with(user("frank2"), func(u *identity.ImportedUser) { u.Roles = []int64{0} })}},
+		{"many", big},
+		{"empty", nil},
+	}
+	type run struct {
+		Results []bulkResult
+		Claims  []bulkResult
+	}
+	play := func(e *bulkEnv) run {
+		var r run
+		for _, b := range batches {
+			users, err := e.ws.ImportUsers(t.Context(), b.batch)
+			r.Results = append(r.Results, resultOf(users, nil, err))
+		}
+		yes := true
+		if _, err := e.ws.PutClaimMapper(t.Context(), "dept", identity.ClaimMapperSpec{ClaimName: "department", IncludeInID: &yes}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []int64{1, 2, 9999, -1} {
+			claims, err := e.ws.Claims(t.Context(), id, identity.IDToken)
+			r.Claims = append(r.Claims, resultOf(nil, claims, err))
+		}
+		return r
+	}
+	ignore := cmpopts.IgnoreFields(identity.User{}, "Version")
+	want := play(newBulkEnv(t, false, false))
+	wantCodes := []identity.Code{"", identity.CodeConflict, identity.CodeConflict, identity.CodeInvalid, "", ""}
+	for i, r := range want.Results {
+		if r.Code != wantCodes[i] {
+			t.Errorf("%s: code %q, want %q", batches[i].name, r.Code, wantCodes[i])
+		}
+	}
+	for _, observed := range []bool{false, true} {
+		e := newBulkEnv(t, true, observed)
+		got := play(e)
+		if diff := cmp.Diff(want, got, ignore); diff != "" {
+			t.Errorf("observed %t: without Bulk (-) and with (+):\n%s", observed, diff)
+		}
+		// UserKeysTaken once per batch that reaches the store (not the
+		// invalid one, not the empty one), InsertUsers once per batch
+		// created, UserWithClaimInputs once per Claims of a positive id.
+		wantCalls := map[string]int{"UserKeysTaken": 4, "InsertUsers": 2, "UserWithClaimInputs": 3}
+		if diff := cmp.Diff(wantCalls, e.bulk.calls); diff != "" {
+			t.Errorf("observed %t: calls of store.Bulk (-want +got):\n%s", observed, diff)
+		}
+	}
+}

@@ -37,7 +37,7 @@ SELECT chunk FROM u`
 
 // DeleteUser implements store.Tx in one statement (deleteUserSQL). The
 // user's chunk loses the user in user_chunks when the transaction
-// commits, as an inserted user's gains it (see flush).
+// commits, as an inserted user's gains it (see tx.commit).
 func (t *tx) DeleteUser(slug string, id int64) error {
 	if !storable(slug) {
 		return notFound("workspace %q", slug)

@@ -28,6 +28,12 @@ const (
 	// DefaultOptimisticAttempts is how many attempts run side by side
 	// with other transactions before one runs alone.
 	DefaultOptimisticAttempts = 3
+	// DefaultQueueWait is how long the Updates waiting in a Store's writer
+	// queue wait for the one at its head before they run beside it.
+	DefaultQueueWait = 10 * time.Millisecond
+	// DefaultMaxGroupSize is the most Update calls that share one
+	// transaction (see the package documentation).
+	DefaultMaxGroupSize = 16
 )
 
 // Options configures Open. A nil *Options, like any zero field, means the
@@ -49,6 +55,19 @@ type Options struct {
 	// DefaultOptimisticAttempts; a negative value means every attempt
 	// runs side by side.
 	OptimisticAttempts int
+	// QueueWait bounds the writer queue (see the package documentation):
+	// the Updates of the Store run their statements one at a time, and
+	// those waiting run beside the one at the head once it has run its
+	// statements for QueueWait. Zero means DefaultQueueWait; a negative
+	// value turns the queue off, so that Updates run side by side from
+	// their start, and with it grouping.
+	QueueWait time.Duration
+	// MaxGroupSize is the most Update calls of the Store whose functions
+	// run in one transaction and commit together: the one that takes the
+	// writer queue and those waiting in it then. Zero means
+	// DefaultMaxGroupSize; 1 turns grouping off, so that every Update
+	// runs in a transaction of its own.
+	MaxGroupSize int
 }
 
 // withDefaults returns a copy of o with every zero field set to its default.
@@ -65,6 +84,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.OptimisticAttempts < 0 {
 		out.OptimisticAttempts = out.MaxAttempts
+	}
+	if out.QueueWait == 0 {
+		out.QueueWait = DefaultQueueWait
+	}
+	if out.MaxGroupSize <= 0 {
+		out.MaxGroupSize = DefaultMaxGroupSize
 	}
 	return out
 }
@@ -83,9 +108,13 @@ type Store struct {
 	pool       *pgxpool.Pool
 	attempts   int
 	optimistic int
+	queue      *writerQueue // nil: off
+	maxGroup   int
+	unended    unended
+	endDelay   time.Duration
 	closed     atomic.Bool
 
-	commits, retries, alone, gaveUp, mostAttempts atomic.Uint64
+	commits, retries, alone, gaveUp, mostAttempts, grouped atomic.Uint64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -104,6 +133,9 @@ type Stats struct {
 	GaveUp uint64
 	// MostAttempts is the most attempts one Update call has made.
 	MostAttempts uint64
+	// Grouped counts the Update calls that committed in a transaction
+	// shared with others (see Options.MaxGroupSize).
+	Grouped uint64
 }
 
 // Open connects to the database at url (a postgres:// URL or a key=value
@@ -117,10 +149,19 @@ type Stats struct {
 // exactly once, and Open fails on a schema newer than this package knows.
 // ctx bounds connecting and migrating; it is not kept.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	return open(ctx, url, opts, nil)
+}
+
+// open is Open, with configure (if not nil) called on the pool's
+// configuration before the pool is made, for tests.
+func open(ctx context.Context, url string, opts *Options, configure func(*pgxpool.Config)) (*Store, error) {
 	o := opts.withDefaults()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if configure != nil {
+		configure(cfg)
 	}
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -142,7 +183,12 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool, attempts: o.MaxAttempts, optimistic: o.OptimisticAttempts}, nil
+	s := &Store{pool: pool, attempts: o.MaxAttempts, optimistic: o.OptimisticAttempts, maxGroup: o.MaxGroupSize,
+		endDelay: defaultEndDelay}
+	if o.QueueWait > 0 {
+		s.queue = newWriterQueue(o.QueueWait)
+	}
+	return s, nil
 }
 
 // migrateSchema applies the embedded migrations on one connection of pool.
@@ -163,7 +209,7 @@ func migrateSchema(ctx context.Context, pool *pgxpool.Pool) error {
 func (s *Store) Stats() Stats {
 	return Stats{
 		Commits: s.commits.Load(), Retries: s.retries.Load(), Alone: s.alone.Load(),
-		GaveUp: s.gaveUp.Load(), MostAttempts: s.mostAttempts.Load(),
+		GaveUp: s.gaveUp.Load(), MostAttempts: s.mostAttempts.Load(), Grouped: s.grouped.Load(),
 	}
 }
 
@@ -173,6 +219,7 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return store.ErrClosed
 	}
+	s.endAll()
 	s.pool.Close()
 	return nil
 }
@@ -195,6 +242,12 @@ func (s *Store) connError(ctx context.Context, what string, err error) error {
 // the database for all of fn's reads, taken at its first statement. Writes
 // inside fn return store.ErrReadOnly. A read-only snapshot transaction
 // never fails to serialize, so fn runs exactly once.
+//
+// The BEGIN goes to the server with fn's first statement, in one round
+// trip, and the ROLLBACK with the first statement of the next transaction
+// on the connection (or, after a short delay, on its own, off the caller's
+// path): a View of one statement costs one round trip (see the package
+// documentation). A View whose fn sends no statement sends nothing.
 func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -202,14 +255,28 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	pg, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	conn, open, err := s.acquire(ctx)
 	if err != nil {
 		return s.connError(ctx, "begin", err)
 	}
-	t := newTx(ctx, pg)
-	defer func() { _ = pg.Rollback(t.ctx) }()
+	begin := beginViewFresh
+	if open {
+		begin = beginViewAfter
+	}
+	t := newTx(ctx, conn.Conn(), begin...)
+	defer s.endView(conn)
 	return store.RunView(t, fn)
 }
+
+// The statements that begin a View: on a fresh connection, and on one
+// whose previous transaction is still open.
+var (
+	beginViewFresh = []string{beginView}
+	beginViewAfter = []string{"ROLLBACK", beginView}
+)
+
+// beginView begins a View's transaction.
+const beginView = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 // Update runs fn in a SERIALIZABLE transaction and commits it if fn
 // returns nil. A transaction that fails with a serialization failure or a
@@ -220,11 +287,21 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 // unchanged, unless the transaction had failed that way: fn then decided
 // on a view that could not commit, so it is run again.
 //
+// The Updates of one Store run their statements one at a time, in a
+// queue, and the ones waiting in it when one takes it run with that one,
+// in one transaction, each fn in a savepoint of its own, and commit
+// together (Options.QueueWait, Options.MaxGroupSize and the package
+// documentation): fn may then run on a snapshot that includes what the
+// functions before it in the group wrote, and its error is returned once
+// the group committed (or fn is run again, if the group failed to
+// serialize).
+//
 // ctx is checked before each attempt and bounds the waits for a
-// connection, for the gate and for the BEGIN. Once fn runs, its
-// statements and the COMMIT run to their end even if ctx is cancelled
-// meanwhile, as store.Store promises: Update never returns without knowing
-// whether it committed.
+// connection, for the queue, for fn's turn in a group and, for an attempt
+// that runs alone, for the gate. Once fn runs, its statements and the
+// COMMIT run to their end even if ctx is cancelled meanwhile, as
+// store.Store promises: Update never returns without knowing whether it
+// committed.
 func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -282,9 +359,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 // transaction lock, the gate goes with the COMMIT or ROLLBACK. A
 // transaction that runs alone has no concurrent writer, so REPEATABLE
 // READ is serializable for it.
+//
+// An attempt that runs side by side sends beginShared and lockShared
+// with its first statement, in one round trip; one that runs alone sends
+// beginAlone first, on its own, so that ctx bounds its wait for the
+// running writers.
 const (
-	beginShared = "BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE update_gate IN SHARE MODE"
+	beginShared = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+	lockShared  = "LOCK TABLE update_gate IN SHARE MODE"
 	beginAlone  = "BEGIN ISOLATION LEVEL REPEATABLE READ; LOCK TABLE update_gate IN EXCLUSIVE MODE"
+)
+
+// The statements that begin an attempt that runs side by side: on a fresh
+// connection, and on one whose previous transaction (a View's) is still
+// open.
+var (
+	beginSharedFresh = []string{beginShared, lockShared}
+	beginSharedAfter = []string{"ROLLBACK", beginShared, lockShared}
 )
 
 // attempt runs fn once in a serializable transaction. again reports that
@@ -297,31 +388,72 @@ const (
 // in the same round trip as the BEGIN, before the transaction's snapshot,
 // so that an attempt that waited for one running alone sees what that
 // one committed.
+//
+// Every attempt also holds the Store's writer queue, if it has one, from
+// before its first statement until its last write is done: the next
+// attempt's statements run after this one's and while this one commits.
+// An attempt that takes the queue while others wait in it runs them with
+// it, as a group (see group.go); one that waits may join such a group.
+// Attempts that run alone do neither.
 func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, alone bool) (err error, again bool) {
-	begin := beginShared
-	if alone {
-		begin = beginAlone
+	var m *member
+	if !alone && s.maxGroup > 1 {
+		m = newMember(fn)
 	}
-	pg, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
+	queued, joined, err := s.queue.enter(ctx, m)
+	switch {
+	case err != nil:
+		return err, false
+	case joined:
+		return m.await(ctx)
+	case queued && m != nil:
+		if others := s.queue.collect(s.maxGroup - 1); len(others) > 0 {
+			go s.runGroup(append([]*member{m}, others...))
+			return m.await(ctx)
+		}
+	}
+	leave := func() {
+		if queued {
+			queued = false
+			s.queue.leave()
+		}
+	}
+	defer leave()
+	conn, open, err := s.acquire(ctx)
 	if err != nil {
 		return s.connError(ctx, "begin", err), false
 	}
-	t := newTx(ctx, pg)
+	var t *tx
+	switch {
+	case alone:
+		begin := beginAlone
+		if open {
+			begin = "ROLLBACK; " + beginAlone
+		}
+		if _, err := conn.Exec(ctx, begin); err != nil {
+			endUpdate(conn)
+			return s.connError(ctx, "begin", err), false
+		}
+		t = newTx(ctx, conn.Conn())
+	case open:
+		t = newTx(ctx, conn.Conn(), beginSharedAfter...)
+	default:
+		t = newTx(ctx, conn.Conn(), beginSharedFresh...)
+	}
 	finished := false
 	defer func() {
 		// On a panic or runtime.Goexit in fn: roll back, and let the
 		// panic go on.
 		if !finished {
-			_ = pg.Rollback(t.ctx)
+			leave()
+			endUpdate(conn)
 		}
 	}()
 	ferr := store.RunUpdate(t, fn)
-	if ferr == nil && t.failed == nil {
-		ferr = t.flush()
-	}
 	finished = true
 	if ferr != nil || t.failed != nil {
-		_ = pg.Rollback(t.ctx)
+		leave()
+		endUpdate(conn)
 		switch {
 		case t.retry:
 			return t.failed, true
@@ -333,7 +465,16 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, alone bool
 			return fmt.Errorf("pgstore: not committed: a statement of the transaction failed: %w", t.failed), false
 		}
 	}
-	if err := pg.Commit(t.ctx); err != nil {
+	if !t.begun {
+		// fn sent no statement: there is nothing to commit (but maybe a
+		// View's transaction to end).
+		leave()
+		s.endView(conn)
+		return nil, false
+	}
+	err = t.commit(leave)
+	endUpdate(conn)
+	if err != nil {
 		return fmt.Errorf("pgstore: commit: %w", err), retryable(err)
 	}
 	return nil, false

@@ -17,15 +17,7 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	ms, err := collect(t, `SELECT attribute_key, claim_name, include_in_access, include_in_id, version
-		FROM claim_mappers WHERE workspace = $1 ORDER BY attribute_key`, []any{slug},
-		func(r pgx.Rows) (store.ClaimMapper, error) {
-			var m store.ClaimMapper
-			var key, claim []byte
-			err := r.Scan(&key, &claim, &m.IncludeInAccess, &m.IncludeInID, &m.Version)
-			m.AttributeKey, m.ClaimName = string(key), string(claim)
-			return m, err
-		})
+	ms, err := collect(t, claimMappersSQL, []any{slug}, func(r pgx.Rows) (store.ClaimMapper, error) { return scanClaimMapper(r) })
 	if err != nil {
 		return nil, err
 	}
@@ -33,6 +25,21 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 		return nil, t.emptyResult(slug)
 	}
 	return ms, nil
+}
+
+// claimMappersSQL reads the claim mappers of workspace $1 in ascending
+// attribute_key order (byte order, Go's string order), for
+// scanClaimMapper.
+const claimMappersSQL = `SELECT attribute_key, claim_name, include_in_access, include_in_id, version
+	FROM claim_mappers WHERE workspace = $1 ORDER BY attribute_key`
+
+// scanClaimMapper reads a row of claimMappersSQL.
+func scanClaimMapper(r pgx.Row) (store.ClaimMapper, error) {
+	var m store.ClaimMapper
+	var key, claim []byte
+	err := r.Scan(&key, &claim, &m.IncludeInAccess, &m.IncludeInID, &m.Version)
+	m.AttributeKey, m.ClaimName = string(key), string(claim)
+	return m, err
 }
 
 // PutClaimMapper implements store.Tx.

@@ -24,17 +24,26 @@ var errAborted = errors.New("an earlier statement of the transaction failed")
 //
 // Once a statement fails, PostgreSQL refuses every later statement of the
 // transaction, so tx remembers the first failure, and every statement
-// goes through exec, queryRow, row or collect, which return it without
-// asking the server. Methods whose contract
-// reports a refusal and lets the transaction go on (PutUser's
-// ErrConflict, a missing workspace's ErrNotFound) find out with
-// statements that cannot fail for that reason: they read first, or write
-// with INSERT ... SELECT ... WHERE and count the rows.
+// goes through exec, queryRow, row, collect, sendBatch or copy, which
+// return it without asking the server. Methods whose contract reports a
+// refusal and lets the transaction go on (PutUser's ErrConflict, a
+// missing workspace's ErrNotFound) find out with statements that cannot
+// fail for that reason: they read first, or write with INSERT ... SELECT
+// ... WHERE and count the rows.
 type tx struct {
 	// ctx is the caller's context without its cancellation: a
 	// transaction that has begun runs to its end.
-	ctx context.Context
-	pg  pgx.Tx
+	ctx  context.Context
+	conn *pgx.Conn
+	// pending holds statements to send with the next one, in the same
+	// round trip: the BEGIN (and the gate) until the transaction's first
+	// statement, a SAVEPOINT until the first statement of a function of
+	// a group (see group.go). A transaction whose function sends no
+	// statement never begins on the server. begun reports that the
+	// BEGIN was sent, and sent counts the statements sent.
+	pending []string
+	begun   bool
+	sent    int
 	// failed is the error that aborted the transaction, and retry
 	// reports that it is a serialization failure or a deadlock.
 	failed error
@@ -43,7 +52,7 @@ type tx struct {
 	// Once seen, one stays until DeleteWorkspace deletes it.
 	spaces map[string]bool
 
-	// Writes that flush makes once, before the commit, however often the
+	// Writes that commit makes once, with the COMMIT, however often the
 	// transaction asked for them: one row updated again and again in a
 	// transaction leaves a version of itself behind each time, and every
 	// later update wades through them.
@@ -70,8 +79,11 @@ type seqDraw struct {
 
 var _ store.Tx = (*tx)(nil)
 
-func newTx(ctx context.Context, pg pgx.Tx) *tx {
-	return &tx{ctx: context.WithoutCancel(ctx), pg: pg}
+// newTx returns the transaction of one View or Update attempt on conn,
+// which the statements of begin will begin with its first statement. With
+// no statements, the caller has begun it already.
+func newTx(ctx context.Context, conn *pgx.Conn, begin ...string) *tx {
+	return &tx{ctx: context.WithoutCancel(ctx), conn: conn, pending: begin, begun: len(begin) == 0}
 }
 
 // aborted returns the error of a statement after an earlier one failed,
@@ -106,12 +118,77 @@ func (t *tx) fail(err error) error {
 	return fmt.Errorf("pgstore: %w", err)
 }
 
+// queuePending queues the pending statements to b, and counts them sent.
+func (t *tx) queuePending(b *pgx.Batch) {
+	for _, s := range t.pending {
+		b.Queue(s)
+	}
+	t.pending, t.begun = nil, true
+}
+
+// sendFirst sends the pending statements and then sql in one round trip;
+// read sets how the result of sql is read. It returns the first error.
+func (t *tx) sendFirst(sql string, args []any, read func(*pgx.QueuedQuery)) error {
+	b := &pgx.Batch{}
+	t.queuePending(b)
+	read(b.Queue(sql, args...))
+	t.sent++
+	return t.conn.SendBatch(t.ctx, b).Close()
+}
+
+// sendBatch sends the statements of b in one round trip, after the
+// pending ones, and runs the functions queued with them on their
+// results. The functions must not fail for a row that is not there: pgx
+// forgets the prepared statements of a batch that fails.
+func (t *tx) sendBatch(b *pgx.Batch) error {
+	if err := t.aborted(); err != nil {
+		return err
+	}
+	if t.pending != nil {
+		first := &pgx.Batch{}
+		t.queuePending(first)
+		b.QueuedQueries = append(first.QueuedQueries, b.QueuedQueries...)
+	}
+	t.sent += b.Len()
+	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+// sendPending sends the pending statements on their own, before a
+// statement that cannot go in one round trip with them (COPY).
+func (t *tx) sendPending() error {
+	if err := t.aborted(); err != nil {
+		return err
+	}
+	if t.pending == nil {
+		return nil
+	}
+	b := &pgx.Batch{}
+	t.queuePending(b)
+	t.sent += b.Len()
+	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
 // exec runs a statement that returns no rows.
 func (t *tx) exec(sql string, args ...any) (pgconn.CommandTag, error) {
 	if err := t.aborted(); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	tag, err := t.pg.Exec(t.ctx, sql, args...)
+	var tag pgconn.CommandTag
+	var err error
+	if t.pending != nil {
+		err = t.sendFirst(sql, args, func(q *pgx.QueuedQuery) {
+			q.Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
+		})
+	} else {
+		t.sent++
+		tag, err = t.conn.Exec(t.ctx, sql, args...)
+	}
 	if err != nil {
 		return tag, t.fail(err)
 	}
@@ -132,13 +209,17 @@ func (t *tx) queryRow(sql string, args []any, dest ...any) (found bool, err erro
 	}
 }
 
-// row runs a query for one row, which the caller scans, as pgx.Tx's
+// row runs a query for one row, which the caller scans, as pgx.Conn's
 // QueryRow does.
 func (t *tx) row(sql string, args ...any) pgx.Row {
 	if err := t.aborted(); err != nil {
 		return errRow{err}
 	}
-	return t.pg.QueryRow(t.ctx, sql, args...)
+	if t.pending != nil {
+		return firstRow{t: t, sql: sql, args: args}
+	}
+	t.sent++
+	return t.conn.QueryRow(t.ctx, sql, args...)
 }
 
 // errRow is a pgx.Row whose Scan returns err.
@@ -147,36 +228,65 @@ type errRow struct{ err error }
 // Scan implements pgx.Row.
 func (r errRow) Scan(...any) error { return r.err }
 
+// firstRow is the pgx.Row of a statement that goes with the pending
+// ones: Scan sends them all.
+type firstRow struct {
+	t    *tx
+	sql  string
+	args []any
+}
+
+// Scan implements pgx.Row. The row's error (pgx.ErrNoRows for none) is
+// Scan's, not the batch's: pgx forgets the prepared statements of a batch
+// that fails, and a row that is not there is no failure.
+func (r firstRow) Scan(dest ...any) error {
+	var scanned error
+	err := r.t.sendFirst(r.sql, r.args, func(q *pgx.QueuedQuery) {
+		q.QueryRow(func(row pgx.Row) error { scanned = row.Scan(dest...); return nil })
+	})
+	if scanned != nil {
+		return scanned
+	}
+	return err
+}
+
 // collect runs a query and scans each row with scan, which receives the
 // row and returns the record it read.
 func collect[T any](t *tx, sql string, args []any, scan func(pgx.Rows) (T, error)) ([]T, error) {
 	if err := t.aborted(); err != nil {
 		return nil, err
 	}
-	rows, err := t.pg.Query(t.ctx, sql, args...)
-	if err != nil {
-		return nil, t.fail(err)
-	}
-	defer rows.Close()
 	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			rows.Close()
-			return nil, t.fail(err)
+	read := func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
 		}
-		out = append(out, v)
+		return rows.Err()
 	}
-	if err := rows.Err(); err != nil {
+	var err error
+	if t.pending != nil {
+		err = t.sendFirst(sql, args, func(q *pgx.QueuedQuery) { q.Query(read) })
+	} else {
+		t.sent++
+		var rows pgx.Rows
+		if rows, err = t.conn.Query(t.ctx, sql, args...); err == nil {
+			err = read(rows)
+		}
+	}
+	if err != nil {
 		return nil, t.fail(err)
 	}
 	return out, nil
 }
 
-// flush writes what the transaction kept in memory (see seqs and newUsers),
-// in one round trip.
-func (t *tx) flush() error {
-	b := &pgx.Batch{}
+// queueFlush queues the writes of what the transaction kept in memory
+// (see seqs and newUsers) to b.
+func (t *tx) queueFlush(b *pgx.Batch) {
 	for k, d := range t.seqs {
 		if !d.written {
 			b.Queue("UPDATE sequences SET value = $3 WHERE workspace = $1 AND name = $2", k.slug, string(k.seq), d.last)
@@ -195,13 +305,38 @@ func (t *tx) flush() error {
 			}
 		}
 	}
-	if b.Len() == 0 {
-		return nil
+}
+
+// errRolledBack is the error of a COMMIT that PostgreSQL answered with a
+// rollback.
+var errRolledBack = errors.New("the server rolled the transaction back")
+
+// commit writes what the transaction kept in memory and commits it, in
+// one round trip. It calls written once the writes are done, before it
+// waits for the COMMIT (and its WAL flush). A failed write is recorded as
+// the transaction's failure; the error of the COMMIT is returned as is.
+func (t *tx) commit(written func()) error {
+	b := &pgx.Batch{}
+	t.queueFlush(b)
+	writes := b.Len()
+	b.Queue("COMMIT")
+	br := t.conn.SendBatch(t.ctx, b)
+	for range writes {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			written()
+			return t.fail(err)
+		}
 	}
-	if err := t.pg.SendBatch(t.ctx, b).Close(); err != nil {
-		return t.fail(err)
+	written()
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
 	}
-	return nil
+	if err == nil && tag.String() != "COMMIT" {
+		err = errRolledBack
+	}
+	return err
 }
 
 // Workspace existence. Methods that find nothing must tell a missing

@@ -171,7 +171,7 @@ func (t *tx) PutUser(slug string, u store.User) error {
 	return nil
 }
 
-// countUser adds delta to the users of the workspace's chunk, for flush
+// countUser adds delta to the users of the workspace's chunk, for commit
 // to write to user_chunks.
 func (t *tx) countUser(slug string, chunk, delta int64) {
 	if t.newUsers == nil {
@@ -464,9 +464,11 @@ func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	type kv struct{ k, v []byte }
-	pairs, err := collect(t, "SELECT key, value FROM user_attributes WHERE workspace = $1 AND user_id = $2",
-		[]any{slug, userID}, func(r pgx.Rows) (p kv, err error) { return p, r.Scan(&p.k, &p.v) })
+	type kv struct{ k, v string }
+	pairs, err := collect(t, userAttributesSQL, []any{slug, userID}, func(r pgx.Rows) (p kv, err error) {
+		p.k, p.v, err = scanAttribute(r)
+		return p, err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -477,9 +479,20 @@ func (t *tx) UserAttributes(slug string, userID int64) (map[string]string, error
 	}
 	out := make(map[string]string, len(pairs))
 	for _, p := range pairs {
-		out[string(p.k)] = string(p.v)
+		out[p.k] = p.v
 	}
 	return out, nil
+}
+
+// userAttributesSQL reads the attributes of user $2 of workspace $1, for
+// scanAttribute.
+const userAttributesSQL = "SELECT key, value FROM user_attributes WHERE workspace = $1 AND user_id = $2"
+
+// scanAttribute reads a row of userAttributesSQL.
+func scanAttribute(r pgx.Row) (key, value string, err error) {
+	var k, v []byte
+	err = r.Scan(&k, &v)
+	return string(k), string(v), err
 }
 
 // PutUserAttribute implements store.Tx. The user must exist

@@ -1,0 +1,235 @@
+package pgstore
+
+import (
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/identitylib/identity/store"
+)
+
+// store.Bulk: a batch of users checked in one statement and written with
+// COPY, and the inputs of a user's claims read in one statement.
+
+var _ store.Bulk = (*tx)(nil)
+
+// userKeysTakenSQL returns the positions (1-based, as WITH ORDINALITY
+// counts) of the folded usernames $2 and of the folded emails $3 that
+// belong to a user of workspace $1, each a probe of its unique index, and
+// whether the workspace exists.
+const userKeysTakenSQL = `SELECT
+	ARRAY(SELECT n.i FROM unnest($2::text[]) WITH ORDINALITY AS n(fold, i)
+		WHERE EXISTS (SELECT 1 FROM users u WHERE u.workspace = $1 AND u.username_fold = n.fold)),
+	ARRAY(SELECT n.i FROM unnest($3::text[]) WITH ORDINALITY AS n(fold, i)
+		WHERE EXISTS (SELECT 1 FROM users u WHERE u.workspace = $1 AND u.email_fold = n.fold)),
+	EXISTS (SELECT 1 FROM workspaces WHERE slug = $1)`
+
+// UserKeysTaken implements store.Bulk in one statement. A value whose Fold
+// text cannot hold is taken by no user (PutUser stores none); it goes to
+// the server as NULL, which equals nothing.
+func (t *tx) UserKeysTaken(slug string, usernames, emails []string) ([]bool, []bool, error) {
+	if !storable(slug) {
+		return nil, nil, notFound("workspace %q", slug)
+	}
+	fold := func(values []string) []*string {
+		out := make([]*string, len(values))
+		for i, v := range values {
+			if f := store.Fold(v); storable(f) {
+				out[i] = &f
+			}
+		}
+		return out
+	}
+	var usernameAt, emailAt []int64
+	var exists bool
+	if _, err := t.queryRow(userKeysTakenSQL, []any{slug, fold(usernames), fold(emails)}, &usernameAt, &emailAt, &exists); err != nil {
+		return nil, nil, err
+	}
+	if !exists {
+		return nil, nil, notFound("workspace %q", slug)
+	}
+	t.knowSpace(slug)
+	taken := func(n int, at []int64) []bool {
+		out := make([]bool, n)
+		for _, i := range at {
+			out[i-1] = true
+		}
+		return out
+	}
+	return taken(len(usernames), usernameAt), taken(len(emails), emailAt), nil
+}
+
+// The columns InsertUsers copies, in the order of the rows it copies.
+var (
+	copyUserColumns = []string{"workspace", "id", "username", "email", "full_name", "username_fold", "email_fold",
+		"full_name_fold", "email_verified", "enabled", "mfa_enabled", "password_hash", "created_at", "updated_at", "version"}
+	copyAttributeColumns = []string{"workspace", "user_id", "key", "value"}
+	copyRoleColumns      = []string{"workspace", "user_id", "role_id"}
+	copyFactorColumns    = []string{"workspace", "user_id", "secret", "confirmed", "created_at", "confirmed_at",
+		"last_step", "recovery_codes"}
+)
+
+// InsertUsers implements store.Bulk with one COPY per table that gets
+// rows: users, user_attributes, user_roles and second_factors (each a
+// round trip to learn the columns' types and the COPY's own). The unique
+// indexes refuse a taken id, username or email (store.ErrConflict) and
+// the foreign keys a missing workspace (store.ErrNotFound); either fails
+// the transaction. The new users are counted into user_chunks at the
+// commit, as PutUser counts them. Like PutUser, it refuses a username,
+// email or full name that PostgreSQL text cannot hold, before it writes.
+func (t *tx) InsertUsers(slug string, users []store.UserInsert) error {
+	if !storable(slug) {
+		return notFound("workspace %q", slug)
+	}
+	if len(users) == 0 {
+		return t.requireWorkspace(slug)
+	}
+	for _, in := range users {
+		u := in.User
+		if err := checkText("username", u.Username, "email", u.Email, "full name", u.FullName); err != nil {
+			return err
+		}
+	}
+	if err := t.requireWorkspace(slug); err != nil {
+		return err
+	}
+	err := t.copy("users", copyUserColumns, len(users), func(i int, row []any) {
+		u := users[i].User
+		row[0], row[1], row[2], row[3], row[4] = slug, u.ID, u.Username, u.Email, u.FullName
+		row[5], row[6], row[7] = store.Fold(u.Username), store.Fold(u.Email), store.Fold(u.FullName)
+		row[8], row[9], row[10], row[11] = u.EmailVerified, u.Enabled, u.MFAEnabled, []byte(u.PasswordHash)
+		row[12], row[13], row[14] = ts(u.CreatedAt), ts(u.UpdatedAt), u.Version
+	})
+	if err != nil {
+		return err
+	}
+	for _, in := range users {
+		t.countUser(slug, in.User.ID>>chunkBits, 1)
+	}
+
+	var attrs [][]any
+	var roles [][]any
+	var factors [][]any
+	for _, in := range users {
+		id := in.User.ID
+		for key, value := range in.Attributes {
+			attrs = append(attrs, []any{slug, id, bin([]byte(key)), bin([]byte(value))})
+		}
+		seen := make(map[int64]bool, len(in.Roles))
+		for _, role := range in.Roles {
+			if !seen[role] {
+				seen[role] = true
+				roles = append(roles, []any{slug, id, role})
+			}
+		}
+		if f := in.SecondFactor; f != nil {
+			codes := make([][]byte, len(f.RecoveryCodes)) // never nil, nor an element: the column is NOT NULL
+			for i, c := range f.RecoveryCodes {
+				codes[i] = bin(c)
+			}
+			factors = append(factors, []any{slug, f.UserID, bin(f.Secret), f.Confirmed, ts(f.CreatedAt), ts(f.ConfirmedAt),
+				f.LastStep, codes})
+		}
+	}
+	for _, c := range []struct {
+		table   string
+		columns []string
+		rows    [][]any
+	}{
+		{"user_attributes", copyAttributeColumns, attrs},
+		{"user_roles", copyRoleColumns, roles},
+		{"second_factors", copyFactorColumns, factors},
+	} {
+		rows := c.rows
+		if err := t.copy(c.table, c.columns, len(rows), func(i int, row []any) { copy(row, rows[i]) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copy copies n rows into table with COPY, unless n is 0. fill writes the
+// values of row i, one per column, into row, which it may not keep.
+func (t *tx) copy(table string, columns []string, n int, fill func(i int, row []any)) error {
+	if n == 0 {
+		return nil
+	}
+	if err := t.sendPending(); err != nil {
+		return err
+	}
+	row := make([]any, len(columns))
+	i := 0
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		clear(row)
+		fill(i, row)
+		i++
+		return row, nil
+	})
+	t.sent++
+	copied, err := t.conn.CopyFrom(t.ctx, pgx.Identifier{table}, columns, src)
+	if err != nil {
+		return t.fail(err)
+	}
+	if copied != int64(n) {
+		return t.fail(fmt.Errorf("COPY %s: %d rows copied of %d", table, copied, n))
+	}
+	return nil
+}
+
+// UserWithClaimInputs implements store.Bulk with the three statements of
+// User, UserAttributes and ClaimMappers sent at once, in one round trip
+// (with the BEGIN, when they are the transaction's first): three index
+// scans in the transaction's snapshot. It does not tell a missing
+// workspace from a missing user: both are store.ErrNotFound, without the
+// second round trip that would tell.
+func (t *tx) UserWithClaimInputs(slug string, id int64) (store.User, map[string]string, []store.ClaimMapper, error) {
+	if !storable(slug) {
+		return store.User{}, nil, nil, notFound("workspace %q", slug)
+	}
+	var u store.User
+	found := false
+	attrs := map[string]string{}
+	var mappers []store.ClaimMapper
+	b := &pgx.Batch{}
+	b.Queue("SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var err error
+			if u, err = scanUser(rows); err != nil {
+				return err
+			}
+			found = true
+		}
+		return rows.Err()
+	})
+	b.Queue(userAttributesSQL, slug, id).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			k, v, err := scanAttribute(rows)
+			if err != nil {
+				return err
+			}
+			attrs[k] = v
+		}
+		return rows.Err()
+	})
+	b.Queue(claimMappersSQL, slug).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			m, err := scanClaimMapper(rows)
+			if err != nil {
+				return err
+			}
+			mappers = append(mappers, m)
+		}
+		return rows.Err()
+	})
+	if err := t.sendBatch(b); err != nil {
+		return store.User{}, nil, nil, err
+	}
+	if !found {
+		return store.User{}, nil, nil, notFound("user %d of workspace %q", id, slug)
+	}
+	t.knowSpace(slug)
+	return u, attrs, mappers, nil
+}

@@ -22,8 +22,10 @@
 # then stops both servers and removes the temporary directory. Everything
 # listens on 127.0.0.1 only, and every step is bounded in time.
 #
-# At the end it prints identityd's resident memory (VmRSS, and its peak
-# VmHWM) after the runs.
+# At the end it prints identityd's resident memory after the runs (VmRSS,
+# its peak VmHWM, and its parts: RssAnon, the process's own memory, and
+# RssFile, the pages of the mapped bbolt file, which are the kernel's page
+# cache, shared and reclaimable).
 #
 # Usage: scripts/floor.sh
 # Environment (defaults): SRC (this tree: where identityd is built from),
@@ -222,6 +224,7 @@ echo
 echo "user:       GET /t/bench/api/v1/users/{id}, id random in 1..$USERS"
 echo "attributes: GET /t/bench/api/v1/users/{id}/attributes, id random in 1..$USERS"
 echo "search:     GET $SEARCH_PATH"
-rss=$(awk '/^VmRSS:/ { rss = $2 } /^VmHWM:/ { hwm = $2 } END { printf "%.0f MiB (peak %.0f MiB)", rss / 1024, hwm / 1024 }' "/proc/${PIDS[0]}/status")
+rss=$(awk '/^VmRSS:/ { rss = $2 } /^VmHWM:/ { hwm = $2 } /^RssAnon:/ { anon = $2 } /^RssFile:/ { file = $2 }
+  END { printf "%.0f MiB (peak %.0f MiB): %.0f MiB of the process'"'"'s own memory, %.0f MiB of the mapped file'"'"'s pages (page cache)", rss / 1024, hwm / 1024, anon / 1024, file / 1024 }' "/proc/${PIDS[0]}/status")
 echo "identityd resident memory after the runs: $rss, serving $(du -m "$DB" | cut -f1) MiB on disk"
 echo "identityd start to listening (opening the file): $STARTUP"

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
 )
 
 // attrResult is what UsersByAttribute returned: the total and the ids.
@@ -128,20 +129,7 @@ func TestAttributeIndexBuiltForOlderFile(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dropIndex := func() {
-		t.Helper()
-		db, err := bbolt.Open(path, 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = db.Update(func(btx *bbolt.Tx) error {
-			space := btx.Bucket([]byte("ws")).Bucket([]byte(testSlug))
-			return errors.Join(space.DeleteBucket([]byte("attr_values")), space.DeleteBucket([]byte("attr_value_counts")))
-		})
-		if err := errors.Join(err, db.Close()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dropIndex := func() { boltstore.DropBuckets(t, path, testSlug, "attr_values", "attr_value_counts") }
 	dropIndex()
 
 	s = openStore(t, path, nil)

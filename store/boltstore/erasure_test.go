@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
-
 	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
 )
 
 // indexBuckets are the indexes a file written before permanent deletion
@@ -45,22 +44,7 @@ func TestIndexesBuiltForOlderFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Make it a file of the release before: without the indexes.
-	db, err := bbolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(btx *bbolt.Tx) error {
-		space := btx.Bucket([]byte("ws")).Bucket([]byte(testSlug))
-		for _, name := range indexBuckets {
-			if err := space.DeleteBucket([]byte(name)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err := errors.Join(err, db.Close()); err != nil {
-		t.Fatal(err)
-	}
+	boltstore.DropBuckets(t, path, testSlug, indexBuckets...)
 
 	s = openStore(t, path, nil)
 	mustUpdate(t, s, func(tx store.Tx) error { return tx.DeleteUser(testSlug, 1) })

@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -164,17 +163,7 @@ func TestPrefixExpansion(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bbolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(btx *bbolt.Tx) error {
-		space := btx.Bucket(bucketSpaces).Bucket([]byte("ws"))
-		return errors.Join(space.DeleteBucket(nestedNames[bucketUserPrefixes]), space.DeleteBucket(nestedNames[bucketUserPrefixChunks]))
-	})
-	if err := errors.Join(err, db.Close()); err != nil {
-		t.Fatal(err)
-	}
+	DropBuckets(t, path, "ws", string(nestedNames[bucketUserPrefixes]), string(nestedNames[bucketUserPrefixChunks]))
 	if s, err = Open(path, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.etcd.io/bbolt"
 
 	"github.com/identitylib/identity/store"
+	"github.com/identitylib/identity/store/boltstore"
 )
 
 // TestPrefixCountsBuiltForOlderFile checks that a file written before the
@@ -36,17 +36,7 @@ func TestPrefixCountsBuiltForOlderFile(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bbolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(btx *bbolt.Tx) error {
-		space := btx.Bucket([]byte("ws")).Bucket([]byte(testSlug))
-		return errors.Join(space.DeleteBucket([]byte("user_prefixes")), space.DeleteBucket([]byte("user_prefix_chunks")))
-	})
-	if err := errors.Join(err, db.Close()); err != nil {
-		t.Fatal(err)
-	}
+	boltstore.DropBuckets(t, path, testSlug, "user_prefixes", "user_prefix_chunks")
 
 	s = openStore(t, path, nil)
 	type result struct {

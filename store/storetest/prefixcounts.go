@@ -38,6 +38,23 @@ func checkPrefixes(t *testing.T, s store.Store, slug, step string, wants []prefi
 	})
 }
 
+// checkTotals compares the totals of searches by prefix with want.
+func checkTotals(t *testing.T, s store.Store, slug, step string, want map[string]int) {
+	t.Helper()
+	view(t, s, func(tx store.Tx) error {
+		for prefix, total := range want {
+			_, got, err := tx.Users(slug, store.UserQuery{Prefix: prefix, Limit: 1})
+			if err != nil {
+				return err
+			}
+			if got != total {
+				t.Errorf("%s: Users(%q) total = %d, want %d", step, prefix, got, total)
+			}
+		}
+		return nil
+	})
+}
+
 // testPrefixCounts checks searches and their totals while the fields they
 // match change: a store may keep counts per prefix, which every write must
 // keep exact.
@@ -128,22 +145,7 @@ func testPrefixCounts(t *testing.T, newStore func(t *testing.T) store.Store) {
 			}
 			putUsers(t, s, slugA, users...)
 		}
-		totals := func(step string, want map[string]int) {
-			t.Helper()
-			view(t, s, func(tx store.Tx) error {
-				for prefix, total := range want {
-					_, got, err := tx.Users(slugA, store.UserQuery{Prefix: prefix, Limit: 1})
-					if err != nil {
-						return err
-					}
-					if got != total {
-						t.Errorf("%s: Users(%q) total = %d, want %d", step, prefix, got, total)
-					}
-				}
-				return nil
-			})
-		}
-		totals("created", map[string]int{
+		checkTotals(t, s, slugA, "created", map[string]int{
 			"emp": 4200, "emp0": 4200, "emp00": 999, "emp000": 99, "emp04": 201, "emp041": 100,
 			"emp0420": 1, "EMP04200": 1, "emp042000": 0, "e": 4200, "e0": 4200, "pat": 4200, "z": 0,
 		})
@@ -157,7 +159,7 @@ func testPrefixCounts(t *testing.T, newStore func(t *testing.T) store.Store) {
 			}
 			return nil
 		})
-		totals("renamed", map[string]int{
+		checkTotals(t, s, slugA, "renamed", map[string]int{
 			"emp": 3900, "emp0": 3900, "emp00": 699, "emp000": 0, "emp04": 201, "e": 4200, "z": 300, "zed1": 111,
 		})
 	})
@@ -182,24 +184,9 @@ func testPrefixCounts(t *testing.T, newStore func(t *testing.T) store.Store) {
 		for i := 0; i < n; i += 100 {
 			putUsers(t, s, slugA, users[i:i+100]...)
 		}
-		view(t, s, func(tx store.Tx) error {
-			for _, c := range []struct {
-				prefix string
-				total  int
-			}{
-				{"q", 12}, {"qu", 12}, {"quinn 5", 3}, {"n", 588}, {"na", 588},
-				{"a", 200}, {"b", 400}, {"u", 600}, {"u0", 100}, {"u00", 10},
-				{"u5", 100}, {"u55", 10}, {"u555", 1}, {"x", 0},
-			} {
-				_, total, err := tx.Users(slugA, store.UserQuery{Prefix: c.prefix, Limit: 1})
-				if err != nil {
-					return err
-				}
-				if total != c.total {
-					t.Errorf("Users(%q) total = %d, want %d", c.prefix, total, c.total)
-				}
-			}
-			return nil
+		checkTotals(t, s, slugA, "written", map[string]int{
+			"q": 12, "qu": 12, "quinn 5": 3, "n": 588, "na": 588, "a": 200, "b": 400,
+			"u": 600, "u0": 100, "u00": 10, "u5": 100, "u55": 10, "u555": 1, "x": 0,
 		})
 		naive := func(prefix string) []int64 {
 			var ids []int64
@@ -271,24 +258,9 @@ func testPrefixCounts(t *testing.T, newStore func(t *testing.T) store.Store) {
 		}
 		// Each writer keeps 16 users (0, 5, 10 and 15 are gone): 8 even,
 		// renamed, and 8 odd, still named after the writer.
-		view(t, s, func(tx store.Tx) error {
-			for _, c := range []struct {
-				prefix string
-				total  int
-			}{
-				{"w", 128}, {"w3", 16}, {"w3n", 16}, {"w3n1", 8}, {"w3n05", 0},
-				{"r", 64}, {"re", 64}, {"ren", 64}, {"wri", 64}, {"writer 3", 8},
-				{"writer", 64}, {"e", 0},
-			} {
-				_, total, err := tx.Users(slugA, store.UserQuery{Prefix: c.prefix, Limit: 1})
-				if err != nil {
-					return err
-				}
-				if total != c.total {
-					t.Errorf("Users(%q) total = %d, want %d", c.prefix, total, c.total)
-				}
-			}
-			return nil
+		checkTotals(t, s, slugA, "written", map[string]int{
+			"w": 128, "w3": 16, "w3n": 16, "w3n1": 8, "w3n05": 0, "r": 64, "re": 64,
+			"ren": 64, "wri": 64, "writer 3": 8, "writer": 64, "e": 0,
 		})
 	})
 }

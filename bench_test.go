@@ -137,7 +137,7 @@ func benchUser(i int) identity.ImportedUser {
 	first, last := benchFirstNames[i%26], benchLastNames[i/26%10]
 	return identity.ImportedUser{
 		Username: benchUsername(i), FullName: first + " " + last, PasswordHash: benchHash,
-		Email: strings.ToLower(first+"."+last) + strconv.Itoa(i) + "@example.com",
+		Email:      strings.ToLower(first+"."+last) + strconv.Itoa(i) + "@example.com",
 		Attributes: map[string]string{"department": "dept" + strconv.Itoa(i%50), "tier": "gold", "employee_id": strconv.Itoa(i)},
 	}
 }

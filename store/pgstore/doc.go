@@ -224,9 +224,12 @@
 // the group's snapshot: no Update misses what committed before it was
 // called. Attempts that run alone neither lead nor join a group.
 //
-// Eight writers of neighbouring users now commit with almost no retries,
-// nine in ten of them in groups, at about a third of the server's CPU per
-// write less than alone (BENCHMARKS.md, "PostgreSQL bulk paths").
+// Eight writers of neighbouring users now commit without retries, nine
+// in ten of them in groups, at half the server's CPU a write; their
+// statements run one after the other, so that on a 2-core machine they
+// commit about as many writes a second as before, 1.4-1.8 times what one
+// writer does, while one writer got faster (BENCHMARKS.md, "PostgreSQL
+// bulk paths").
 //
 // # Round trips
 //
@@ -268,9 +271,10 @@
 // store.ErrNotFound), failing the transaction. The identity package gets
 // from the bulk path exactly what it gets record by record
 // (TestImportUsersBulk compares them row by row). A batch of 10,000 users
-// costs about a dozen messages, whatever its size; the server's own work
-// bounds it, about 10 µs a user and 9 µs an attribute on a loaded 2-core
-// machine (each attribute's foreign key is checked, and indexed twice).
+// costs about a dozen messages, whatever its size, and the server's work
+// bounds it: on a loaded 2-core machine a user costs 16-19 µs in all,
+// and each attribute 10-12 µs more (its foreign key is checked, and it
+// is indexed twice).
 //
 // View runs its function in a REPEATABLE READ READ ONLY transaction: one
 // snapshot for all of its reads, which never fails to serialize and costs
@@ -308,8 +312,8 @@
 // second one. The BEGIN and ROLLBACK of a View ride with statements (see
 // Round trips); an Update adds its COMMIT (one fsync of the server's WAL,
 // shared by a group). ImportUsers costs a dozen round trips a batch and
-// the server's work (see Bulk): 40,000-50,000 users a second without
-// attributes on a loaded 2-core machine. A user by id, username or email
+// the server's work (see Bulk): 52,000-63,000 users a second without
+// attributes on a loaded 2-core machine, 17,000-21,000 with three each. A user by id, username or email
 // is a unique index lookup; an unfiltered page costs its size plus, at a
 // deep offset, a read of the chunk counts (one row per 1024 users); a
 // prefix search costs in proportion to the users it matches, whose ids it

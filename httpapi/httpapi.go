@@ -70,24 +70,28 @@ type handler struct {
 	router   *httprouter.Router
 }
 
-// ServeHTTP routes the request and logs one line about it, whatever
-// happens, panics included.
+// ServeHTTP routes the request, then tells the observer of it and logs
+// one line about it, whatever happens, panics included.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, start: time.Now()}
-	defer h.logRequest(r, rec)
-	if h.observer != nil {
-		defer h.observe(r, rec)
-	}
+	defer h.done(r, rec)
 	h.router.ServeHTTP(rec, routable(r))
 }
 
-// observe tells the observer of the request rec answered.
-func (h *handler) observe(r *http.Request, rec *statusRecorder) {
+// done reports the request rec answered to the observer and the log. One
+// clock reading serves both, and the log line's time: reading the clock
+// is a noticeable share of a request's cost on some virtual machines.
+func (h *handler) done(r *http.Request, rec *statusRecorder) {
+	now := time.Now()
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
-	h.observer.RequestDone(r.Method, rec.route, status, time.Since(rec.start))
+	took := now.Sub(rec.start)
+	if h.observer != nil {
+		h.observer.RequestDone(r.Method, rec.route, status, took)
+	}
+	h.logRequest(r, rec, now, status, took)
 }
 
 // routable returns r with URL.Path in its escaped form, so that a

@@ -60,34 +60,42 @@ func (rec *statusRecorder) fail(err error) { rec.err = err }
 // (not the path, which may hold ids and keys of attributes), status,
 // duration and bytes, and for a server error its cause. It never logs
 // headers or bodies, so keys, passwords and secrets stay out of the log.
-func (h *handler) logRequest(r *http.Request, rec *statusRecorder) {
+//
+// The record goes straight to the logger's handler, stamped with now and
+// without a source position: the position would always be this function,
+// which tells an operator nothing, and finding it (runtime.Callers, as
+// Logger.LogAttrs does) costs more than the rest of the call.
+func (h *handler) logRequest(r *http.Request, rec *statusRecorder, now time.Time, status int, took time.Duration) {
 	logger := h.logger
 	if logger == nil {
 		logger = slog.Default()
-	}
-	status := rec.status
-	if status == 0 {
-		status = http.StatusOK // nothing written: net/http sends 200
 	}
 	level := slog.LevelInfo
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelWarn // a 503 for a canceled request: no fault of ours
 	}
-	attrs := []slog.Attr{
+	if rec.err != nil {
+		level = slog.LevelError
+	}
+	ctx, handler := r.Context(), logger.Handler()
+	if !handler.Enabled(ctx, level) {
+		return
+	}
+	line := slog.NewRecord(now, level, "http request", 0)
+	line.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("route", rec.route),
 		slog.Int("status", status),
-		slog.Duration("duration", time.Since(rec.start)),
+		slog.Duration("duration", took),
 		slog.Int64("bytes", rec.bytes),
-	}
+	)
 	if rec.err != nil {
-		level = slog.LevelError
-		attrs = append(attrs, slog.String("error", causeOf(rec.err)))
+		line.AddAttrs(slog.String("error", causeOf(rec.err)))
 	}
 	if rec.stack != "" {
-		attrs = append(attrs, slog.String("stack", rec.stack))
+		line.AddAttrs(slog.String("stack", rec.stack))
 	}
-	logger.LogAttrs(r.Context(), level, "http request", attrs...)
+	_ = handler.Handle(ctx, line) // a log that cannot be written has nowhere to say so
 }
 
 // causeOf describes err for the log, with the cause an *identity.Error

@@ -65,8 +65,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,7 +112,69 @@ type Metrics struct {
 	hashWaits        prometheus.Histogram
 	attempts         *prometheus.CounterVec
 	attemptDurations *prometheus.HistogramVec
+
+	// txChildren are txDurations' children of every known kind, resolved
+	// once in New: TransactionDone runs on every store transaction, and
+	// WithLabelValues would hash the labels and take the vector's lock
+	// each time.
+	txChildren []txChildren
+
+	// requests caches the children of httpRequests and httpDurations by
+	// label set (see requestChildren), for the same reason, and to spare
+	// the status's strconv.Itoa. Readers load the map without a lock;
+	// requestsMu serializes the writers, which copy it (see
+	// requestChildren for the bound).
+	requests   atomic.Pointer[map[requestKey]requestEntry]
+	requestsMu sync.Mutex
 }
+
+// txKinds are the kinds of store transaction whose children New resolves:
+// every identity.TxKind. A kind added to identity without being added here
+// is still counted right, through WithLabelValues, only more slowly.
+var txKinds = []identity.TxKind{identity.TxView, identity.TxUpdate}
+
+// txResults are the values of the result label of
+// identity_store_transaction_duration_seconds, indexed by txResult.
+var txResults = [2]string{"ok", "error"}
+
+// txChildren are the children of txDurations of one kind, indexed by
+// txResult.
+type txChildren struct {
+	kind     identity.TxKind
+	children [2]prometheus.Observer
+}
+
+// txResult is the index in txResults of a transaction's result.
+func txResult(err error) int {
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// requestKey is a label set of identity_http_requests_total: the key of
+// the cache of children, comparable so that a lookup allocates nothing.
+type requestKey struct {
+	method, route string
+	status        int
+}
+
+// requestEntry holds the resolved children of one requestKey: its counter
+// and the histogram of its method and route (shared by the keys that
+// differ only in status, as the vector shares it).
+type requestEntry struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// maxRequestEntries bounds the cache of request children. The REST API's
+// label sets are its routes (21 today) times the statuses each answers (a
+// dozen at most), plus "unmatched" and the few Instrument names times
+// eight method labels and their statuses: a few hundred. Past the bound
+// a new label set is still counted, through WithLabelValues, and not
+// cached, so a caller that passes unbounded routes grows the vectors (as
+// it did before the cache) but never the cache.
+const maxRequestEntries = 1024
 
 // Buckets of the histograms, in seconds.
 var (
@@ -176,11 +242,14 @@ func New(opts *Options) *Metrics {
 	}
 	// Every known series starts at zero, so that rates and absences are
 	// right from the first scrape.
-	for _, kind := range []identity.TxKind{identity.TxView, identity.TxUpdate} {
-		for _, result := range []string{"ok", "error"} {
-			m.txDurations.WithLabelValues(string(kind), result)
+	for _, kind := range txKinds {
+		c := txChildren{kind: kind}
+		for i, result := range txResults {
+			c.children[i] = m.txDurations.WithLabelValues(string(kind), result)
 		}
+		m.txChildren = append(m.txChildren, c)
 	}
+	m.requests.Store(&map[requestKey]requestEntry{})
 	for _, o := range identity.SignInOutcomes() {
 		m.signIns.WithLabelValues(string(o))
 	}
@@ -231,11 +300,16 @@ func (m *Metrics) WriteText(w io.Writer) error {
 
 // TransactionDone observes a store transaction (identity.Observer).
 func (m *Metrics) TransactionDone(kind identity.TxKind, d time.Duration, err error) {
-	result := "ok"
-	if err != nil {
-		result = "error"
+	r := txResult(err)
+	for i := range m.txChildren {
+		if c := &m.txChildren[i]; c.kind == kind {
+			c.children[r].Observe(d.Seconds())
+			return
+		}
 	}
-	m.txDurations.WithLabelValues(string(kind), result).Observe(d.Seconds())
+	// A kind New does not know: counted all the same, at the vector's
+	// cost.
+	m.txDurations.WithLabelValues(string(kind), txResults[r]).Observe(d.Seconds())
 }
 
 // SignIn counts a sign-in's outcome (identity.Observer).
@@ -265,9 +339,49 @@ func (m *Metrics) RequestDone(method, route string, status int, d time.Duration)
 	if route == "" {
 		route = "unmatched"
 	}
-	method = methodLabel(method)
-	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.httpDurations.WithLabelValues(method, route).Observe(d.Seconds())
+	e := m.requestChildren(requestKey{method: methodLabel(method), route: route, status: status})
+	e.requests.Inc()
+	e.duration.Observe(d.Seconds())
+}
+
+// requestChildren returns the children of k's label set, from the cache
+// when it holds them: a lookup in a map read without a lock, which
+// allocates nothing. On a miss it resolves them with WithLabelValues and
+// caches them, unless k's status is not an HTTP status (outside
+// 100-599: net/http accepts up to 999, and such a caller is not worth a
+// place) or the cache holds maxRequestEntries already; a miss past the
+// bound takes no lock of ours. The map is copied on each insertion so
+// that readers never lock: the label sets are few and found early in a
+// server's life, then only read (filling the cache to the bound copies
+// half a million entries in all, once).
+func (m *Metrics) requestChildren(k requestKey) requestEntry {
+	cache := *m.requests.Load()
+	if e, ok := cache[k]; ok {
+		return e
+	}
+	cacheable := k.status >= 100 && k.status <= 599 && len(cache) < maxRequestEntries
+	if cacheable {
+		// The route is kept as long as m: a copy, so as not to keep
+		// whatever larger string the caller's may be a part of.
+		k.route = strings.Clone(k.route)
+	}
+	e := requestEntry{
+		requests: m.httpRequests.WithLabelValues(k.method, k.route, strconv.Itoa(k.status)),
+		duration: m.httpDurations.WithLabelValues(k.method, k.route),
+	}
+	if !cacheable {
+		return e
+	}
+	m.requestsMu.Lock()
+	defer m.requestsMu.Unlock()
+	old := *m.requests.Load()
+	if _, ok := old[k]; ok || len(old) >= maxRequestEntries {
+		return e // another goroutine cached the same children, or full
+	}
+	next := maps.Clone(old)
+	next[k] = e
+	m.requests.Store(&next)
+	return e
 }
 
 // methodLabel bounds the methods kept apart: a client may send any.

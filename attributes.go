@@ -35,10 +35,11 @@ func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value s
 		return err
 	}
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.user(tx, userID); err != nil {
+		attrs, err := w.userAttributes(tx, userID)
+		if err != nil {
 			return err
 		}
-		if err := w.checkAttributeRoom(tx, userID, key); err != nil {
+		if err := w.checkAttributeRoom(tx, userID, attrs, key); err != nil {
 			return err
 		}
 		return tx.PutUserAttribute(w.slug, userID, key, value)
@@ -46,14 +47,27 @@ func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value s
 	return fromStore(err, "user")
 }
 
-// checkAttributeRoom refuses a new attribute key for a user who has as
-// many attributes as the workspace's Limits allow; replacing the value of
-// a key the user has is always allowed.
-func (w *Workspace) checkAttributeRoom(tx store.Tx, userID int64, key string) error {
-	attrs, err := tx.UserAttributes(w.slug, userID)
-	if err != nil {
-		return err
+// userAttributes returns the attributes of the user, or a not-found error
+// when the user does not exist. A store that implements store.Bulk reads
+// the user and its attributes in one request.
+func (w *Workspace) userAttributes(tx store.Tx, userID int64) (map[string]string, error) {
+	if bulk, ok := bulkOf(tx); ok && userID > 0 {
+		_, attrs, err := bulk.UserWithAttributes(w.slug, userID)
+		if isNotFound(err) {
+			return nil, notFound("user %d not found", userID)
+		}
+		return attrs, err
 	}
+	if _, err := w.user(tx, userID); err != nil {
+		return nil, err
+	}
+	return tx.UserAttributes(w.slug, userID)
+}
+
+// checkAttributeRoom refuses a new attribute key for a user who has as
+// many attributes (attrs) as the workspace's Limits allow; replacing the
+// value of a key the user has is always allowed.
+func (w *Workspace) checkAttributeRoom(tx store.Tx, userID int64, attrs map[string]string, key string) error {
 	if _, ok := attrs[key]; ok {
 		return nil
 	}

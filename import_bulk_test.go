@@ -113,6 +113,16 @@ func (t bulkTx) UserWithClaimInputs(slug string, id int64) (store.User, map[stri
 	return u, attrs, mappers, err
 }
 
+func (t bulkTx) UserWithAttributes(slug string, id int64) (store.User, map[string]string, error) {
+	t.s.count("UserWithAttributes")
+	u, err := t.User(slug, id)
+	if err != nil {
+		return store.User{}, nil, err
+	}
+	attrs, err := t.UserAttributes(slug, id)
+	return u, attrs, err
+}
+
 // bulkEnv is a Service with workspace acme, over a memstore or over a
 // bulkStore around one.
 type bulkEnv struct {
@@ -233,6 +243,63 @@ func TestImportUsersBulkPath(t *testing.T) {
 		// invalid one, not the empty one), InsertUsers once per batch
 		// created, UserWithClaimInputs once per Claims of a positive id.
 		wantCalls := map[string]int{"UserKeysTaken": 4, "InsertUsers": 2, "UserWithClaimInputs": 3}
+		if diff := cmp.Diff(wantCalls, e.bulk.calls); diff != "" {
+			t.Errorf("observed %t: calls of store.Bulk (-want +got):\n%s", observed, diff)
+		}
+	}
+}
+
+// TestSetAttributeBulk checks that SetAttribute decides the same with the
+// bulk read of the user and its attributes as without: a value replaced
+// and a key added, a new key refused at the limit while a held key's
+// value is still replaced, and a missing user not found, whatever the
+// id. It reads through store.Bulk once per call of a positive id.
+func TestSetAttributeBulk(t *testing.T) {
+	type outcome struct {
+		Code  identity.Code
+		Attrs map[string]string
+	}
+	sets := []struct{ id int64 }{{1}, {1}, {1}, {1}, {9999}, {0}, {-1}}
+	keys := []string{"tier", "tier", "dept", "third", "tier", "tier", "tier"}
+	play := func(e *bulkEnv) []outcome {
+		ctx := t.Context()
+		set, err := e.ws.Settings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.Limits.AttributesPerUser = 2
+		if err := e.ws.UpdateSettings(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ws.ImportUsers(ctx, []identity.ImportedUser{{Username: "al", Email: "al@example.com", FullName: "Al", PasswordHash: importedHash}}); err != nil {
+			t.Fatal(err)
+		}
+		var out []outcome
+		for i, c := range sets {
+			err := e.ws.SetAttribute(ctx, c.id, keys[i], fmt.Sprint("v", i))
+			attrs, _ := e.ws.Attributes(ctx, 1)
+			out = append(out, outcome{identity.ErrorCode(err), attrs})
+		}
+		return out
+	}
+	want := []outcome{
+		{"", map[string]string{"tier": "v0"}},
+		{"", map[string]string{"tier": "v1"}},
+		{"", map[string]string{"tier": "v1", "dept": "v2"}},
+		{identity.CodeLimitReached, map[string]string{"tier": "v1", "dept": "v2"}},
+		{identity.CodeNotFound, map[string]string{"tier": "v1", "dept": "v2"}},
+		{identity.CodeNotFound, map[string]string{"tier": "v1", "dept": "v2"}},
+		{identity.CodeNotFound, map[string]string{"tier": "v1", "dept": "v2"}},
+	}
+	if diff := cmp.Diff(want, play(newBulkEnv(t, false, false))); diff != "" {
+		t.Errorf("without Bulk (-want +got):\n%s", diff)
+	}
+	for _, observed := range []bool{false, true} {
+		e := newBulkEnv(t, true, observed)
+		if diff := cmp.Diff(want, play(e)); diff != "" {
+			t.Errorf("observed %t: with Bulk (-want +got):\n%s", observed, diff)
+		}
+		wantCalls := map[string]int{"UserKeysTaken": 1, "InsertUsers": 1, "UserWithAttributes": 5}
 		if diff := cmp.Diff(wantCalls, e.bulk.calls); diff != "" {
 			t.Errorf("observed %t: calls of store.Bulk (-want +got):\n%s", observed, diff)
 		}

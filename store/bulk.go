@@ -44,6 +44,12 @@ type Bulk interface {
 	// It returns ErrNotFound when the workspace or the user does not
 	// exist.
 	UserWithClaimInputs(slug string, id int64) (User, map[string]string, []ClaimMapper, error)
+
+	// UserWithAttributes returns in one read what User(slug, id) and
+	// UserAttributes(slug, id) would return: the user and its attributes
+	// (an empty, non-nil map when there are none). It returns ErrNotFound
+	// when the workspace or the user does not exist.
+	UserWithAttributes(slug string, id int64) (User, map[string]string, error)
 }
 
 // UserInsert is one user of Bulk.InsertUsers, with what belongs to it.

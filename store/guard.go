@@ -667,3 +667,10 @@ func (g *bulkGuarded) UserWithClaimInputs(slug string, id int64) (User, map[stri
 	}
 	return g.bulk.UserWithClaimInputs(slug, id)
 }
+
+func (g *bulkGuarded) UserWithAttributes(slug string, id int64) (User, map[string]string, error) {
+	if err := g.read(); err != nil {
+		return User{}, nil, err
+	}
+	return g.bulk.UserWithAttributes(slug, id)
+}

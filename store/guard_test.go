@@ -618,6 +618,11 @@ func (f *fakeBulkTx) UserWithClaimInputs(string, int64) (store.User, map[string]
 	return store.User{}, map[string]string{}, nil, nil
 }
 
+func (f *fakeBulkTx) UserWithAttributes(string, int64) (store.User, map[string]string, error) {
+	f.call("UserWithAttributes")
+	return store.User{}, map[string]string{}, nil
+}
+
 var _ store.Bulk = (*fakeBulkTx)(nil)
 
 // bulkMethod calls one method of a store.Bulk and returns its error.
@@ -638,6 +643,10 @@ var bulkMethods = []bulkMethod{
 	}},
 	{"UserWithClaimInputs", false, func(b store.Bulk) error {
 		_, _, _, err := b.UserWithClaimInputs("a", 1)
+		return err
+	}},
+	{"UserWithAttributes", false, func(b store.Bulk) error {
+		_, _, err := b.UserWithAttributes("a", 1)
 		return err
 	}},
 }

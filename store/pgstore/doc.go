@@ -250,7 +250,9 @@
 // GetUser is one statement and so one round trip. Claims reads the user,
 // its attributes and the workspace's mappers: through store.Bulk's
 // UserWithClaimInputs the three statements go in one batch, one round
-// trip. Below that is no floor a store can reach: the reply to the
+// trip. SetAttribute reads the user and its attributes before it writes,
+// through UserWithAttributes in one batch too: with the write and the
+// COMMIT, three round trips. Below that is no floor a store can reach: the reply to the
 // statement is the answer. (A View that ran its statement without any
 // transaction would save only the BEGIN and ROLLBACK in the same
 // messages, not a round trip, and could not give a function that reads

@@ -384,3 +384,54 @@ func TestClaimsBulk(t *testing.T) {
 		t.Errorf("claims of the per-record path (-) and the bulk path (+):\n%s", diff)
 	}
 }
+
+// TestSetAttributeBulk checks that SetAttribute decides the same through
+// the one read of the user and its attributes as through two: values
+// replaced and keys added up to the workspace's limit, a new key refused
+// there while a held key is still replaced, a missing user not found.
+func TestSetAttributeBulk(t *testing.T) {
+	type outcome struct {
+		Code  identity.Code
+		Attrs map[string]string
+	}
+	var got [2][]outcome
+	for i, perRecord := range []bool{false, true} {
+		e := newImportEnv(t, perRecord)
+		ctx := t.Context()
+		set, err := e.ws.Settings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set.Limits.AttributesPerUser = 2
+		if err := e.ws.UpdateSettings(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+		u := imported("alice")
+		u.Attributes = map[string]string{"dept": "ops"}
+		if _, err := e.ws.ImportUsers(ctx, []identity.ImportedUser{u}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			id         int64
+			key, value string
+		}{{1, "dept", "sales"}, {1, "tier", "gold"}, {1, "third", "x"}, {1, "tier", "silver"}, {2, "dept", "ops"}, {0, "dept", "ops"}} {
+			err := e.ws.SetAttribute(ctx, c.id, c.key, c.value)
+			attrs, _ := e.ws.Attributes(ctx, 1)
+			got[i] = append(got[i], outcome{identity.ErrorCode(err), attrs})
+		}
+	}
+	want := []outcome{
+		{"", map[string]string{"dept": "sales"}},
+		{"", map[string]string{"dept": "sales", "tier": "gold"}},
+		{identity.CodeLimitReached, map[string]string{"dept": "sales", "tier": "gold"}},
+		{"", map[string]string{"dept": "sales", "tier": "silver"}},
+		{identity.CodeNotFound, map[string]string{"dept": "sales", "tier": "silver"}},
+		{identity.CodeNotFound, map[string]string{"dept": "sales", "tier": "silver"}},
+	}
+	if diff := cmp.Diff(want, got[0]); diff != "" {
+		t.Errorf("the bulk path (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(got[1], got[0]); diff != "" {
+		t.Errorf("the per-record path (-) and the bulk path (+):\n%s", diff)
+	}
+}

@@ -332,7 +332,7 @@ func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener, logg
 // accessLog is off.
 func requestLogger(logger *slog.Logger, lines *batchedLog, accessLog bool) *slog.Logger {
 	if accessLog {
-		return slog.New(splitLevel{low: slog.NewTextHandler(lines, nil), high: logger.Handler(), level: slog.LevelWarn})
+		return slog.New(splitLevel{low: newAccessLineHandler(lines), high: logger.Handler(), level: slog.LevelWarn})
 	}
 	return slog.New(minLevel{logger.Handler(), slog.LevelWarn})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/identitylib/identity/internal/testutil"
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
 )
@@ -106,19 +107,10 @@ const queueWait = 5 * time.Minute
 func waitQueued(t *testing.T, s *boltstore.Store, n int) {
 	t.Helper()
 	frame := fmt.Sprintf("boltstore.(*Store).Update(%p,", s)
-	buf := make([]byte, 1<<20)
 	deadline := time.Now().Add(queueWait)
 	for {
-		for {
-			m := runtime.Stack(buf, true)
-			if m < len(buf) {
-				buf = buf[:m]
-				break
-			}
-			buf = make([]byte, 2*len(buf))
-		}
 		waiting := 0
-		for g := range strings.SplitSeq(string(buf), "\n\n") {
+		for _, g := range testutil.Goroutines() {
 			status, rest, _ := strings.Cut(g, "\n")
 			if strings.Contains(status, "[select") && strings.Contains(rest, frame) {
 				waiting++
@@ -130,7 +122,6 @@ func waitQueued(t *testing.T, s *boltstore.Store, n int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v, %d Update calls wait for the committer, want %d", queueWait, waiting, n)
 		}
-		buf = buf[:cap(buf)]
 		time.Sleep(time.Millisecond)
 	}
 }

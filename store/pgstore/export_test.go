@@ -4,13 +4,14 @@ import (
 	"context"
 	"io/fs"
 	"net"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/identitylib/identity/internal/testutil"
 )
 
 // PrefixEnd is prefixEnd, for tests.
@@ -77,17 +78,8 @@ func (c countingConn) Write(b []byte) (int, error) {
 // writer queue (of any Store), from their stacks: parked in the select of
 // enter.
 func QueueBlocked() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	blocked := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
+	for _, g := range testutil.Goroutines() {
 		header, _, _ := strings.Cut(g, "\n")
 		if strings.Contains(header, "[select") && strings.Contains(g, "pgstore.(*writerQueue).enter") {
 			blocked++

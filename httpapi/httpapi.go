@@ -14,7 +14,9 @@ import (
 
 // Options configure the handler. A nil *Options means every default.
 type Options struct {
-	// Logger receives one line per request; default slog.Default().
+	// Logger receives one line per request; default slog.Default(). The
+	// records go to its Handler without a source position (a handler
+	// with AddSource writes none for them).
 	Logger *slog.Logger
 	// Observer, when set, is told of every request once it is answered
 	// (package metrics implements it). Default: none.

@@ -173,9 +173,6 @@ func (m *SMTPSettings) tokenLifetime() time.Duration {
 	return m.TokenLifetime
 }
 
-// verifyLink returns the link for the token.
-func (m *SMTPSettings) verifyLink(token string) string { return fillLink(m.VerifyURL, token) }
-
 // isLoopbackHost reports whether host is localhost or a loopback IP
 // address.
 func isLoopbackHost(host string) bool {

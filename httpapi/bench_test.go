@@ -54,7 +54,6 @@ func newBenchEnv(b *testing.B) *testEnv {
 // benchCase is one request, and the library work a direct handler does for
 // it once authorized.
 type benchCase struct {
-	name   string
 	path   func(i int) string // the path of the i-th request
 	scope  identity.Scope
 	direct func(ctx context.Context, ws *identity.Workspace, i int) (any, error)

@@ -209,6 +209,7 @@ func (t *tx) UserWithClaimInputs(slug string, id int64) (store.User, map[string]
 		return store.User{}, nil, nil, notFound("user %d of workspace %q", id, slug)
 	}
 	t.knowSpace(slug)
+	t.knowUser(slug, id)
 	return read.user, read.attrs, mappers, nil
 }
 
@@ -229,6 +230,7 @@ func (t *tx) UserWithAttributes(slug string, id int64) (store.User, map[string]s
 		return store.User{}, nil, notFound("user %d of workspace %q", id, slug)
 	}
 	t.knowSpace(slug)
+	t.knowUser(slug, id)
 	return read.user, read.attrs, nil
 }
 

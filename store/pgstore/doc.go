@@ -193,7 +193,10 @@
 // So the Updates of one Store line up in a queue (queue.go): one at a
 // time runs its statements, from before its first until its last write
 // is done; its COMMIT (and WAL flush) then overlaps with the statements
-// of the next. Within a process, a transaction's statements then never
+// of the next. (The COMMIT goes in the round trip of the last writes,
+// behind a flush request: PostgreSQL sends the writes' results at once,
+// which it would otherwise hold back with the COMMIT's until the WAL is
+// flushed.) Within a process, a transaction's statements then never
 // run beside another's, and the conflicts between its transactions all
 // point one way, from the committing to the running, which SERIALIZABLE
 // never needs to break: only a pair of transactions that each read what
@@ -224,12 +227,21 @@
 // the group's snapshot: no Update misses what committed before it was
 // called. Attempts that run alone neither lead nor join a group.
 //
+// A function's deferred writes (see Round trips) go with the next
+// function's first statement, after it and before the next savepoint,
+// or with the group's COMMIT. One that fails there fails the group as a
+// whole: the function whose write it was has ended and been kept, and
+// rolling back to the savepoint before it would undo it behind its back.
+// Only writes that cannot fail but with the transaction are deferred,
+// so this is a serialization failure (the group runs again) or a server
+// or connection failure, which fails every transaction anyway.
+//
 // Eight writers of neighbouring users now commit without retries, nine
-// in ten of them in groups, at half the server's CPU a write; their
-// statements run one after the other, so that on a 2-core machine they
-// commit about as many writes a second as before, 1.4-1.8 times what one
-// writer does, while one writer got faster (BENCHMARKS.md, "PostgreSQL
-// bulk paths").
+// in ten of them in groups. A function in a group costs one round trip
+// (its reads, with the writes of the function before it), where one
+// writer alone costs two and a WAL flush, so that on a 2-core machine
+// eight writers commit about twice as many writes a second as one
+// (BENCHMARKS.md, "PostgreSQL bulk paths" and the sections after it).
 //
 // # Round trips
 //
@@ -247,12 +259,22 @@
 // writes the transaction kept for its end (the sequence counters and the
 // user counts), in one round trip.
 //
+// A write whose result the caller does not wait for is deferred: it goes
+// with the transaction's next statement or its COMMIT, in their round
+// trip. PutUserAttribute of a user the transaction has read (and not
+// deleted since) is one: the user is in the transaction's snapshot, the
+// write is a plain INSERT ... ON CONFLICT that affects one row, and a
+// concurrent delete fails the foreign key's check as a serialization
+// failure. If a deferred write fails all the same, the statement it went
+// with did not run, and reports an earlier statement's failure rather
+// than a result of its own; the transaction does not commit.
+//
 // GetUser is one statement and so one round trip. Claims reads the user,
 // its attributes and the workspace's mappers: through store.Bulk's
 // UserWithClaimInputs the three statements go in one batch, one round
 // trip. SetAttribute reads the user and its attributes before it writes,
-// through UserWithAttributes in one batch too: with the write and the
-// COMMIT, three round trips. Below that is no floor a store can reach: the reply to the
+// through UserWithAttributes in one batch too, and its write is deferred
+// to the COMMIT: two round trips. Below that is no floor a store can reach: the reply to the
 // statement is the answer. (A View that ran its statement without any
 // transaction would save only the BEGIN and ROLLBACK in the same
 // messages, not a round trip, and could not give a function that reads

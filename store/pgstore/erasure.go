@@ -51,6 +51,7 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 		return t.missing(slug, "user %d", id)
 	}
 	t.countUser(slug, chunk, -1)
+	delete(t.users, userRef{slug, id})
 	return nil
 }
 
@@ -58,7 +59,8 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 // cascades to every row of the workspace, its API keys included, and
 // the due index loses its pending jobs with them. The transaction
 // forgets what it kept of the workspace (its sequences, its user count
-// changes), which would otherwise be written to rows that are gone.
+// changes, the users it read), which would otherwise be written to rows
+// that are gone.
 func (t *tx) DeleteWorkspace(slug string) error {
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
@@ -72,6 +74,11 @@ func (t *tx) DeleteWorkspace(slug string) error {
 	}
 	delete(t.spaces, slug)
 	delete(t.newUsers, slug)
+	for u := range t.users {
+		if u.slug == slug {
+			delete(t.users, u)
+		}
+	}
 	for k := range t.seqs {
 		if k.slug == slug {
 			delete(t.seqs, k)

@@ -165,7 +165,7 @@ func (s *Store) runGroup(ms []*member) {
 		mark := t.mark()
 		m.turn <- t
 		end := <-m.done
-		if t.retry {
+		if t.retry || t.lost {
 			lost = t.failed
 			break
 		}
@@ -225,12 +225,17 @@ type txMark struct {
 	seqs          map[seqKey]seqDraw
 	newUsers      map[string]map[int64]int64
 	spaces        map[string]bool
+	users         map[userRef]bool
 }
 
 // mark queues a savepoint to go with the next statement and returns the
-// state to go back to if the function about to run fails.
+// state to go back to if the function about to run fails. What is
+// pending before the savepoint (the BEGIN, or the deferred writes of the
+// functions before) is carried: it goes with this function's first
+// statement, but a failure in it is not this function's.
 func (t *tx) mark() txMark {
-	m := txMark{sent: t.sent, pending: len(t.pending), spaces: maps.Clone(t.spaces)}
+	m := txMark{sent: t.sent, pending: len(t.pending), spaces: maps.Clone(t.spaces), users: maps.Clone(t.users)}
+	t.carried = len(t.pending)
 	if t.seqs != nil {
 		m.seqs = make(map[seqKey]seqDraw, len(t.seqs))
 		for k, d := range t.seqs {
@@ -243,27 +248,32 @@ func (t *tx) mark() txMark {
 			m.newUsers[slug] = maps.Clone(chunks)
 		}
 	}
-	t.pending = append(slices.Clip(t.pending), "SAVEPOINT "+groupSavepoint)
+	t.pending = append(slices.Clip(t.pending), queued{sql: "SAVEPOINT " + groupSavepoint})
 	return m
 }
 
 // keep keeps what the function since m did. A savepoint it never sent is
-// dropped.
+// dropped; its deferred writes stay pending.
 func (t *tx) keep(m txMark) {
 	if t.sent == m.sent {
-		t.pending = t.pending[:m.pending]
+		t.pending = slices.Delete(t.pending, m.pending, m.pending+1)
 	}
 }
 
 // rollbackTo undoes what the function since m did: on the server, if it
-// sent a statement, and in memory. The transaction is then as it was
-// before, failure included: a failed statement is rolled back with the
-// rest.
+// sent a statement, and in memory, its deferred writes included. The
+// transaction is then as it was before, failure included: a failed
+// statement is rolled back with the rest.
 func (t *tx) rollbackTo(m txMark) error {
 	if t.sent == m.sent {
 		t.pending = t.pending[:m.pending]
-	} else if _, err := t.conn.Exec(t.ctx, "ROLLBACK TO SAVEPOINT "+groupSavepoint); err != nil {
-		return err
+	} else {
+		// The savepoint went with the function's first statement: what
+		// is pending now is the function's deferred writes.
+		t.pending = nil
+		if _, err := t.conn.Exec(t.ctx, "ROLLBACK TO SAVEPOINT "+groupSavepoint); err != nil {
+			return err
+		}
 	}
 	t.seqs = nil
 	if m.seqs != nil {
@@ -274,6 +284,7 @@ func (t *tx) rollbackTo(m txMark) error {
 	}
 	t.newUsers = m.newUsers
 	t.spaces = m.spaces
-	t.failed, t.retry = nil, false
+	t.users = m.users
+	t.failed, t.retry, t.lost = nil, false, false
 	return nil
 }

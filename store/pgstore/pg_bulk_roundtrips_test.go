@@ -91,9 +91,9 @@ func TestRoundTrips(t *testing.T) {
 		// BEGIN and the user's attributes (the user's row only when it
 		// has none).
 		"Attributes": 1,
-		// BEGIN, the gate, the user and its attributes; the attribute;
-		// COMMIT.
-		"SetAttribute": 3,
+		// BEGIN, the gate, the user and its attributes; the attribute,
+		// deferred, and COMMIT.
+		"SetAttribute": 2,
 		// BEGIN, the gate and which names are taken; the first id; for
 		// each of users, user_attributes and user_roles a COPY, in
 		// three messages (the statement, the rows, the end) and one

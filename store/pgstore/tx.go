@@ -38,19 +38,31 @@ type tx struct {
 	// pending holds statements to send with the next one, in the same
 	// round trip: the BEGIN (and the gate) until the transaction's first
 	// statement, a SAVEPOINT until the first statement of a function of
-	// a group (see group.go). A transaction whose function sends no
-	// statement never begins on the server. begun reports that the
-	// BEGIN was sent, and sent counts the statements sent.
-	pending []string
+	// a group (see group.go), and deferred writes (see deferWrite) until
+	// the next statement or the COMMIT. A transaction whose function
+	// sends no statement never begins on the server. begun reports that
+	// the BEGIN was sent, and sent counts the statements sent.
+	pending []queued
 	begun   bool
 	sent    int
+	// carried counts the statements at the head of pending that an
+	// earlier function of a group left there: its deferred writes. A
+	// failure among them belongs to that function, which has ended as
+	// kept, so it fails the group as a whole (lost).
+	carried int
 	// failed is the error that aborted the transaction, and retry
-	// reports that it is a serialization failure or a deadlock.
+	// reports that it is a serialization failure or a deadlock. lost
+	// reports that it failed in a statement of an earlier function of a
+	// group.
 	failed error
 	retry  bool
+	lost   bool
 	// spaces holds the workspaces known to exist in this transaction.
-	// Once seen, one stays until DeleteWorkspace deletes it.
+	// Once seen, one stays until DeleteWorkspace deletes it. users holds
+	// the users read in this transaction, which exist until DeleteUser
+	// or DeleteWorkspace deletes them.
 	spaces map[string]bool
+	users  map[userRef]bool
 
 	// Writes that commit makes once, with the COMMIT, however often the
 	// transaction asked for them: one row updated again and again in a
@@ -63,6 +75,18 @@ type tx struct {
 	// newUsers counts the users PutUser inserted less those DeleteUser
 	// deleted, per workspace and chunk, for user_chunks.
 	newUsers map[string]map[int64]int64
+}
+
+// queued is a statement waiting in tx.pending.
+type queued struct {
+	sql  string
+	args []any
+}
+
+// userRef names one user of one workspace.
+type userRef struct {
+	slug string
+	id   int64
 }
 
 // seqKey names one sequence of one workspace.
@@ -83,7 +107,11 @@ var _ store.Tx = (*tx)(nil)
 // which the statements of begin will begin with its first statement. With
 // no statements, the caller has begun it already.
 func newTx(ctx context.Context, conn *pgx.Conn, begin ...string) *tx {
-	return &tx{ctx: context.WithoutCancel(ctx), conn: conn, pending: begin, begun: len(begin) == 0}
+	t := &tx{ctx: context.WithoutCancel(ctx), conn: conn, begun: len(begin) == 0}
+	for _, sql := range begin {
+		t.pending = append(t.pending, queued{sql: sql})
+	}
+	return t
 }
 
 // aborted returns the error of a statement after an earlier one failed,
@@ -118,22 +146,52 @@ func (t *tx) fail(err error) error {
 	return fmt.Errorf("pgstore: %w", err)
 }
 
-// queuePending queues the pending statements to b, and counts them sent.
-func (t *tx) queuePending(b *pgx.Batch) {
-	for _, s := range t.pending {
-		b.Queue(s)
+// pendingSent is what became of the pending statements sent in a batch:
+// how many of them there were, and how many succeeded.
+type pendingSent struct {
+	n, ok int
+}
+
+// queuePending queues the pending statements to b, each counting itself
+// in the returned pendingSent when it succeeds.
+func (t *tx) queuePending(b *pgx.Batch) *pendingSent {
+	p := &pendingSent{n: len(t.pending)}
+	count := func(pgconn.CommandTag) error { p.ok++; return nil }
+	for _, q := range t.pending {
+		b.Queue(q.sql, q.args...).Exec(count)
 	}
 	t.pending, t.begun = nil, true
+	return p
+}
+
+// pendingFailed takes err, the error of a batch that began with the
+// pending statements p: if one of them failed, it records the failure as
+// the transaction's and returns it wrapped in errAborted, for the
+// statement the batch was sent for never ran; a failure among the carried
+// statements loses the group. Otherwise it returns err as it is.
+func (t *tx) pendingFailed(p *pendingSent, err error) error {
+	carried := t.carried
+	t.carried = 0
+	if err == nil || p.ok >= p.n {
+		return err
+	}
+	if t.failed == nil {
+		t.failed, t.retry = err, retryable(err)
+	}
+	if p.ok < carried {
+		t.lost = true
+	}
+	return t.aborted()
 }
 
 // sendFirst sends the pending statements and then sql in one round trip;
 // read sets how the result of sql is read. It returns the first error.
 func (t *tx) sendFirst(sql string, args []any, read func(*pgx.QueuedQuery)) error {
 	b := &pgx.Batch{}
-	t.queuePending(b)
+	p := t.queuePending(b)
 	read(b.Queue(sql, args...))
 	t.sent++
-	return t.conn.SendBatch(t.ctx, b).Close()
+	return t.pendingFailed(p, t.conn.SendBatch(t.ctx, b).Close())
 }
 
 // sendBatch sends the statements of b in one round trip, after the
@@ -144,13 +202,14 @@ func (t *tx) sendBatch(b *pgx.Batch) error {
 	if err := t.aborted(); err != nil {
 		return err
 	}
+	p := &pendingSent{}
 	if t.pending != nil {
 		first := &pgx.Batch{}
-		t.queuePending(first)
+		p = t.queuePending(first)
 		b.QueuedQueries = append(first.QueuedQueries, b.QueuedQueries...)
 	}
 	t.sent += b.Len()
-	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
+	if err := t.pendingFailed(p, t.conn.SendBatch(t.ctx, b).Close()); err != nil {
 		return t.fail(err)
 	}
 	return nil
@@ -166,11 +225,29 @@ func (t *tx) sendPending() error {
 		return nil
 	}
 	b := &pgx.Batch{}
-	t.queuePending(b)
+	p := t.queuePending(b)
 	t.sent += b.Len()
-	if err := t.conn.SendBatch(t.ctx, b).Close(); err != nil {
+	if err := t.pendingFailed(p, t.conn.SendBatch(t.ctx, b).Close()); err != nil {
 		return t.fail(err)
 	}
+	return nil
+}
+
+// deferWrite queues a write whose result the transaction need not wait
+// for, to go with the next statement or the COMMIT, in their round trip.
+// Only a write that cannot fail but with the transaction may wait so (a
+// serialization failure, a lost connection): its caller reports nothing
+// of its result, so the transaction's failure is where its failure
+// shows. Before the transaction has begun, it is sent at once.
+func (t *tx) deferWrite(sql string, args ...any) error {
+	if err := t.aborted(); err != nil {
+		return err
+	}
+	if !t.begun {
+		_, err := t.exec(sql, args...)
+		return err
+	}
+	t.pending = append(t.pending, queued{sql: sql, args: args})
 	return nil
 }
 
@@ -284,59 +361,133 @@ func collect[T any](t *tx, sql string, args []any, scan func(pgx.Rows) (T, error
 	return out, nil
 }
 
-// queueFlush queues the writes of what the transaction kept in memory
-// (see seqs and newUsers) to b.
-func (t *tx) queueFlush(b *pgx.Batch) {
+// flushWrites appends to w the writes of what the transaction kept in
+// memory (see seqs and newUsers).
+func (t *tx) flushWrites(w []queued) []queued {
 	for k, d := range t.seqs {
 		if !d.written {
-			b.Queue("UPDATE sequences SET value = $3 WHERE workspace = $1 AND name = $2", k.slug, string(k.seq), d.last)
+			w = append(w, queued{"UPDATE sequences SET value = $3 WHERE workspace = $1 AND name = $2",
+				[]any{k.slug, string(k.seq), d.last}})
 		}
 	}
 	for slug, chunks := range t.newUsers {
 		for chunk, n := range chunks {
 			switch {
 			case n > 0:
-				b.Queue(`INSERT INTO user_chunks AS c (workspace, chunk, n) VALUES ($1, $2, $3)
-					ON CONFLICT (workspace, chunk) DO UPDATE SET n = c.n + excluded.n`, slug, chunk, n)
+				w = append(w, queued{`INSERT INTO user_chunks AS c (workspace, chunk, n) VALUES ($1, $2, $3)
+					ON CONFLICT (workspace, chunk) DO UPDATE SET n = c.n + excluded.n`, []any{slug, chunk, n}})
 			case n < 0:
 				// The chunk's row counts the users deleted: it exists.
-				b.Queue("UPDATE user_chunks SET n = n + $3 WHERE workspace = $1 AND chunk = $2", slug, chunk, n)
-				b.Queue("DELETE FROM user_chunks WHERE workspace = $1 AND chunk = $2 AND n = 0", slug, chunk)
+				w = append(w,
+					queued{"UPDATE user_chunks SET n = n + $3 WHERE workspace = $1 AND chunk = $2", []any{slug, chunk, n}},
+					queued{"DELETE FROM user_chunks WHERE workspace = $1 AND chunk = $2 AND n = 0", []any{slug, chunk}})
 			}
 		}
 	}
+	return w
 }
 
 // errRolledBack is the error of a COMMIT that PostgreSQL answered with a
 // rollback.
 var errRolledBack = errors.New("the server rolled the transaction back")
 
-// commit writes what the transaction kept in memory and commits it, in
-// one round trip. It calls written once the writes are done, before it
-// waits for the COMMIT (and its WAL flush). A failed write is recorded as
-// the transaction's failure; the error of the COMMIT is returned as is.
+// commit sends the deferred writes and the writes of what the
+// transaction kept in memory, and commits it, in one round trip. It calls
+// written once the writes are done, before it waits for the COMMIT (and
+// its WAL flush): a flush request between them has the server send their
+// results at once, which it would otherwise hold until the end of the
+// round trip. A failed write is recorded as the transaction's failure;
+// the error of the COMMIT is returned as is.
 func (t *tx) commit(written func()) error {
-	b := &pgx.Batch{}
-	t.queueFlush(b)
-	writes := b.Len()
-	b.Queue("COMMIT")
-	br := t.conn.SendBatch(t.ctx, b)
-	for range writes {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
+	writes := t.flushWrites(t.pending)
+	t.pending, t.carried = nil, 0
+	bound, err := t.bind(writes)
+	if err != nil {
+		written()
+		return t.fail(err)
+	}
+	p := t.conn.PgConn().StartPipeline(t.ctx)
+	for _, b := range bound {
+		p.SendQueryStatement(b.sd, b.values, b.formats, nil)
+	}
+	p.SendFlushRequest()
+	p.SendQueryParams("COMMIT", nil, nil, nil, nil)
+	if err := p.Sync(); err != nil {
+		written()
+		return t.fail(err)
+	}
+	for range bound {
+		if _, err := pipelineResult(p); err != nil {
+			_ = p.Close()
 			written()
 			return t.fail(err)
 		}
 	}
 	written()
-	tag, err := br.Exec()
-	if cerr := br.Close(); err == nil {
+	tag, err := pipelineResult(p)
+	if cerr := p.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil && tag.String() != "COMMIT" {
 		err = errRolledBack
 	}
 	return err
+}
+
+// pipelineResult reads the result of the next statement of p.
+func pipelineResult(p *pgconn.Pipeline) (pgconn.CommandTag, error) {
+	res, err := p.GetResults()
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	rr, ok := res.(*pgconn.ResultReader)
+	if !ok {
+		return pgconn.CommandTag{}, fmt.Errorf("pgstore: a statement's result is %T", res)
+	}
+	return rr.Close()
+}
+
+// boundStatement is a statement prepared on the connection and its
+// arguments, encoded.
+type boundStatement struct {
+	sd      *pgconn.StatementDescription
+	values  [][]byte
+	formats []int16
+}
+
+// bind prepares the statements of qs on the connection (once: pgx keeps
+// them by their SQL) and encodes their arguments, for a pipeline.
+func (t *tx) bind(qs []queued) ([]boundStatement, error) {
+	types := t.conn.TypeMap()
+	bound := make([]boundStatement, len(qs))
+	for i, q := range qs {
+		sd, err := t.conn.Prepare(t.ctx, q.sql, q.sql)
+		if err != nil {
+			return nil, err
+		}
+		if len(sd.ParamOIDs) != len(q.args) {
+			return nil, fmt.Errorf("pgstore: %d arguments for the %d parameters of %q", len(q.args), len(sd.ParamOIDs), q.sql)
+		}
+		b := boundStatement{sd: sd, values: make([][]byte, len(q.args)), formats: make([]int16, len(q.args))}
+		// Encode appends to buf and returns nil for NULL; an empty value
+		// is an empty slice, not nil, which would be NULL.
+		buf := make([]byte, 0, 64)
+		for j, arg := range q.args {
+			oid := sd.ParamOIDs[j]
+			b.formats[j] = types.FormatCodeForOID(oid)
+			start := len(buf)
+			out, err := types.Encode(oid, b.formats[j], arg, buf)
+			if err != nil {
+				return nil, fmt.Errorf("pgstore: argument %d of %q: %w", j+1, q.sql, err)
+			}
+			if out != nil {
+				buf = out
+				b.values[j] = buf[start:len(buf):len(buf)]
+			}
+		}
+		bound[i] = b
+	}
+	return bound, nil
 }
 
 // Workspace existence. Methods that find nothing must tell a missing
@@ -359,6 +510,14 @@ func (t *tx) workspaceExists(slug string) (bool, error) {
 		t.knowSpace(slug)
 	}
 	return exists, nil
+}
+
+// knowUser records that the user exists.
+func (t *tx) knowUser(slug string, id int64) {
+	if t.users == nil {
+		t.users = make(map[userRef]bool)
+	}
+	t.users[userRef{slug, id}] = true
 }
 
 // knowSpace records that the workspace exists.

@@ -191,6 +191,7 @@ func (t *tx) User(slug string, id int64) (store.User, error) {
 	u, err := scanUser(t.row("SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id))
 	switch {
 	case err == nil:
+		t.knowUser(slug, id)
 		return u, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return store.User{}, t.missing(slug, "user %d", id)
@@ -498,9 +499,20 @@ func scanAttribute(r pgx.Row) (key, value string, err error) {
 // PutUserAttribute implements store.Tx. The user must exist
 // (store.ErrNotFound otherwise): the attribute row has a foreign key to
 // it.
+//
+// Of a user the transaction has read, the write is deferred: it goes
+// with the next statement or the COMMIT, a round trip less. It cannot
+// fail but with the transaction: the user is in the transaction's
+// snapshot, and a concurrent delete fails the foreign key's check as a
+// serialization failure.
 func (t *tx) PutUserAttribute(slug string, userID int64, key, value string) error {
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
+	}
+	if t.users[userRef{slug, userID}] {
+		return t.deferWrite(`INSERT INTO user_attributes (workspace, user_id, key, value) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (workspace, user_id, key) DO UPDATE SET value = excluded.value`,
+			slug, userID, []byte(key), []byte(value))
 	}
 	tag, err := t.exec(`INSERT INTO user_attributes (workspace, user_id, key, value)
 		SELECT workspace, id, $3::bytea, $4::bytea FROM users WHERE workspace = $1 AND id = $2

@@ -165,14 +165,16 @@ func (t *tx) queuePending(b *pgx.Batch) *pendingSent {
 }
 
 // pendingFailed takes err, the error of a batch that began with the
-// pending statements p: if one of them failed, it records the failure as
-// the transaction's and returns it wrapped in errAborted, for the
-// statement the batch was sent for never ran; a failure among the carried
-// statements loses the group. Otherwise it returns err as it is.
+// pending statements p: if the server refused one of them, it records the
+// failure as the transaction's and returns it wrapped in errAborted, for
+// the statement the batch was sent for never ran; a failure among the
+// carried statements loses the group. Otherwise (no statement refused, or
+// the connection failed) it returns err as it is.
 func (t *tx) pendingFailed(p *pendingSent, err error) error {
 	carried := t.carried
 	t.carried = 0
-	if err == nil || p.ok >= p.n {
+	var pgErr *pgconn.PgError
+	if err == nil || p.ok >= p.n || !errors.As(err, &pgErr) {
 		return err
 	}
 	if t.failed == nil {

@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/store"
@@ -317,7 +317,7 @@ func (e *env) openStore(mustExist bool, opts *identity.Options) (*identity.Servi
 		return nil, nil, nil, err
 	}
 	st, err := openStore(e.dbPath)
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		// bbolt holds an exclusive lock on the file; the store gives up
 		// after a short wait rather than hang behind a running server.
 		// (A server with its admin socket on gets the command instead:

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/identitylib/identity/store"
 )
@@ -32,7 +32,7 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (int64, error) {
 		return 0, store.ErrClosed
 	}
 	btx, err := s.db.Begin(false)
-	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return 0, store.ErrClosed // Close won the race after isClosed
 	}
 	if err != nil {

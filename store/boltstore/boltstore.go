@@ -178,6 +178,7 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/identitylib/identity/store"
 )
@@ -259,7 +260,8 @@ var _ store.Store = (*Store)(nil)
 // Open opens the bbolt file at path, creating it with mode 0600 if it does
 // not exist, and starts the committer. Only one Store may hold a file at a
 // time: while another holds it, Open waits Options.Timeout for the lock and
-// then fails with an error that wraps bbolt.ErrTimeout.
+// then fails with an error that wraps ErrTimeout of go.etcd.io/bbolt/errors
+// (which bbolt.ErrTimeout, deprecated, is too).
 func Open(path string, opts *Options) (*Store, error) {
 	o := opts.withDefaults()
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
@@ -274,7 +276,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		// never set.
 		NoFreelistSync: true,
 	})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("boltstore: open %s: the file is locked by another Store or process (waited %v): %w", path, o.Timeout, err)
 	}
 	if err != nil {
@@ -305,7 +307,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 		return store.ErrClosed
 	}
 	btx, err := s.db.Begin(false)
-	if errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return store.ErrClosed // Close won the race after isClosed
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
@@ -307,7 +307,7 @@ func TestWritesInViewReturnErrReadOnly(t *testing.T) {
 
 // TestSecondOpenFailsFast: a second Open of a locked file waits for the
 // lock for its Timeout (the default, or the one given), then fails with
-// bbolt.ErrTimeout rather than waiting on. Only the lower bound of the
+// bbolt's ErrTimeout rather than waiting on. Only the lower bound of the
 // wait is timed, since a loaded machine may take longer to give up, never
 // less: bbolt tries the lock every 50 ms and gives up once less than that
 // is left.
@@ -343,8 +343,8 @@ func TestSecondOpenFailsFast(t *testing.T) {
 			if err == nil {
 				t.Fatal("second Open of a locked file succeeded")
 			}
-			if !errors.Is(err, bbolt.ErrTimeout) {
-				t.Errorf("got error %v, want one wrapping bbolt.ErrTimeout", err)
+			if !errors.Is(err, berrors.ErrTimeout) {
+				t.Errorf("got error %v, want one wrapping bbolt's ErrTimeout", err)
 			}
 			if waited := time.Since(start); waited < tt.minWait {
 				t.Errorf("second Open gave up after %v, want at least %v", waited, tt.minWait)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // compactTxSize bounds the writes of one transaction of Compact, so that
@@ -36,7 +37,7 @@ func Compact(path string, opts *Options) (CompactResult, error) {
 	// replaced it, the lock keeps a server from opening the file and
 	// writing what the rename would then throw away.
 	src, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.Timeout, FreelistType: bbolt.FreelistMapType, NoFreelistSync: true})
-	if errors.Is(err, bbolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return CompactResult{}, fmt.Errorf("boltstore: compact %s: the file is locked by another Store or process (waited %v): %w", path, o.Timeout, err)
 	}
 	if err != nil {

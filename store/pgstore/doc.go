@@ -236,13 +236,14 @@
 // so this is a serialization failure (the group runs again) or a server
 // or connection failure, which fails every transaction anyway.
 //
-// Eight writers of neighbouring users now commit with hardly a retry (a
-// few in 10,000 writes: a group's statements run while the group before
-// it commits), 97 in 100 of them in groups. A function in a group costs
-// one round trip (its reads, with the writes of the function before it),
-// where one writer alone costs two and a WAL flush, so that on a 2-core
-// machine eight writers commit about twice as many writes a second as one
-// (BENCHMARKS.md, "PostgreSQL bulk paths" and the sections after it).
+// Eight writers of neighbouring users now commit with hardly a retry (at
+// most one or two in a thousand writes: a group's statements run while
+// the group before it commits), nine in ten or more of them in groups. A
+// function in a group costs one round trip (its reads, with the writes of
+// the function before it), where one writer alone costs two and a WAL
+// flush, so that on a 2-core machine eight writers commit about twice as
+// many writes a second as one (BENCHMARKS.md, "PostgreSQL bulk paths"
+// and the sections after it).
 //
 // # Round trips
 //

@@ -228,8 +228,8 @@
 // called. Attempts that run alone neither lead nor join a group.
 //
 // A function's deferred writes (see Round trips) go with the next
-// function's first statement, after it and before the next savepoint,
-// or with the group's COMMIT. One that fails there fails the group as a
+// function's first statement, ahead of that function's savepoint, or
+// with the group's COMMIT. One that fails there fails the group as a
 // whole: the function whose write it was has ended and been kept, and
 // rolling back to the savepoint before it would undo it behind its back.
 // Only writes that cannot fail but with the transaction are deferred,
@@ -276,8 +276,8 @@
 // UserWithClaimInputs the three statements go in one batch, one round
 // trip. SetAttribute reads the user and its attributes before it writes,
 // through UserWithAttributes in one batch too, and its write is deferred
-// to the COMMIT: two round trips. Below that is no floor a store can reach: the reply to the
-// statement is the answer. (A View that ran its statement without any
+// to the COMMIT: two round trips. Below that is no floor a store can
+// reach: the reply to the statement is the answer. (A View that ran its statement without any
 // transaction would save only the BEGIN and ROLLBACK in the same
 // messages, not a round trip, and could not give a function that reads
 // again one snapshot: which statement is the last is known only when the

@@ -264,6 +264,7 @@ func (s *Store) View(ctx context.Context, fn func(store.Tx) error) error {
 		begin = beginViewAfter
 	}
 	t := newTx(ctx, conn.Conn(), begin...)
+	t.view = true
 	defer s.endView(conn)
 	return store.RunView(t, fn)
 }

@@ -59,10 +59,12 @@ type tx struct {
 	lost   bool
 	// spaces holds the workspaces known to exist in this transaction.
 	// Once seen, one stays until DeleteWorkspace deletes it. users holds
-	// the users read in this transaction, which exist until DeleteUser
-	// or DeleteWorkspace deletes them.
+	// the users an Update read, which exist until DeleteUser or
+	// DeleteWorkspace deletes them; a View, which writes nothing, keeps
+	// none (view).
 	spaces map[string]bool
 	users  map[userRef]bool
+	view   bool
 
 	// Writes that commit makes once, with the COMMIT, however often the
 	// transaction asked for them: one row updated again and again in a
@@ -514,8 +516,11 @@ func (t *tx) workspaceExists(slug string) (bool, error) {
 	return exists, nil
 }
 
-// knowUser records that the user exists.
+// knowUser records that the user exists, for deferWrite.
 func (t *tx) knowUser(slug string, id int64) {
+	if t.view {
+		return
+	}
 	if t.users == nil {
 		t.users = make(map[userRef]bool)
 	}

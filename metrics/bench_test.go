@@ -26,27 +26,9 @@ var benchRequests = []struct {
 // BenchmarkRequestDone measures the observer's cost per request of the
 // REST API, from one goroutine and from GOMAXPROCS at once.
 func BenchmarkRequestDone(b *testing.B) {
-	b.Run("serial", func(b *testing.B) {
-		m := metrics.New(nil)
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			r := benchRequests[i%len(benchRequests)]
-			m.RequestDone(r.method, r.route, r.status, 3*time.Millisecond)
-			i++
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		m := metrics.New(nil)
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			i := 0
-			for pb.Next() {
-				r := benchRequests[i%len(benchRequests)]
-				m.RequestDone(r.method, r.route, r.status, 3*time.Millisecond)
-				i++
-			}
-		})
+	benchObserver(b, func(m *metrics.Metrics, i int) {
+		r := benchRequests[i%len(benchRequests)]
+		m.RequestDone(r.method, r.route, r.status, 3*time.Millisecond)
 	})
 }
 
@@ -56,12 +38,21 @@ func BenchmarkTransactionDone(b *testing.B) {
 	failed := errors.New("refused")
 	kinds := []identity.TxKind{identity.TxView, identity.TxView, identity.TxUpdate, identity.TxView}
 	errs := []error{nil, nil, nil, failed}
+	benchObserver(b, func(m *metrics.Metrics, i int) {
+		m.TransactionDone(kinds[i%len(kinds)], 200*time.Microsecond, errs[i%len(errs)])
+	})
+}
+
+// benchObserver runs observe(m, i), i counting the calls, on a new
+// Metrics from one goroutine (serial) and from GOMAXPROCS at once
+// (parallel, i counting per goroutine).
+func benchObserver(b *testing.B, observe func(m *metrics.Metrics, i int)) {
 	b.Run("serial", func(b *testing.B) {
 		m := metrics.New(nil)
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			m.TransactionDone(kinds[i%len(kinds)], 200*time.Microsecond, errs[i%len(errs)])
+			observe(m, i)
 			i++
 		}
 	})
@@ -69,10 +60,8 @@ func BenchmarkTransactionDone(b *testing.B) {
 		m := metrics.New(nil)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
-			i := 0
-			for pb.Next() {
-				m.TransactionDone(kinds[i%len(kinds)], 200*time.Microsecond, errs[i%len(errs)])
-				i++
+			for i := 0; pb.Next(); i++ {
+				observe(m, i)
 			}
 		})
 	})

@@ -18,8 +18,10 @@
 #
 # Both servers get the same requests (the same Lua script and bearer key)
 # and share the CPUs with wrk, one at a time. It prints, for each case and
-# round, requests/s and p50/p99 of each and identityd's share of the floor,
-# then stops both servers and removes the temporary directory. Everything
+# round, requests/s, p50/p99 and the CPU time the server process spent a
+# request (its user and system time over the run, from /proc/PID/stat,
+# over wrk's requests) of each, and identityd's share of the floor, then
+# stops both servers and removes the temporary directory. Everything
 # listens on 127.0.0.1 only, and every step is bounded in time.
 #
 # At the end it prints identityd's resident memory after the runs (VmRSS,
@@ -30,7 +32,8 @@
 # Usage: scripts/floor.sh
 # Environment (defaults): SRC (this tree: where identityd is built from),
 # USERS (100000), DURATION (10s, in seconds), ROUNDS (2), THREADS (2),
-# CONNECTIONS (32), ACCESS_LOG (true: identityd logs each request, to a
+# CONNECTIONS (32), CASES (user attributes search: the cases to run),
+# ACCESS_LOG (true: identityd logs each request, to a
 # file, as it does by default), SEARCH (user00012: the search case's
 # prefix), DB (none: a bbolt file with the workspace "bench" and ids
 # 1..USERS to serve instead of a new one, such as the 10,000,000-user
@@ -48,6 +51,7 @@ ROUNDS=${ROUNDS:-2}
 THREADS=${THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-32}
 ACCESS_LOG=${ACCESS_LOG:-true}
+CASES=${CASES:-user attributes search}
 SEARCH=${SEARCH:-user00012}
 # A valid argon2id PHC string (m=19 MiB, t=2, p=1) that every user shares.
 HASH='$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$4mELq7hNUzGZvyZXLgouEc8/BWwYXjaTIDhSdkbPjyo'
@@ -170,34 +174,43 @@ end
 EOF
 done
 
-# bench BASE CASE prints requests/s, p50, p99 and non-2xx of wrk's run.
+# cputicks PID prints the user and system time PID has spent, in clock
+# ticks (fields 14 and 15 of /proc/PID/stat; the command name before them
+# has no spaces here).
+cputicks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# bench BASE PID CASE prints requests/s, p50, p99, the CPU time in µs the
+# server PID spent a request and the non-2xx answers of wrk's run.
 bench() {
-  local base=$1 kind=$2 out=$WORK/wrk.txt secs=${DURATION%s}
+  local base=$1 pid=$2 kind=$3 out=$WORK/wrk.txt secs=${DURATION%s} before
   local args=("$base$USER_PATH")
   case $kind in
     user | attributes) args=(-s "$WORK/$kind.lua" "$base$USER_PATH") ;;
     search) args=("$base$SEARCH_PATH") ;;
   esac
+  before=$(cputicks "$pid")
   timeout $((secs + 30)) wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency \
     -H "Authorization: Bearer $KEY" "${args[@]}" >"$out"
-  awk '
+  awk -v ticks=$(($(cputicks "$pid") - before)) -v hz="$(getconf CLK_TCK)" '
+    /requests in/ { n = $1 }
     /Requests\/sec:/ { rps = $2 }
     /^ +50%/ { p50 = $2 }
     /^ +99%/ { p99 = $2 }
     /Non-2xx or 3xx responses:/ { bad = $NF }
-    END { printf "%s %s %s %s\n", rps, p50, p99, (bad == "" ? 0 : bad) }
+    END { printf "%s %s %s %.1f %s\n", rps, p50, p99, (n > 0 ? ticks * 1e6 / hz / n : 0), (bad == "" ? 0 : bad) }
   ' "$out"
 }
 
 results=()
 for round in $(seq "$ROUNDS"); do
-  for kind in user attributes search; do
+  for kind in $CASES; do
+    case $kind in user | attributes | search) ;; *) die "CASES: no case $kind" ;; esac
     log "round $round: $kind (floor, then identityd)"
-    read -r frps fp50 fp99 fbad < <(bench "$FLOOR_URL" "$kind")
-    read -r irps ip50 ip99 ibad < <(bench "$IDENTITYD" "$kind")
+    read -r frps fp50 fp99 fcpu fbad < <(bench "$FLOOR_URL" "${PIDS[1]}" "$kind")
+    read -r irps ip50 ip99 icpu ibad < <(bench "$IDENTITYD" "${PIDS[0]}" "$kind")
     [ "$fbad$ibad" = 00 ] || die "non-2xx answers in round $round, $kind: floor $fbad, identityd $ibad"
     share=$(awk -v a="$irps" -v b="$frps" 'BEGIN { printf "%.0f%%", 100 * a / b }')
-    results+=("$(printf "%-11s %5s %12s %9s %9s %12s %9s %9s %7s" "$kind" "$round" "$frps" "$fp50" "$fp99" "$irps" "$ip50" "$ip99" "$share")")
+    results+=("$(printf "%-11s %5s %12s %9s %9s %8s %12s %9s %9s %8s %7s" "$kind" "$round" "$frps" "$fp50" "$fp99" "$fcpu" "$irps" "$ip50" "$ip99" "$icpu" "$share")")
   done
 done
 
@@ -206,12 +219,13 @@ echo "identityd ($SRC_REV) against the net/http floor over loopback: $USERS user
 echo "wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency, $ROUNDS rounds, access log $ACCESS_LOG"
 echo "machine: $(nproc) CPUs, $(go version | cut -d' ' -f3-), $(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2), load average before: $LOAD_BEFORE"
 echo
-printf "%-11s %5s %12s %9s %9s %12s %9s %9s %7s\n" case round "floor req/s" p50 p99 "identityd" p50 p99 share
+printf "%-11s %5s %12s %9s %9s %8s %12s %9s %9s %8s %7s\n" case round "floor req/s" p50 p99 "µs/req" "identityd" p50 p99 "µs/req" share
 printf '%s\n' "${results[@]}"
 echo
 echo "user:       GET /t/bench/api/v1/users/{id}, id random in 1..$USERS"
 echo "attributes: GET /t/bench/api/v1/users/{id}/attributes, id random in 1..$USERS"
 echo "search:     GET $SEARCH_PATH"
+echo "µs/req:     the server process's CPU time (user and system) over the run, a request"
 rss=$(awk '/^VmRSS:/ { rss = $2 } /^VmHWM:/ { hwm = $2 } /^RssAnon:/ { anon = $2 } /^RssFile:/ { file = $2 }
   END { printf "%.0f MiB (peak %.0f MiB): %.0f MiB of the process'"'"'s own memory, %.0f MiB of the mapped file'"'"'s pages (page cache)", rss / 1024, hwm / 1024, anon / 1024, file / 1024 }' "/proc/${PIDS[0]}/status")
 echo "identityd resident memory after the runs: $rss, serving $(du -m "$DB" | cut -f1) MiB on disk"

@@ -92,6 +92,9 @@ wait_for() {
   die "nothing in $file after $secs s: $(cat "$file")"
 }
 
+for kind in $CASES; do
+  case $kind in user | attributes | search) ;; *) die "CASES: no case $kind (user, attributes, search)" ;; esac
+done
 ensure_wrk
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 BIN=$WORK/identityd
@@ -204,7 +207,6 @@ bench() {
 results=()
 for round in $(seq "$ROUNDS"); do
   for kind in $CASES; do
-    case $kind in user | attributes | search) ;; *) die "CASES: no case $kind" ;; esac
     log "round $round: $kind (floor, then identityd)"
     read -r frps fp50 fp99 fcpu fbad < <(bench "$FLOOR_URL" "${PIDS[1]}" "$kind")
     read -r irps ip50 ip99 icpu ibad < <(bench "$IDENTITYD" "${PIDS[0]}" "$kind")

@@ -274,14 +274,15 @@
 // GetUser is one statement and so one round trip. Claims reads the user,
 // its attributes and the workspace's mappers: through store.Bulk's
 // UserWithClaimInputs the three statements go in one batch, one round
-// trip. SetAttribute reads the user and its attributes before it writes,
-// through UserWithAttributes in one batch too, and its write is deferred
-// to the COMMIT: two round trips. Below that is no floor a store can
-// reach: the reply to the statement is the answer. (A View that ran its statement without any
+// trip. Below that is no floor a store can reach: the reply to the
+// statement is the answer. (A View that ran its statement without any
 // transaction would save only the BEGIN and ROLLBACK in the same
 // messages, not a round trip, and could not give a function that reads
 // again one snapshot: which statement is the last is known only when the
-// function returns.) TestRoundTrips counts the messages of each call.
+// function returns.) SetAttribute reads the user and its attributes
+// before it writes, through UserWithAttributes in one batch too, and its
+// write is deferred to the COMMIT: two round trips, the read and the
+// COMMIT. TestRoundTrips counts the messages of each call.
 //
 // # Bulk
 //

@@ -168,7 +168,7 @@ type requestEntry struct {
 }
 
 // maxRequestEntries bounds the cache of request children. The REST API's
-// label sets are its routes (21 today) times the statuses each answers (a
+// label sets are its routes (two dozen) times the statuses each answers (a
 // dozen at most), plus "unmatched" and the few Instrument names times
 // eight method labels and their statuses: a few hundred. Past the bound
 // a new label set is still counted, through WithLabelValues, and not

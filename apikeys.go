@@ -62,16 +62,25 @@ func apiKeyFromRecord(r store.APIKey) APIKey {
 	return APIKey{ID: r.ID, Workspace: r.Workspace, Name: r.Name, Scopes: scopes, CreatedAt: r.CreatedAt}
 }
 
+// CreatedAPIKey is a key just issued, with the key itself.
+type CreatedAPIKey struct {
+	APIKey APIKey `json:"apiKey"`
+	// Secret is the key itself ("idk_", 16 hex digits of its ID, "_" and
+	// 43 characters of base64url): shown only here, since only a hash of
+	// it is stored.
+	Secret string `json:"secret"`
+}
+
 // CreateAPIKey issues a key for the workspace with the given scopes (at
 // least one, each known, no duplicates) and an optional name. It returns
 // the key's description and the key itself, which is shown only here.
-func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scope) (APIKey, string, error) {
+func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scope) (CreatedAPIKey, error) {
 	if err := checkAPIKeyInput(name, scopes); err != nil {
-		return APIKey{}, "", err
+		return CreatedAPIKey{}, err
 	}
 	id, secret, key, err := newToken(apiKeyPrefix)
 	if err != nil {
-		return APIKey{}, "", &Error{Code: CodeInternal, Message: "internal error", Err: err}
+		return CreatedAPIKey{}, internal(err)
 	}
 	rec := store.APIKey{
 		ID: id, Workspace: w.slug, Name: name, SecretHash: hashSecret(secret), CreatedAt: w.svc.timestamp(),
@@ -86,9 +95,9 @@ func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scop
 		return tx.PutAPIKey(rec)
 	})
 	if err != nil {
-		return APIKey{}, "", fromStore(err, "workspace")
+		return CreatedAPIKey{}, fromStore(err, "workspace")
 	}
-	return apiKeyFromRecord(rec), key, nil
+	return CreatedAPIKey{APIKey: apiKeyFromRecord(rec), Secret: key}, nil
 }
 
 func checkAPIKeyInput(name string, scopes []Scope) error {
@@ -111,9 +120,9 @@ func checkAPIKeyInput(name string, scopes []Scope) error {
 	return p.err("invalid API key request")
 }
 
-// APIKeys returns the workspace's keys, without secrets, ascending by id
+// ListAPIKeys returns the workspace's keys, without secrets, ascending by id
 // (never nil).
-func (w *Workspace) APIKeys(ctx context.Context) ([]APIKey, error) {
+func (w *Workspace) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	var recs []store.APIKey
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		recs, err = tx.APIKeys(w.slug)
@@ -219,7 +228,7 @@ func (s *Service) verifiedKey(ctx context.Context, key string) (*cachedKey, erro
 // invalidAPIKey is the error of a key that does not verify.
 func invalidAPIKey() error { return errorf(CodeUnauthenticated, "invalid api key") }
 
-// Authorize checks that key may perform an operation needing every one of
+// AuthorizeAPIKey checks that key may perform an operation needing every one of
 // scopes in the workspace slug, and returns that workspace. A bad key is
 // CodeUnauthenticated. A valid key of another workspace is CodeForbidden,
 // the same whether slug exists or not; a key without one of the scopes is
@@ -229,7 +238,7 @@ func invalidAPIKey() error { return errorf(CodeUnauthenticated, "invalid api key
 // without reading the store (see Options.KeyCacheTTL); a key revoked
 // through this Service, by RevokeAPIKey or DeleteWorkspace, is refused by
 // the next call all the same.
-func (s *Service) Authorize(ctx context.Context, key, slug string, scopes ...Scope) (*Workspace, error) {
+func (s *Service) AuthorizeAPIKey(ctx context.Context, key, slug string, scopes ...Scope) (*Workspace, error) {
 	k, err := s.verifiedKey(ctx, key)
 	if err != nil {
 		return nil, err

@@ -6,10 +6,10 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// Attributes returns the user's attributes: opaque key/value strings the
+// ListAttributes returns the user's attributes: opaque key/value strings the
 // library stores and never interprets (an empty, non-nil map when there
 // are none).
-func (w *Workspace) Attributes(ctx context.Context, userID int64) (map[string]string, error) {
+func (w *Workspace) ListAttributes(ctx context.Context, userID int64) (map[string]string, error) {
 	var attrs map[string]string
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		if attrs, err = tx.UserAttributes(w.slug, userID); err != nil || len(attrs) > 0 {

@@ -81,12 +81,13 @@ type PendingAuthorization struct {
 // id and a secret (see newToken).
 const codePrefix = "idac_"
 
-// AuthorizationClient returns the client of an authorization request
+// GetAuthorizationClient returns the client of an authorization request
 // when it exists and redirectURI is one of its redirect URIs, compared
 // exactly. Its errors (CodeNotFound, CodeInvalid on "redirect_uri") must
 // be shown to the user and never sent to the redirect URI: it is not
 // known to be the client's.
-func (w *Workspace) AuthorizationClient(ctx context.Context, clientID, redirectURI string) (OAuthClient, error) {
+func (p *Provider) GetAuthorizationClient(ctx context.Context, clientID, redirectURI string) (OAuthClient, error) {
+	w := p.w
 	var c store.OAuthClient
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		c, err = w.authorizationClient(tx, clientID, redirectURI)
@@ -133,11 +134,12 @@ func (w *Workspace) authorizationClient(tx store.Tx, clientID, redirectURI strin
 // sign-on). With prompt=none
 // and no valid session it is CodeLoginRequired. Otherwise the request is
 // stored for AuthorizationRequestLifetime and the result names it.
-func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, sessionToken string) (Authorization, error) {
+func (p *Provider) Authorize(ctx context.Context, req AuthorizationRequest, sessionToken string) (Authorization, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return Authorization{}, err
 	}
-	client, err := w.AuthorizationClient(ctx, req.ClientID, req.RedirectURI)
+	client, err := p.GetAuthorizationClient(ctx, req.ClientID, req.RedirectURI)
 	if err != nil {
 		return Authorization{}, err
 	}
@@ -187,7 +189,8 @@ func (w *Workspace) Authorize(ctx context.Context, req AuthorizationRequest, ses
 // started before the policy was turned on does not skip the enrolment).
 // Otherwise it returns nil.
 func (w *Workspace) ssoSession(ctx context.Context, token string, maxAge *time.Duration) (*Session, error) {
-	s, u, err := w.VerifySession(ctx, token)
+	v, err := w.VerifySession(ctx, token)
+	s := v.Session
 	switch {
 	case ErrorCode(err) == CodeUnauthenticated:
 		return nil, nil
@@ -195,10 +198,10 @@ func (w *Workspace) ssoSession(ctx context.Context, token string, maxAge *time.D
 		return nil, err
 	case maxAge != nil && !w.svc.timestamp().Before(s.CreatedAt.Add(*maxAge)):
 		return nil, nil
-	case u.MFAEnabled:
+	case v.User.MFAEnabled:
 		return &s, nil
 	}
-	set, err := w.Settings(ctx)
+	set, err := w.GetSettings(ctx)
 	if err != nil || set.MFA == MFARequired {
 		return nil, err
 	}
@@ -289,11 +292,12 @@ func (w *Workspace) pendingRequest(tx store.Tx, requestID string, now time.Time)
 	return rec, nil
 }
 
-// PendingAuthorization returns a stored request that waits for its user
+// GetPendingAuthorization returns a stored request that waits for its user
 // to sign in. An unknown or completed request is CodeTokenInvalid, an
 // expired one CodeTokenExpired: the user should start again from the
 // application.
-func (w *Workspace) PendingAuthorization(ctx context.Context, requestID string) (PendingAuthorization, error) {
+func (p *Provider) GetPendingAuthorization(ctx context.Context, requestID string) (PendingAuthorization, error) {
+	w := p.w
 	var rec store.AuthRequest
 	var client store.OAuthClient
 	err := w.view(ctx, func(tx store.Tx) (err error) {
@@ -312,44 +316,56 @@ func (w *Workspace) PendingAuthorization(ctx context.Context, requestID string) 
 	}, nil
 }
 
+// SignIn is a sign-in that completed an authorization request: where to
+// send the browser, and the session it started.
+type SignIn struct {
+	// Authorization holds the code, the redirect URI and the state to
+	// send the browser back to the client with.
+	Authorization Authorization
+	// CreatedSession is the session started, with its token for the
+	// provider's cookie (ResumeSignIn takes it).
+	CreatedSession
+}
+
 // SignIn signs a user in for a stored authorization request (a sign-in
-// page's form): it authenticates like Login (one CodeUnauthenticated
-// error, "invalid credentials", whether the user is unknown, the password
-// wrong or the user disabled, and login.failed), starts a session, completes the request
-// with a code and emits login.succeeded. It returns where to send the
-// user (Code, RedirectURI, State), the session token for a cookie and
-// the session.
+// page's form): it authenticates like Workspace.Login (one
+// CodeUnauthenticated error, "invalid credentials", whether the user is
+// unknown, the password wrong or the user disabled, and login.failed),
+// starts a session, completes the request with a code and emits
+// login.succeeded.
 //
 // A user who needs a second factor gets Authenticate's CodeMFARequired or
 // CodeMFAEnrollmentRequired instead, with Error.Challenge; after
-// VerifySecondFactor, CompleteSignIn finishes the request.
-func (w *Workspace) SignIn(ctx context.Context, requestID, login, password string) (Authorization, string, Session, error) {
-	if _, err := w.PendingAuthorization(ctx, requestID); err != nil {
-		return Authorization{}, "", Session{}, err
+// Workspace.VerifySecondFactor, CompleteSignIn finishes the request.
+func (p *Provider) SignIn(ctx context.Context, requestID, login, password string) (SignIn, error) {
+	if _, err := p.GetPendingAuthorization(ctx, requestID); err != nil {
+		return SignIn{}, err
 	}
-	u, err := w.Authenticate(ctx, login, password)
+	u, err := p.w.Authenticate(ctx, login, password)
 	if err != nil {
-		return Authorization{}, "", Session{}, err
+		return SignIn{}, err
 	}
-	return w.CompleteSignIn(ctx, requestID, u.ID)
+	return p.CompleteSignIn(ctx, requestID, u.ID)
 }
 
 // CompleteSignIn completes a stored authorization request for a user the
-// program authenticated (VerifySecondFactor after SignIn asked for a
-// code, or a sign-in of its own): it starts a session, issues the code
-// and emits login.succeeded in one transaction, and returns what SignIn
-// returns. A disabled user is CodeUnauthenticated; a request that is
-// unknown, completed or expired CodeTokenInvalid or CodeTokenExpired.
-func (w *Workspace) CompleteSignIn(ctx context.Context, requestID string, userID int64) (Authorization, string, Session, error) {
+// program authenticated (Workspace.VerifySecondFactor after SignIn asked
+// for a code, or a sign-in of its own): it starts a session, issues the
+// code and emits login.succeeded in one transaction, and returns what
+// SignIn returns. A disabled user is CodeUnauthenticated; a request that
+// is unknown, completed or expired CodeTokenInvalid or CodeTokenExpired.
+func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID int64) (SignIn, error) {
+	w := p.w
 	session, token, err := w.newSession(userID)
 	if err != nil {
-		return Authorization{}, "", Session{}, err
+		return SignIn{}, err
 	}
 	// The session, the code and the event commit together: a request that
 	// expired or was completed meanwhile leaves no session behind.
 	var auth Authorization
+	var u store.User
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		if err := w.putSession(tx, session); err != nil {
+		if u, err = w.putSession(tx, session); err != nil {
 			return err
 		}
 		auth, err = w.completeRequest(tx, requestID, sessionFromRecord(session))
@@ -357,12 +373,13 @@ func (w *Workspace) CompleteSignIn(ctx context.Context, requestID string, userID
 	})
 	if ErrorCode(err) == CodeForbidden {
 		// Disabled between the password check and now: the same answer.
-		return Authorization{}, "", Session{}, errInvalidCredentials()
+		return SignIn{}, errInvalidCredentials()
 	}
 	if err != nil {
-		return Authorization{}, "", Session{}, fromStore(err, "authorization request")
+		return SignIn{}, fromStore(err, "authorization request")
 	}
-	return auth, token, sessionFromRecord(session), nil
+	created := CreatedSession{User: userFromRecord(u), Session: sessionFromRecord(session), Secret: token}
+	return SignIn{Authorization: auth, CreatedSession: created}, nil
 }
 
 // ResumeSignIn completes a stored authorization request for the session
@@ -371,14 +388,15 @@ func (w *Workspace) CompleteSignIn(ctx context.Context, requestID string, userID
 // client, since a code lives only AuthorizationCodeLifetime). The session
 // must be valid (CodeUnauthenticated otherwise); the request as for
 // CompleteSignIn.
-func (w *Workspace) ResumeSignIn(ctx context.Context, requestID, sessionToken string) (Authorization, error) {
-	s, _, err := w.VerifySession(ctx, sessionToken)
+func (p *Provider) ResumeSignIn(ctx context.Context, requestID, sessionToken string) (Authorization, error) {
+	w := p.w
+	v, err := w.VerifySession(ctx, sessionToken)
 	if err != nil {
 		return Authorization{}, err
 	}
 	var auth Authorization
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		auth, err = w.completeRequest(tx, requestID, s)
+		auth, err = w.completeRequest(tx, requestID, v.Session)
 		return err
 	})
 	return auth, fromStore(err, "authorization request")
@@ -403,11 +421,12 @@ func (w *Workspace) completeRequest(tx store.Tx, requestID string, s Session) (A
 // VerifyClient authenticates a client at a token endpoint: with a secret
 // like AuthenticateClient; without one the client must be public. Any
 // failure is CodeUnauthenticated.
-func (w *Workspace) VerifyClient(ctx context.Context, clientID, secret string) (OAuthClient, error) {
+func (p *Provider) VerifyClient(ctx context.Context, clientID, secret string) (OAuthClient, error) {
+	w := p.w
 	if secret != "" {
 		return w.AuthenticateClient(ctx, clientID, secret)
 	}
-	c, err := w.Client(ctx, clientID)
+	c, err := w.GetClient(ctx, clientID)
 	if err != nil || !c.Public {
 		return OAuthClient{}, &Error{Code: CodeUnauthenticated, Message: "invalid client", Err: err}
 	}
@@ -427,7 +446,8 @@ func errInvalidGrant(reason string) error {
 // enabled and its session active. Any failure is CodeInvalidGrant; a code
 // presented again also revokes the grant (every token) its first
 // redemption created.
-func (w *Workspace) ExchangeCode(ctx context.Context, client OAuthClient, code, redirectURI, codeVerifier string) (Tokens, error) {
+func (p *Provider) ExchangeCode(ctx context.Context, client OAuthClient, code, redirectURI, codeVerifier string) (Tokens, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return Tokens{}, err
 	}

@@ -130,7 +130,7 @@ func TestAuthorizeRules(t *testing.T) {
 			e := newOIDCEnv(t, nil)
 			req := e.webRequest()
 			tt.mod(e, &req)
-			got, err := e.ws.Authorize(e.ctx, req, "")
+			got, err := e.ws.Provider().Authorize(e.ctx, req, "")
 			identitytest.WantCode(t, err, tt.code)
 			if tt.fields != nil {
 				identitytest.WantFields(t, err, tt.fields)
@@ -146,14 +146,14 @@ func TestAuthorizeRules(t *testing.T) {
 // its errors before anything else.
 func TestAuthorizationClient(t *testing.T) {
 	e := newOIDCEnv(t, nil)
-	c, err := e.ws.AuthorizationClient(e.ctx, e.web.ID, webRedirect)
+	c, err := e.ws.Provider().GetAuthorizationClient(e.ctx, e.web.ID, webRedirect)
 	if err != nil || c.ID != e.web.ID || c.Name != "Web" {
 		t.Fatalf("AuthorizationClient = %+v, %v", c, err)
 	}
-	_, err = e.ws.AuthorizationClient(e.ctx, e.web.ID, webRedirect+"/")
+	_, err = e.ws.Provider().GetAuthorizationClient(e.ctx, e.web.ID, webRedirect+"/")
 	identitytest.WantCode(t, err, identity.CodeInvalid)
 	identitytest.WantFields(t, err, field("redirect_uri", "unknown"))
-	_, err = e.ws.AuthorizationClient(e.ctx, "idc_0000000000000000", webRedirect)
+	_, err = e.ws.Provider().GetAuthorizationClient(e.ctx, "idc_0000000000000000", webRedirect)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 }
 
@@ -183,10 +183,11 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 		{"garbage session token", nil, func(*oidcEnv) string { return "ids_garbage" }, signInPage},
 		{"garbage session token, prompt none", []string{"none"}, func(*oidcEnv) string { return "ids_garbage" }, loginRequired},
 		{"revoked session, prompt none", []string{"none"}, func(e *oidcEnv) string {
-			s, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+			created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 			if err != nil {
 				e.t.Fatal(err)
 			}
+			s, token := created.Session, created.Secret
 			if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
 				e.t.Fatal(err)
 			}
@@ -204,10 +205,11 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 		}, code},
 		{"disabled user's session, prompt none", []string{"none"}, func(e *oidcEnv) string {
 			bob := e.user("bob")
-			_, token, err := e.ws.StartSession(e.ctx, bob.ID)
+			created, err := e.ws.CreateSession(e.ctx, bob.ID)
 			if err != nil {
 				e.t.Fatal(err)
 			}
+			token := created.Secret
 			if err := e.ws.DisableUser(e.ctx, bob.ID); err != nil {
 				e.t.Fatal(err)
 			}
@@ -220,7 +222,7 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 			req := e.webRequest()
 			req.Prompt = tt.prompt
 			token := tt.session(e)
-			got, err := e.ws.Authorize(e.ctx, req, token)
+			got, err := e.ws.Provider().Authorize(e.ctx, req, token)
 			switch tt.want {
 			case loginRequired:
 				identitytest.WantCode(t, err, identity.CodeLoginRequired)
@@ -246,10 +248,11 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 
 func adaSession(e *oidcEnv) string {
 	e.t.Helper()
-	_, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	token := created.Secret
 	return token
 }
 
@@ -283,7 +286,7 @@ func TestAuthorizeMaxAge(t *testing.T) {
 			e.clock.Advance(tt.age)
 			req := e.webRequest()
 			req.MaxAge, req.Prompt = tt.maxAge, tt.prompt
-			got, err := e.ws.Authorize(e.ctx, req, token)
+			got, err := e.ws.Provider().Authorize(e.ctx, req, token)
 			switch tt.want {
 			case "login_required":
 				identitytest.WantCode(t, err, identity.CodeLoginRequired)
@@ -305,13 +308,14 @@ func TestAuthorizeMaxAge(t *testing.T) {
 // started, not when the code was issued.
 func TestSingleSignOnCode(t *testing.T) {
 	e := newOIDCEnv(t, nil)
-	session, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session, token := created.Session, created.Secret
 	e.clock.Advance(2 * time.Hour)
 	a := e.authorize(e.webRequest("openid"), token)
-	tok, err := e.ws.ExchangeCode(e.ctx, e.web, a.Code, webRedirect, pkceVerifier)
+	tok, err := e.ws.Provider().ExchangeCode(e.ctx, e.web, a.Code, webRedirect, pkceVerifier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +338,7 @@ func TestPendingAuthorization(t *testing.T) {
 		State: "af0ifjsldkj", ExpiresAt: at(11 * time.Minute),
 	}
 	e.clock.Set(at(11*time.Minute - time.Microsecond))
-	got, err := e.ws.PendingAuthorization(e.ctx, a.RequestID)
+	got, err := e.ws.Provider().GetPendingAuthorization(e.ctx, a.RequestID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,13 +346,13 @@ func TestPendingAuthorization(t *testing.T) {
 		t.Errorf("PendingAuthorization (-want +got):\n%s", diff)
 	}
 	e.clock.Set(at(11 * time.Minute))
-	_, err = e.ws.PendingAuthorization(e.ctx, a.RequestID)
+	_, err = e.ws.Provider().GetPendingAuthorization(e.ctx, a.RequestID)
 	identitytest.WantCode(t, err, identity.CodeTokenExpired)
-	_, _, _, err = e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+	_, err = e.ws.Provider().SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 	identitytest.WantCode(t, err, identity.CodeTokenExpired)
 
 	for _, id := range []string{"0000000000000000", "", "not a request"} {
-		_, err = e.ws.PendingAuthorization(e.ctx, id)
+		_, err = e.ws.Provider().GetPendingAuthorization(e.ctx, id)
 		identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 	}
 }
@@ -365,19 +369,20 @@ func TestSignIn(t *testing.T) {
 		{"ada", "wrong password"},
 		{"ghost", adaPassword},
 	} {
-		_, _, _, err := e.ws.SignIn(e.ctx, a.RequestID, try.login, try.password)
+		_, err := e.ws.Provider().SignIn(e.ctx, a.RequestID, try.login, try.password)
 		wantInvalidCredentials(t, err)
 	}
 	// The request still waits after refusals.
-	if _, err := e.ws.PendingAuthorization(e.ctx, a.RequestID); err != nil {
+	if _, err := e.ws.Provider().GetPendingAuthorization(e.ctx, a.RequestID); err != nil {
 		t.Fatalf("PendingAuthorization after refusals: %v", err)
 	}
 
 	e.clock.Advance(time.Minute)
-	auth, token, session, err := e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+	signIn, err := e.ws.Provider().SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
+	auth, token, session := signIn.Authorization, signIn.Secret, signIn.Session
 	if !codePattern.MatchString(auth.Code) || !sessionPattern.MatchString(token) || !strings.HasPrefix(token, "ids_"+session.ID+"_") {
 		t.Errorf("code %q, session token %q, session %q: wrong shapes", auth.Code, token, session.ID)
 	}
@@ -388,8 +393,8 @@ func TestSignIn(t *testing.T) {
 	if diff := cmp.Diff(wantSession, session); diff != "" {
 		t.Errorf("Session (-want +got):\n%s", diff)
 	}
-	if s, _, err := e.ws.VerifySession(e.ctx, token); err != nil || s.ID != session.ID {
-		t.Errorf("VerifySession(token) = %+v, %v", s, err)
+	if v, err := e.ws.VerifySession(e.ctx, token); err != nil || v.Session.ID != session.ID {
+		t.Errorf("VerifySession(token) = %+v, %v", v.Session, err)
 	}
 
 	wantEvents := []string{
@@ -401,9 +406,9 @@ func TestSignIn(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 
-	_, _, _, err = e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+	_, err = e.ws.Provider().SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
-	_, err = e.ws.PendingAuthorization(e.ctx, a.RequestID)
+	_, err = e.ws.Provider().GetPendingAuthorization(e.ctx, a.RequestID)
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 	if n := len(e.payloads(hook)); n != 3 {
 		t.Errorf("%d events after the second SignIn, want 3 (no new login.succeeded)", n)
@@ -419,7 +424,7 @@ func TestSignInDisabledUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := e.authorize(e.webRequest(), "")
-	_, _, _, err := e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+	_, err := e.ws.Provider().SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 	wantInvalidCredentials(t, err)
 	want := []string{`{"type":"login.failed","timestamp":"` + t0Stamp + `","data":{"login":"ada","reason":"disabled","userId":1}}`}
 	if diff := cmp.Diff(want, e.payloads(hook)); diff != "" {
@@ -478,17 +483,17 @@ func TestSignInChangedMeanwhile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws, err := svc.Workspace(e.ctx, "acme")
+			ws, err := svc.GetWorkspace(e.ctx, "acme")
 			if err != nil {
 				t.Fatal(err)
 			}
 			hs.setHook(func() { tt.meanwhile(e) })
-			_, _, _, err = ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+			_, err = ws.Provider().SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 			identitytest.WantCode(t, err, tt.code)
 			if tt.code == identity.CodeUnauthenticated {
 				wantInvalidCredentials(t, err)
 			}
-			sessions, serr := listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
+			sessions, serr := listItems(e.ws.ListSessions(e.ctx, e.ada.ID, nil))
 			if serr != nil {
 				t.Fatal(serr)
 			}

@@ -44,7 +44,7 @@ func TestBackup(t *testing.T) {
 		t.Fatalf("open the backup: %v", err)
 	}
 	defer restored.Close()
-	list, err := restored.Workspaces(ctx)
+	list, err := restored.ListWorkspaces(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func reopenBenchDB(b *testing.B, path string, n int) *benchDB {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ws, err := svc.Workspace(context.Background(), "bench")
+	ws, err := svc.GetWorkspace(context.Background(), "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func buildBenchDB(b *testing.B, name string, n int) *benchDB {
 	}
 	for i, key := range []string{"department", "tier", "employee_id", "absent1", "absent2"}[:benchMappers] {
 		id := i%2 == 0
-		if _, err := ws.PutClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &id}); err != nil {
+		if _, err := ws.SetClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &id}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -281,7 +281,7 @@ func BenchmarkAttributes(b *testing.B) {
 		i := int64(0)
 		for b.Loop() {
 			i = i*7919%int64(db.n) + 1
-			if attrs, err := db.ws.Attributes(ctx, i); err != nil || len(attrs) != 3 {
+			if attrs, err := db.ws.ListAttributes(ctx, i); err != nil || len(attrs) != 3 {
 				b.Fatal(attrs, err)
 			}
 		}
@@ -294,7 +294,7 @@ func BenchmarkClaims(b *testing.B) {
 		i := int64(0)
 		for b.Loop() {
 			i = i*7919%int64(db.n) + 1
-			if claims, err := db.ws.Claims(ctx, i, identity.AccessToken); err != nil || len(claims) != 3 {
+			if claims, err := db.ws.GetClaims(ctx, i, identity.AccessToken); err != nil || len(claims) != 3 {
 				b.Fatal(claims, err)
 			}
 		}
@@ -518,7 +518,7 @@ func BenchmarkFindUsers(b *testing.B) {
 			b.Run(c.name, func(b *testing.B) {
 				ctx := context.Background()
 				for b.Loop() {
-					list, err := db.ws.FindUsers(ctx, c.key, c.value, &identity.Page{Offset: c.offset, Limit: 20})
+					list, err := db.ws.ListUsersByAttribute(ctx, c.key, c.value, &identity.Page{Offset: c.offset, Limit: 20})
 					if err != nil || list.Total != c.total || len(list.Items) == 0 || list.Items[0].ID != c.first {
 						b.Fatal(list.Total, len(list.Items), err)
 					}

@@ -269,9 +269,9 @@ func checkRedirectURIs(p *problems, field string, uris []string, min int) {
 	}
 }
 
-// Clients returns the workspace's OAuth clients, without secrets, in
+// ListClients returns the workspace's OAuth clients, without secrets, in
 // ascending id order (never nil).
-func (w *Workspace) Clients(ctx context.Context) ([]OAuthClient, error) {
+func (w *Workspace) ListClients(ctx context.Context) ([]OAuthClient, error) {
 	var recs []store.OAuthClient
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		recs, err = tx.OAuthClients(w.slug)
@@ -283,9 +283,9 @@ func (w *Workspace) Clients(ctx context.Context) ([]OAuthClient, error) {
 	return mapAll(recs, clientFromRecord), nil
 }
 
-// Client returns the OAuth client with the id, without its secret, or a
+// GetClient returns the OAuth client with the id, without its secret, or a
 // not-found error.
-func (w *Workspace) Client(ctx context.Context, id string) (OAuthClient, error) {
+func (w *Workspace) GetClient(ctx context.Context, id string) (OAuthClient, error) {
 	var rec store.OAuthClient
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		rec, err = tx.OAuthClient(w.slug, id)

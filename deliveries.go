@@ -71,14 +71,14 @@ func deliveryFromRecord(r store.Delivery) Delivery {
 	return out
 }
 
-// Deliveries returns one page of the endpoint's deliveries, pending,
+// ListDeliveries returns one page of the endpoint's deliveries, pending,
 // succeeded and failed, in ascending id order, with their number in all
 // (those Sweep has not removed yet; see Retention). A nil page is the
 // first DefaultPageLimit (20); an invalid page is a CodeInvalid error on
 // "offset" or "limit" (see Page). An unknown endpoint is a not-found
 // error. A page costs what it returns: the store reads no record it
 // skips.
-func (w *Workspace) Deliveries(ctx context.Context, endpointID int64, page *Page) (List[Delivery], error) {
+func (w *Workspace) ListDeliveries(ctx context.Context, endpointID int64, page *Page) (List[Delivery], error) {
 	pg, err := page.resolve()
 	if err != nil {
 		return List[Delivery]{}, err

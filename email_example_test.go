@@ -29,7 +29,7 @@ func ExampleWorkspace_ConfirmEmail() {
 	}
 	// The verification email is queued with the user; a dispatcher
 	// (delivery.Start) sends it.
-	jobs, err := ws.EmailJobs(ctx, nil) // the first page of 20
+	jobs, err := ws.ListEmailJobs(ctx, nil) // the first page of 20
 	if err != nil {
 		log.Fatal(err)
 	}

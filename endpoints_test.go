@@ -49,38 +49,40 @@ func TestRevokeToken(t *testing.T) {
 		revoked bool // the web client's grant is revoked after
 	}{
 		{"refresh token", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.web, tok.RefreshToken)
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, tok.RefreshToken)
 		}, "", true},
 		{"access token", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken)
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken)
 		}, "", true},
 		{"expired access token", func(e *oidcEnv, tok identity.Tokens) error {
 			e.clock.Advance(time.Hour)
-			return e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken)
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken)
 		}, "", true},
 		{"twice", func(e *oidcEnv, tok identity.Tokens) error {
-			if err := e.ws.RevokeToken(e.ctx, e.web, tok.RefreshToken); err != nil {
+			if err := e.ws.Provider().RevokeToken(e.ctx, e.web, tok.RefreshToken); err != nil {
 				return err
 			}
-			return e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken)
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken)
 		}, "", true},
 		{"another client's refresh token", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.spa, tok.RefreshToken)
+			return e.ws.Provider().RevokeToken(e.ctx, e.spa, tok.RefreshToken)
 		}, identity.CodeForbidden, false},
 		{"another client's access token", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.machine, tok.AccessToken)
+			return e.ws.Provider().RevokeToken(e.ctx, e.machine, tok.AccessToken)
 		}, identity.CodeForbidden, false},
-		{"garbage", func(e *oidcEnv, _ identity.Tokens) error { return e.ws.RevokeToken(e.ctx, e.web, "garbage") }, "", false},
-		{"empty", func(e *oidcEnv, _ identity.Tokens) error { return e.ws.RevokeToken(e.ctx, e.web, "") }, "", false},
+		{"garbage", func(e *oidcEnv, _ identity.Tokens) error { return e.ws.Provider().RevokeToken(e.ctx, e.web, "garbage") }, "", false},
+		{"empty", func(e *oidcEnv, _ identity.Tokens) error { return e.ws.Provider().RevokeToken(e.ctx, e.web, "") }, "", false},
 		{"unknown refresh token", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.web, "idrt_0000000000000000"+tok.RefreshToken[len("idrt_0000000000000000"):])
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, "idrt_0000000000000000"+tok.RefreshToken[len("idrt_0000000000000000"):])
 		}, "", false},
 		{"refresh token with a wrong secret", func(e *oidcEnv, tok identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.web, otherSecret(tok.RefreshToken))
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, otherSecret(tok.RefreshToken))
 		}, "", false},
-		{"ID token", func(e *oidcEnv, tok identity.Tokens) error { return e.ws.RevokeToken(e.ctx, e.web, tok.IDToken) }, "", false},
+		{"ID token", func(e *oidcEnv, tok identity.Tokens) error {
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, tok.IDToken)
+		}, "", false},
 		{"another workspace's access token", func(e *oidcEnv, _ identity.Tokens) error {
-			return e.ws.RevokeToken(e.ctx, e.web, e.betaAccessToken())
+			return e.ws.Provider().RevokeToken(e.ctx, e.web, e.betaAccessToken())
 		}, "", false},
 	}
 	for _, tt := range tests {
@@ -101,7 +103,7 @@ func TestRevokeToken(t *testing.T) {
 				t.Errorf("grant RevokedAt %v, RevokeReason %q; want revoked, reason revoked", g.RevokedAt, g.RevokeReason)
 			}
 			e.wantRefused(tok.AccessToken)
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 			identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 		})
 	}
@@ -110,13 +112,13 @@ func TestRevokeToken(t *testing.T) {
 // TestRevokeClientCredentialsToken: a client revokes its own token.
 func TestRevokeClientCredentialsToken(t *testing.T) {
 	e := newOIDCEnv(t, nil)
-	tok, err := e.ws.ClientCredentialsTokens(e.ctx, e.machine, nil)
+	tok, err := e.ws.Provider().ExchangeClientCredentials(e.ctx, e.machine, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	identitytest.WantCode(t, e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken), identity.CodeForbidden)
+	identitytest.WantCode(t, e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken), identity.CodeForbidden)
 	e.wantActive(tok.AccessToken)
-	if err := e.ws.RevokeToken(e.ctx, e.machine, tok.AccessToken); err != nil {
+	if err := e.ws.Provider().RevokeToken(e.ctx, e.machine, tok.AccessToken); err != nil {
 		t.Fatal(err)
 	}
 	e.wantRefused(tok.AccessToken)
@@ -127,7 +129,7 @@ func TestRevokeClientCredentialsToken(t *testing.T) {
 func TestIntrospectToken(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	tok, _ := e.codeTokens("openid", "profile")
-	machine, err := e.ws.ClientCredentialsTokens(e.ctx, e.machine, nil)
+	machine, err := e.ws.Provider().ExchangeClientCredentials(e.ctx, e.machine, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestIntrospectToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := e.ws.IntrospectToken(e.ctx, tt.client, tt.token)
+			got, err := e.ws.Provider().IntrospectToken(e.ctx, tt.client, tt.token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +174,7 @@ func TestIntrospectToken(t *testing.T) {
 			}
 		})
 	}
-	_, err = e.ws.IntrospectToken(e.ctx, e.spa, tok.AccessToken)
+	_, err = e.ws.Provider().IntrospectToken(e.ctx, e.spa, tok.AccessToken)
 	identitytest.WantCode(t, err, identity.CodeForbidden)
 }
 
@@ -184,19 +186,19 @@ func TestIntrospectInactive(t *testing.T) {
 		token func(e *oidcEnv, tok identity.Tokens) string
 	}{
 		{"revoked access token", func(e *oidcEnv, tok identity.Tokens) string {
-			if err := e.ws.RevokeToken(e.ctx, e.web, tok.RefreshToken); err != nil {
+			if err := e.ws.Provider().RevokeToken(e.ctx, e.web, tok.RefreshToken); err != nil {
 				e.t.Fatal(err)
 			}
 			return tok.AccessToken
 		}},
 		{"revoked refresh token", func(e *oidcEnv, tok identity.Tokens) string {
-			if err := e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken); err != nil {
+			if err := e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken); err != nil {
 				e.t.Fatal(err)
 			}
 			return tok.RefreshToken
 		}},
 		{"used refresh token", func(e *oidcEnv, tok identity.Tokens) string {
-			if _, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil); err != nil {
+			if _, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return tok.RefreshToken
@@ -226,7 +228,7 @@ func TestIntrospectInactive(t *testing.T) {
 			e := newOIDCEnv(t, nil)
 			tok, _ := e.codeTokens()
 			token := tt.token(e, tok)
-			got, err := e.ws.IntrospectToken(e.ctx, e.web, token)
+			got, err := e.ws.Provider().IntrospectToken(e.ctx, e.web, token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,11 +241,11 @@ func TestIntrospectInactive(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	tok, _ := e.codeTokens()
 	e.clock.Set(time.Unix(t0Unix+630, 0).Add(-time.Microsecond))
-	if in, err := e.ws.IntrospectToken(e.ctx, e.web, tok.AccessToken); err != nil || !in.Active {
+	if in, err := e.ws.Provider().IntrospectToken(e.ctx, e.web, tok.AccessToken); err != nil || !in.Active {
 		t.Errorf("access token 1µs before exp + 30 s: %+v, %v", in, err)
 	}
 	e.clock.Set(at(30*day - time.Microsecond))
-	if in, err := e.ws.IntrospectToken(e.ctx, e.web, tok.RefreshToken); err != nil || !in.Active {
+	if in, err := e.ws.Provider().IntrospectToken(e.ctx, e.web, tok.RefreshToken); err != nil || !in.Active {
 		t.Errorf("refresh token 1µs before 30 days: %+v, %v", in, err)
 	}
 }
@@ -273,7 +275,7 @@ func TestUserInfo(t *testing.T) {
 			e := newOIDCEnv(t, nil)
 			e.withMappers()
 			tok, _ := e.codeTokens(tt.scopes...)
-			got, err := e.ws.UserInfo(e.ctx, tok.AccessToken)
+			got, err := e.ws.Provider().GetUserInfo(e.ctx, tok.AccessToken)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -298,7 +300,7 @@ func TestUserInfoIsCurrent(t *testing.T) {
 	if err := e.ws.DeleteClaimMapper(e.ctx, "region"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.ws.UserInfo(e.ctx, tok.AccessToken)
+	got, err := e.ws.Provider().GetUserInfo(e.ctx, tok.AccessToken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +325,7 @@ func TestUserInfoRefusals(t *testing.T) {
 			return e.issue(identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID, Scopes: []string{"profile", "email"}}).AccessToken
 		}, identity.CodeForbidden},
 		{"client credentials token", func(e *oidcEnv) string {
-			tok, err := e.ws.ClientCredentialsTokens(e.ctx, e.machine, []string{"openid"})
+			tok, err := e.ws.Provider().ExchangeClientCredentials(e.ctx, e.machine, []string{"openid"})
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -334,7 +336,7 @@ func TestUserInfoRefusals(t *testing.T) {
 		}, identity.CodeUnauthenticated},
 		{"revoked token", func(e *oidcEnv) string {
 			tok := e.issue(identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID, Scopes: []string{"openid"}})
-			if err := e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken); err != nil {
+			if err := e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken); err != nil {
 				e.t.Fatal(err)
 			}
 			return tok.AccessToken
@@ -349,7 +351,7 @@ func TestUserInfoRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newOIDCEnv(t, nil)
-			_, err := e.ws.UserInfo(e.ctx, tt.token(e))
+			_, err := e.ws.Provider().GetUserInfo(e.ctx, tt.token(e))
 			identitytest.WantCode(t, err, tt.code)
 		})
 	}
@@ -368,7 +370,7 @@ func TestEndSessionWithCookie(t *testing.T) {
 		t.Fatal("two sign-ins share a session")
 	}
 	e.clock.Advance(time.Minute)
-	redirect, err := e.ws.EndSession(e.ctx, identity.EndSessionRequest{
+	redirect, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{
 		SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogout, State: "bye-state",
 	})
 	if err != nil {
@@ -394,18 +396,18 @@ func TestEndSessionWithCookie(t *testing.T) {
 		t.Errorf("grant revocation (-want +got):\n%s", diff)
 	}
 	e.wantRefused(tok.AccessToken)
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
-	_, _, err = e.ws.VerifySession(e.ctx, s.sessionToken)
+	_, err = e.ws.VerifySession(e.ctx, s.sessionToken)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 
 	// The other session and its grant live on.
 	e.wantActive(otherTok.AccessToken)
-	if _, _, err := e.ws.VerifySession(e.ctx, other.sessionToken); err != nil {
+	if _, err := e.ws.VerifySession(e.ctx, other.sessionToken); err != nil {
 		t.Errorf("other session: %v", err)
 	}
 	// Logging out again: nothing more to revoke, no new event.
-	if _, err := e.ws.EndSession(e.ctx, identity.EndSessionRequest{SessionToken: s.sessionToken}); err != nil {
+	if _, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{SessionToken: s.sessionToken}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.payloads(hook)); n != 1 {
@@ -503,7 +505,7 @@ func TestEndSessionRequests(t *testing.T) {
 			if tt.before != nil {
 				tt.before(e)
 			}
-			redirect, err := e.ws.EndSession(e.ctx, tt.req(e, tok, s))
+			redirect, err := e.ws.Provider().EndSession(e.ctx, tt.req(e, tok, s))
 			identitytest.WantCode(t, err, tt.code)
 			if tt.fields != nil {
 				identitytest.WantFields(t, err, tt.fields)
@@ -531,7 +533,7 @@ func TestEndSessionCookieBeforeHint(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	tokA, a := e.codeTokens()
 	_, b := e.codeTokens()
-	if _, err := e.ws.EndSession(e.ctx, identity.EndSessionRequest{SessionToken: b.sessionToken, IDTokenHint: tokA.IDToken}); err != nil {
+	if _, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{SessionToken: b.sessionToken, IDTokenHint: tokA.IDToken}); err != nil {
 		t.Fatal(err)
 	}
 	sa, _ := e.ws.GetSession(e.ctx, a.session.ID)

@@ -82,20 +82,20 @@ func TestDeleteUserPermanently(t *testing.T) {
 
 	_, err = e.ws.GetUser(e.ctx, ada)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
-	_, _, err = e.ws.VerifySession(e.ctx, signed.sessionToken)
+	_, err = e.ws.VerifySession(e.ctx, signed.sessionToken)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	_, err = e.ws.GetSession(e.ctx, signed.session.ID)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 	e.wantRefused(tokens.AccessToken)
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tokens.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tokens.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	_, err = e.ws.ResetPassword(e.ctx, resetToken, "a brand new passphrase")
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, challenge, "000000")
+	_, err = e.ws.VerifySecondFactor(e.ctx, challenge, "000000")
 	if identity.ErrorCode(err) == "" {
 		t.Error("VerifySecondFactor with the deleted user's challenge succeeded")
 	}
-	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil))
 	if err != nil || len(jobs) != 0 {
 		t.Errorf("EmailJobs = %+v, %v; want none", jobs, err)
 	}
@@ -127,7 +127,7 @@ func TestDeleteUserPermanently(t *testing.T) {
 	if again.ID != 2 || again.MFAEnabled {
 		t.Errorf("the new user = %+v, want id 2 without MFA", again)
 	}
-	if attrs, err := e.ws.Attributes(e.ctx, again.ID); err != nil || len(attrs) != 0 {
+	if attrs, err := e.ws.ListAttributes(e.ctx, again.ID); err != nil || len(attrs) != 0 {
 		t.Errorf("Attributes of the new user = %v, %v; want none", attrs, err)
 	}
 	if u, err := e.ws.Authenticate(e.ctx, "ada", adaPassword); err != nil || u.ID != 2 {
@@ -140,10 +140,11 @@ func TestDeleteUserPermanently(t *testing.T) {
 func TestDeleteUserPermanentlyRollsBack(t *testing.T) {
 	e := newTestEnv(t, nil)
 	hook := e.hook(identity.EventUserDeleted)
-	_, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	token := created.Secret
 	e.st.breakMethod("PutDelivery", errFlaky)
 	_, err = e.ws.DeleteUserPermanently(e.ctx, e.ada.ID)
 	identitytest.WantCode(t, err, identity.CodeInternal)
@@ -151,7 +152,7 @@ func TestDeleteUserPermanentlyRollsBack(t *testing.T) {
 	if _, err := e.ws.GetUser(e.ctx, e.ada.ID); err != nil {
 		t.Errorf("GetUser after a failed deletion: %v", err)
 	}
-	if _, _, err := e.ws.VerifySession(e.ctx, token); err != nil {
+	if _, err := e.ws.VerifySession(e.ctx, token); err != nil {
 		t.Errorf("VerifySession after a failed deletion: %v", err)
 	}
 	if got := e.payloads(hook); len(got) != 0 {
@@ -187,15 +188,17 @@ func TestDeleteWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, otherKey, err := other.CreateAPIKey(e.ctx, "globex's", []identity.Scope{identity.ScopeUsersRead})
+	created, err := other.CreateAPIKey(e.ctx, "globex's", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	otherKey := created.Secret
 	hook := e.hook(identity.EventUserCreated)
-	_, key, err := e.ws.CreateAPIKey(e.ctx, "acme's", []identity.Scope{identity.ScopeUsersRead})
+	created, err = e.ws.CreateAPIKey(e.ctx, "acme's", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := created.Secret
 	e.user("bob")
 	tokens, signed := e.codeTokens("openid", "offline_access")
 	log := &watcherLog{}
@@ -217,14 +220,14 @@ func TestDeleteWorkspace(t *testing.T) {
 
 	_, err = e.svc.VerifyAPIKey(e.ctx, key)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	_, err = e.svc.Authorize(e.ctx, key, "acme", identity.ScopeUsersRead)
+	_, err = e.svc.AuthorizeAPIKey(e.ctx, key, "acme", identity.ScopeUsersRead)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	if _, err := e.svc.Authorize(e.ctx, otherKey, "globex", identity.ScopeUsersRead); err != nil {
+	if _, err := e.svc.AuthorizeAPIKey(e.ctx, otherKey, "globex", identity.ScopeUsersRead); err != nil {
 		t.Errorf("the other workspace's key: %v", err)
 	}
-	_, err = e.svc.Workspace(e.ctx, "acme")
+	_, err = e.svc.GetWorkspace(e.ctx, "acme")
 	identitytest.WantCode(t, err, identity.CodeNotFound)
-	_, _, err = e.ws.VerifySession(e.ctx, signed.sessionToken)
+	_, err = e.ws.VerifySession(e.ctx, signed.sessionToken)
 	if identity.ErrorCode(err) == "" {
 		t.Error("VerifySession of the deleted workspace's session succeeded")
 	}
@@ -234,14 +237,14 @@ func TestDeleteWorkspace(t *testing.T) {
 	}
 	_, err = e.svc.DeleteWorkspace(e.ctx, "acme")
 	identitytest.WantCode(t, err, identity.CodeNotFound)
-	if ws, err := e.svc.Workspaces(e.ctx); err != nil || len(ws) != 1 || ws[0].Slug() != "globex" {
+	if ws, err := e.svc.ListWorkspaces(e.ctx); err != nil || len(ws) != 1 || ws[0].Slug() != "globex" {
 		t.Errorf("Workspaces = %v, %v; want globex alone", ws, err)
 	}
 	q, err := e.svc.Queue(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := q.Pending(e.ctx); err != nil || n != 0 {
+	if n, err := q.CountPending(e.ctx); err != nil || n != 0 {
 		t.Errorf("pending jobs = %d, %v; want none", n, err)
 	}
 
@@ -254,10 +257,10 @@ func TestDeleteWorkspace(t *testing.T) {
 	if err != nil || list.Total != 0 {
 		t.Errorf("ListUsers = %+v, %v; want none", list, err)
 	}
-	if keys, err := again.APIKeys(e.ctx); err != nil || len(keys) != 0 {
+	if keys, err := again.ListAPIKeys(e.ctx); err != nil || len(keys) != 0 {
 		t.Errorf("APIKeys = %v, %v; want none", keys, err)
 	}
-	if clients, err := again.Clients(e.ctx); err != nil || len(clients) != 0 {
+	if clients, err := again.ListClients(e.ctx); err != nil || len(clients) != 0 {
 		t.Errorf("Clients = %v, %v; want none", clients, err)
 	}
 	u, err := again.CreateUser(e.ctx, identity.NewUser{Username: "ada", Email: "ada@example.com", FullName: "Ada", Password: adaPassword})
@@ -265,7 +268,7 @@ func TestDeleteWorkspace(t *testing.T) {
 		t.Errorf("CreateUser in the new workspace = %+v, %v; want id 1", u, err)
 	}
 	// Its tokens are signed with new keys; the old token is still refused.
-	keys, err := again.SigningKeys(e.ctx)
+	keys, err := again.ListSigningKeys(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func ExampleWorkspace_ListUsers() {
 	// Output: 2 alice
 }
 
-func ExampleWorkspace_Claims() {
+func ExampleWorkspace_GetClaims() {
 	ctx := context.Background()
 	ws := newExampleWorkspace()
 	u, err := ws.CreateUser(ctx, identity.NewUser{
@@ -124,18 +124,18 @@ func ExampleWorkspace_Claims() {
 		log.Fatal(err)
 	}
 	// Access tokens only (the default), and both kinds.
-	if _, err := ws.PutClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
+	if _, err := ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
 		log.Fatal(err)
 	}
 	both := true
 	if err := ws.SetAttribute(ctx, u.ID, "tier", "gold"); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := ws.PutClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier", IncludeInID: &both}); err != nil {
+	if _, err := ws.SetClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier", IncludeInID: &both}); err != nil {
 		log.Fatal(err)
 	}
-	access, _ := ws.Claims(ctx, u.ID, identity.AccessToken)
-	id, _ := ws.Claims(ctx, u.ID, identity.IDToken)
+	access, _ := ws.GetClaims(ctx, u.ID, identity.AccessToken)
+	id, _ := ws.GetClaims(ctx, u.ID, identity.IDToken)
 	fmt.Println(access)
 	fmt.Println(id)
 	// Output:
@@ -143,9 +143,9 @@ func ExampleWorkspace_Claims() {
 	// map[tier:gold]
 }
 
-func ExampleWorkspace_PutClaimMapper_reserved() {
+func ExampleWorkspace_SetClaimMapper_reserved() {
 	ws := newExampleWorkspace()
-	_, err := ws.PutClaimMapper(context.Background(), "uid", identity.ClaimMapperSpec{ClaimName: "sub"})
+	_, err := ws.SetClaimMapper(context.Background(), "uid", identity.ClaimMapperSpec{ClaimName: "sub"})
 	fmt.Println(identity.ErrorCode(err))
 	// Output: reserved_claim
 }
@@ -170,17 +170,18 @@ func ExampleWorkspace_CreateWebhook() {
 	// identity: unknown event types: user.exploded (events[1]: unknown event type "user.exploded")
 }
 
-func ExampleService_Authorize() {
+func ExampleService_AuthorizeAPIKey() {
 	ctx := context.Background()
 	svc, ws := newExample()
-	_, key, err := ws.CreateAPIKey(ctx, "reporting", []identity.Scope{identity.ScopeUsersRead})
+	created, err := ws.CreateAPIKey(ctx, "reporting", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := svc.Authorize(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
+	key := created.Secret
+	if _, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
 		fmt.Println("users:read granted")
 	}
-	_, err = svc.Authorize(ctx, key, "acme", identity.ScopeUsersWrite)
+	_, err = svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersWrite)
 	var e *identity.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Code, e.Scope)

@@ -69,15 +69,15 @@ func states(t *testing.T, ws *identity.Workspace) []userState {
 	}
 	var out []userState
 	for _, u := range list.Items {
-		attrs, err := ws.Attributes(ctx, u.ID)
+		attrs, err := ws.ListAttributes(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		roles, err := ws.Roles(ctx, u.ID)
+		roles, err := ws.ListUserRoles(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mfa, err := ws.MFAStatus(ctx, u.ID)
+		mfa, err := ws.GetMFAStatus(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestExportImport(t *testing.T) {
 	}
 	secret, codes := e.enrol(e.ada.ID) // confirmed at t0; the clock is at t0+30s
 	for _, code := range []string{codes[0], codes[1], e.code(secret, 0)} {
-		if _, _, err := e.ws.VerifySecondFactor(ctx, e.challenge(identity.CodeMFARequired), code); err != nil {
+		if _, err := e.ws.VerifySecondFactor(ctx, e.challenge(identity.CodeMFARequired), code); err != nil {
 			t.Fatalf("VerifySecondFactor(%q): %v", code, err)
 		}
 	}
@@ -271,17 +271,17 @@ func TestExportImport(t *testing.T) {
 	}
 	e.clock.Set(t0.Add(30 * time.Second)) // the step of ada's last code
 	ch := challenge()
-	_, _, err = tws.VerifySecondFactor(ctx, ch, e.code(secret, 0))
+	_, err = tws.VerifySecondFactor(ctx, ch, e.code(secret, 0))
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	_, _, err = tws.VerifySecondFactor(ctx, ch, codes[1])
+	_, err = tws.VerifySecondFactor(ctx, ch, codes[1])
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	if _, _, err := tws.VerifySecondFactor(ctx, ch, codes[2]); err != nil {
+	if _, err := tws.VerifySecondFactor(ctx, ch, codes[2]); err != nil {
 		t.Errorf("an unused recovery code: %v", err)
 	}
-	if _, _, err := tws.VerifySecondFactor(ctx, challenge(), e.code(secret, 30*time.Second)); err != nil {
+	if _, err := tws.VerifySecondFactor(ctx, challenge(), e.code(secret, 30*time.Second)); err != nil {
 		t.Errorf("a code of the next step: %v", err)
 	}
-	if st, err := tws.MFAStatus(ctx, created[0].ID); err != nil || st.RecoveryCodesLeft != 7 {
+	if st, err := tws.GetMFAStatus(ctx, created[0].ID); err != nil || st.RecoveryCodesLeft != 7 {
 		t.Errorf("ada's MFAStatus = %+v, %v; want 7 recovery codes left", st, err)
 	}
 
@@ -361,7 +361,7 @@ func TestExportUsersErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := noKey.Workspace(e.ctx, "acme")
+	ws, err := noKey.GetWorkspace(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestImportedTOTPRules(t *testing.T) {
 			if !created[1].MFAEnabled || created[0].MFAEnabled {
 				t.Errorf("MFAEnabled = %t, %t; want false for the user without a factor, true with one", created[0].MFAEnabled, created[1].MFAEnabled)
 			}
-			st, err := e.ws.MFAStatus(e.ctx, created[1].ID)
+			st, err := e.ws.GetMFAStatus(e.ctx, created[1].ID)
 			if err != nil || !st.Enabled {
 				t.Errorf("MFAStatus = %+v, %v; want a confirmed factor", st, err)
 			}

@@ -28,7 +28,7 @@ func BenchmarkRoleAssignmentIdleEndpoints(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ws, err := svc.Workspace(b.Context(), "acme")
+			ws, err := svc.GetWorkspace(b.Context(), "acme")
 			if err != nil {
 				b.Fatal(err)
 			}

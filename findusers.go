@@ -7,7 +7,7 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// FindUsers returns a page of the users whose attribute key has exactly
+// ListUsersByAttribute returns a page of the users whose attribute key has exactly
 // the value value, in ascending id order, disabled users included; Total
 // counts all of them. The match is exact, byte for byte: case, spaces
 // and the rest of the value count, and neither key nor value is a prefix
@@ -23,7 +23,7 @@ import (
 // Every store indexes attributes by key and value, so that a lookup costs
 // in proportion to its page and offset (and on PostgreSQL, for the total,
 // to the users with the value), not to the workspace's users.
-func (w *Workspace) FindUsers(ctx context.Context, key, value string, page *Page) (List[User], error) {
+func (w *Workspace) ListUsersByAttribute(ctx context.Context, key, value string, page *Page) (List[User], error) {
 	var p problems
 	checkAttributeKey(&p, "key", key)
 	checkAttributeValue(&p, "value", value)

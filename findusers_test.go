@@ -94,7 +94,7 @@ func TestFindUsers(t *testing.T) {
 				Err                  *identity.Error
 			}
 			find := func(key, value string, page *identity.Page) result {
-				l, err := ws.FindUsers(ctx, key, value, page)
+				l, err := ws.ListUsersByAttribute(ctx, key, value, page)
 				r := result{Total: l.Total, Offset: l.Offset, Limit: l.Limit}
 				if err != nil {
 					if !errors.As(err, &r.Err) {
@@ -184,7 +184,7 @@ func TestFindUsers(t *testing.T) {
 				{"the deleted user's other attribute", "部署", "営業", nil, result{Total: 0, Limit: 20}},
 			})
 
-			l, err := other.FindUsers(ctx, "dept", "sales", nil)
+			l, err := other.ListUsersByAttribute(ctx, "dept", "sales", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,14 +195,14 @@ func TestFindUsers(t *testing.T) {
 			if _, err := svc.DeleteWorkspace(ctx, "globex"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := other.FindUsers(ctx, "dept", "sales", nil); !errors.Is(err, identity.ErrNotFound) {
+			if _, err := other.ListUsersByAttribute(ctx, "dept", "sales", nil); !errors.Is(err, identity.ErrNotFound) {
 				t.Errorf("FindUsers in a deleted workspace: error %v, want ErrNotFound", err)
 			}
 		})
 	}
 }
 
-func ExampleWorkspace_FindUsers() {
+func ExampleWorkspace_ListUsersByAttribute() {
 	ctx := context.Background()
 	ws := newExampleWorkspace()
 	for _, u := range []struct{ name, dept string }{{"ada", "research"}, {"bob", "sales"}, {"carol", "research"}} {
@@ -216,7 +216,7 @@ func ExampleWorkspace_FindUsers() {
 			log.Fatal(err)
 		}
 	}
-	list, err := ws.FindUsers(ctx, "department", "research", &identity.Page{Limit: 10})
+	list, err := ws.ListUsersByAttribute(ctx, "department", "research", &identity.Page{Limit: 10})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func ExampleWorkspace_FindUsers() {
 	}
 	fmt.Println("total", list.Total)
 
-	_, err = ws.FindUsers(ctx, "", "research", nil)
+	_, err = ws.ListUsersByAttribute(ctx, "", "research", nil)
 	fmt.Println(errors.Is(err, identity.ErrInvalid))
 	// Output:
 	// 1 ada

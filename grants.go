@@ -33,7 +33,8 @@ const (
 // and it revokes its grant, every token of the family, and emits
 // token.refresh_reused: either the client or an attacker holds a stolen
 // copy.
-func (w *Workspace) RefreshTokens(ctx context.Context, client OAuthClient, refreshToken string, scopes []string) (Tokens, error) {
+func (p *Provider) RefreshTokens(ctx context.Context, client OAuthClient, refreshToken string, scopes []string) (Tokens, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return Tokens{}, err
 	}
@@ -149,12 +150,13 @@ func (w *Workspace) revokeUserGrants(tx store.Tx, userID int64, sessionID, reaso
 	return nil
 }
 
-// ClientCredentialsTokens issues a confidential client an access token
+// ExchangeClientCredentials issues a confidential client an access token
 // for itself (the client_credentials grant): no user, no user claims, no
 // ID or refresh token, sub is the client's id. The client must have the
 // grant (CodeForbidden). Scopes name user data, so none is granted:
 // scopes is accepted for the protocol's sake and ignored.
-func (w *Workspace) ClientCredentialsTokens(ctx context.Context, client OAuthClient, scopes []string) (Tokens, error) {
+func (p *Provider) ExchangeClientCredentials(ctx context.Context, client OAuthClient, scopes []string) (Tokens, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return Tokens{}, err
 	}
@@ -218,7 +220,8 @@ func (w *Workspace) grantOfToken(tx store.Tx, token string, now time.Time) (g st
 // from the same authorization. A token that is not one of the workspace's
 // is nothing to revoke (nil, as RFC 7009 asks); another client's token is
 // CodeForbidden.
-func (w *Workspace) RevokeToken(ctx context.Context, client OAuthClient, token string) error {
+func (p *Provider) RevokeToken(ctx context.Context, client OAuthClient, token string) error {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return err
 	}
@@ -266,7 +269,8 @@ type Introspection struct {
 // checks it, a refresh token unused, unexpired and of a live grant. A
 // public client is CodeForbidden. A token of another workspace, malformed
 // or unknown, is simply not active.
-func (w *Workspace) IntrospectToken(ctx context.Context, client OAuthClient, token string) (Introspection, error) {
+func (p *Provider) IntrospectToken(ctx context.Context, client OAuthClient, token string) (Introspection, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return Introspection{}, err
 	}
@@ -319,14 +323,15 @@ func (w *Workspace) introspect(tx store.Tx, token string, now time.Time) (Intros
 	}, nil
 }
 
-// UserInfo returns the claims of the user an access token speaks for
-// (the OpenID Connect UserInfo endpoint), as they are now: sub; name,
+// GetUserInfo returns the claims of the user an access token speaks for
+// (the OpenID Connect GetUserInfo endpoint), as they are now: sub; name,
 // preferred_username and updated_at with the profile scope; email and
 // email_verified with the email scope; and every claim mapper with
 // IncludeInID whose attribute the user has. The token must verify
 // (CodeUnauthenticated) and hold the openid scope (CodeForbidden); a
 // client's own token has no user (CodeForbidden).
-func (w *Workspace) UserInfo(ctx context.Context, accessToken string) (map[string]any, error) {
+func (p *Provider) GetUserInfo(ctx context.Context, accessToken string) (map[string]any, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return nil, err
 	}
@@ -389,7 +394,8 @@ type EndSessionRequest struct {
 // expired) no longer verifies, and neither does an unsigned or forged
 // one, since its sid would name a session to end. A client then logs out
 // without a hint: the browser's cookie still names the session.
-func (w *Workspace) EndSession(ctx context.Context, req EndSessionRequest) (string, error) {
+func (p *Provider) EndSession(ctx context.Context, req EndSessionRequest) (string, error) {
+	w := p.w
 	if err := w.tokensReady(); err != nil {
 		return "", err
 	}

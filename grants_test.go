@@ -49,7 +49,7 @@ func TestExchangeCode(t *testing.T) {
 	e.withMappers()
 	s := e.signIn(e.webRequest())
 	e.clock.Advance(30 * time.Second)
-	tok, err := e.ws.ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
+	tok, err := e.ws.Provider().ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestExchangeCodeRefusals(t *testing.T) {
 			if tt.before != nil {
 				tt.before(e, s)
 			}
-			tok, err := e.ws.ExchangeCode(e.ctx, x.client, x.code, x.redirect, x.verifier)
+			tok, err := e.ws.Provider().ExchangeCode(e.ctx, x.client, x.code, x.redirect, x.verifier)
 			identitytest.WantCode(t, err, tt.code)
 			if err == nil {
 				e.wantActive(tok.AccessToken)
@@ -213,23 +213,23 @@ func TestPKCEExample(t *testing.T) {
 func TestExchangeCodeReplay(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	s := e.signIn(e.webRequest())
-	tok, err := e.ws.ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
+	tok, err := e.ws.Provider().ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(5 * time.Minute)
 	e.wantActive(tok.AccessToken)
-	_, err = e.ws.ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
+	_, err = e.ws.Provider().ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	e.wantRefused(tok.AccessToken)
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	g := e.storedGrant(tok.GrantID)
 	if diff := cmp.Diff([]any{at(5 * time.Minute), "code_reused"}, []any{g.RevokedAt, g.RevokeReason}); diff != "" {
 		t.Errorf("grant revocation (-want +got):\n%s", diff)
 	}
 	// The session itself is not ended by the replay.
-	if _, _, err := e.ws.VerifySession(e.ctx, s.sessionToken); err != nil {
+	if _, err := e.ws.VerifySession(e.ctx, s.sessionToken); err != nil {
 		t.Errorf("VerifySession after a replay: %v", err)
 	}
 }
@@ -242,7 +242,7 @@ func TestRefreshTokensRotation(t *testing.T) {
 	hook := e.hook(identity.EventTokenRefreshReused)
 	tok1, s := e.codeTokens()
 	e.clock.Advance(time.Minute)
-	tok2, err := e.ws.RefreshTokens(e.ctx, e.web, tok1.RefreshToken, nil)
+	tok2, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok1.RefreshToken, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,14 +279,14 @@ func TestRefreshTokensRotation(t *testing.T) {
 	e.wantActive(tok2.AccessToken)
 
 	e.clock.Advance(time.Minute)
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tok1.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tok1.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	want := []string{`{"type":"token.refresh_reused","timestamp":"2026-03-14T15:11:26.535897Z","data":{"grantId":"` +
 		tok1.GrantID + `","clientId":"` + e.web.ID + `","userId":1}}`}
 	if diff := cmp.Diff(want, e.payloads(hook)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tok2.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tok2.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	e.wantRefused(tok1.AccessToken)
 	e.wantRefused(tok2.AccessToken)
@@ -295,14 +295,14 @@ func TestRefreshTokensRotation(t *testing.T) {
 		t.Errorf("grant revocation (-want +got):\n%s", diff)
 	}
 	// Presented once more: refused, no second event.
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tok1.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tok1.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	if n := len(e.payloads(hook)); n != 1 {
 		t.Errorf("%d token.refresh_reused events, want 1", n)
 	}
 	// Another grant of the same user and session lives on.
 	tok3, _ := e.codeTokens()
-	if _, err := e.ws.RefreshTokens(e.ctx, e.web, tok3.RefreshToken, nil); err != nil {
+	if _, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok3.RefreshToken, nil); err != nil {
 		t.Errorf("refresh of another grant: %v", err)
 	}
 }
@@ -342,18 +342,18 @@ func TestRefreshTokensExpiry(t *testing.T) {
 			refresh := tok.RefreshToken
 			for _, step := range tt.steps {
 				e.clock.Set(at(step))
-				next, err := e.ws.RefreshTokens(e.ctx, e.web, refresh, nil)
+				next, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, refresh, nil)
 				if err != nil {
 					t.Fatalf("refresh at %v: %v", step, err)
 				}
 				refresh = next.RefreshToken
 			}
-			in, err := e.ws.IntrospectToken(e.ctx, e.web, refresh)
+			in, err := e.ws.Provider().IntrospectToken(e.ctx, e.web, refresh)
 			if err != nil || !in.Active || !in.ExpiresAt.Equal(at(tt.wantLast)) {
 				t.Errorf("last refresh token: active %v, expires %v (err %v); want active, expiring at %v", in.Active, in.ExpiresAt, err, at(tt.wantLast))
 			}
 			e.clock.Set(at(tt.final))
-			_, err = e.ws.RefreshTokens(e.ctx, e.web, refresh, nil)
+			_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, refresh, nil)
 			identitytest.WantCode(t, err, tt.code)
 		})
 	}
@@ -383,12 +383,12 @@ func TestRefreshTokensScopes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newOIDCEnv(t, nil)
 			tok, _ := e.codeTokens("openid", "profile")
-			got, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, tt.scopes)
+			got, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, tt.scopes)
 			identitytest.WantCode(t, err, tt.code)
 			if err != nil {
 				identitytest.WantFields(t, err, field("scope", "unknown"))
 				// Refused before use: the token still works.
-				if _, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil); err != nil {
+				if _, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil); err != nil {
 					t.Errorf("refresh after a refused one: %v", err)
 				}
 				return
@@ -419,7 +419,7 @@ func TestRefreshTokensScopes(t *testing.T) {
 			}
 			// The grant keeps its scopes: the next refresh without scopes
 			// has them all.
-			again, err := e.ws.RefreshTokens(e.ctx, e.web, got.RefreshToken, nil)
+			again, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, got.RefreshToken, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -441,50 +441,50 @@ func TestRefreshTokensRefusals(t *testing.T) {
 		unused bool
 	}{
 		{"another (public) client", func(e *oidcEnv, tok identity.Tokens) error {
-			_, err := e.ws.RefreshTokens(e.ctx, e.spa, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.spa, tok.RefreshToken, nil)
 			return err
 		}, identity.CodeInvalidGrant, true},
 		{"another confidential client", func(e *oidcEnv, tok identity.Tokens) error {
 			other := e.client(identity.NewClient{Name: "Other", RedirectURIs: []string{webRedirect}}).Client
-			_, err := e.ws.RefreshTokens(e.ctx, other, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, other, tok.RefreshToken, nil)
 			return err
 		}, identity.CodeInvalidGrant, true},
 		{"client without refresh_token", func(e *oidcEnv, tok identity.Tokens) error {
 			codeOnly := e.client(identity.NewClient{Name: "Code only", RedirectURIs: []string{webRedirect},
 				GrantTypes: []identity.GrantType{identity.GrantAuthorizationCode}}).Client
-			_, err := e.ws.RefreshTokens(e.ctx, codeOnly, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, codeOnly, tok.RefreshToken, nil)
 			return err
 		}, identity.CodeForbidden, true},
 		{"client_credentials client", func(e *oidcEnv, tok identity.Tokens) error {
-			_, err := e.ws.RefreshTokens(e.ctx, e.machine, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.machine, tok.RefreshToken, nil)
 			return err
 		}, identity.CodeForbidden, true},
 		{"malformed", func(e *oidcEnv, tok identity.Tokens) error {
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, "idrt_x", nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, "idrt_x", nil)
 			return err
 		}, identity.CodeInvalidGrant, true},
 		{"unknown", func(e *oidcEnv, tok identity.Tokens) error {
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, "idrt_0000000000000000"+tok.RefreshToken[len("idrt_0000000000000000"):], nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, "idrt_0000000000000000"+tok.RefreshToken[len("idrt_0000000000000000"):], nil)
 			return err
 		}, identity.CodeInvalidGrant, true},
 		{"wrong secret", func(e *oidcEnv, tok identity.Tokens) error {
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken[:len(tok.RefreshToken)-43]+strings.Repeat("A", 43), nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken[:len(tok.RefreshToken)-43]+strings.Repeat("A", 43), nil)
 			return err
 		}, identity.CodeInvalidGrant, true},
 		{"an access token", func(e *oidcEnv, tok identity.Tokens) error {
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.AccessToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.AccessToken, nil)
 			return err
 		}, identity.CodeInvalidGrant, true},
 		{"revoked grant", func(e *oidcEnv, tok identity.Tokens) error {
-			if err := e.ws.RevokeToken(e.ctx, e.web, tok.AccessToken); err != nil {
+			if err := e.ws.Provider().RevokeToken(e.ctx, e.web, tok.AccessToken); err != nil {
 				e.t.Fatal(err)
 			}
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 			return err
 		}, identity.CodeInvalidGrant, false},
 		{"user disabled in the store, grant not revoked", func(e *oidcEnv, tok identity.Tokens) error {
 			e.disableInStoreOnly(e.ada.ID, true)
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 			e.disableInStoreOnly(e.ada.ID, false)
 			return err
 		}, identity.CodeInvalidGrant, true},
@@ -494,7 +494,7 @@ func TestRefreshTokensRefusals(t *testing.T) {
 			e := newOIDCEnv(t, nil)
 			tok, _ := e.codeTokens()
 			identitytest.WantCode(t, tt.call(e, tok), tt.code)
-			_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+			_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 			if tt.unused && err != nil {
 				t.Errorf("the refresh token no longer works after the refusal: %v", err)
 			}
@@ -519,17 +519,17 @@ func TestRefreshAfterDisableUser(t *testing.T) {
 			t.Errorf("grant %s revocation (-want +got):\n%s", id, diff)
 		}
 	}
-	_, err := e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+	_, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	if err := e.ws.EnableUser(e.ctx, e.ada.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.ws.RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
+	_, err = e.ws.Provider().RefreshTokens(e.ctx, e.web, tok.RefreshToken, nil)
 	identitytest.WantCode(t, err, identity.CodeInvalidGrant)
 	e.wantRefused(tok.AccessToken)
 
 	fresh, _ := e.codeTokens()
-	if _, err := e.ws.RefreshTokens(e.ctx, e.web, fresh.RefreshToken, nil); err != nil {
+	if _, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, fresh.RefreshToken, nil); err != nil {
 		t.Errorf("refresh after a fresh sign-in: %v", err)
 	}
 }
@@ -552,7 +552,7 @@ func TestClientCredentialsTokens(t *testing.T) {
 			opts.TokenLifetimes = tt.lifetimes
 			e := newOIDCEnv(t, opts)
 			e.withMappers()
-			tok, err := e.ws.ClientCredentialsTokens(e.ctx, e.machine, []string{"openid", "profile", "email"})
+			tok, err := e.ws.Provider().ExchangeClientCredentials(e.ctx, e.machine, []string{"openid", "profile", "email"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -583,7 +583,7 @@ func TestClientCredentialsTokens(t *testing.T) {
 			if diff := cmp.Diff(wantGrant, e.storedGrant(tok.GrantID)); diff != "" {
 				t.Errorf("stored grant (-want +got):\n%s", diff)
 			}
-			_, err = e.ws.UserInfo(e.ctx, tok.AccessToken)
+			_, err = e.ws.Provider().GetUserInfo(e.ctx, tok.AccessToken)
 			identitytest.WantCode(t, err, identity.CodeForbidden)
 			// exp + 30 s.
 			e.clock.Set(time.Unix(tt.exp+30, 0).Add(-time.Microsecond))
@@ -623,7 +623,7 @@ func TestClientCredentialsRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newOIDCEnv(t, nil)
-			tok, err := e.ws.ClientCredentialsTokens(e.ctx, tt.client(e), nil)
+			tok, err := e.ws.Provider().ExchangeClientCredentials(e.ctx, tt.client(e), nil)
 			identitytest.WantCode(t, err, tt.code)
 			if err == nil && (tok.IDToken != "" || tok.RefreshToken != "") {
 				t.Errorf("client credentials gave an ID or refresh token: %+v", tok)
@@ -645,7 +645,7 @@ func TestAccessTokenWithinGrant(t *testing.T) {
 	last := tok
 	for _, when := range []time.Time{at(29 * day), at(58 * day), at(87 * day), grantEnd.Add(-time.Minute)} {
 		e.clock.Set(when)
-		next, err := e.ws.RefreshTokens(e.ctx, e.web, last.RefreshToken, nil)
+		next, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, last.RefreshToken, nil)
 		if err != nil {
 			t.Fatalf("refresh at %v: %v", when, err)
 		}
@@ -688,7 +688,7 @@ func TestVerifyClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := e.ws.VerifyClient(e.ctx, tt.id, tt.secret)
+			c, err := e.ws.Provider().VerifyClient(e.ctx, tt.id, tt.secret)
 			if tt.want == "" {
 				identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 				return

@@ -136,7 +136,7 @@ func TestIdempotentRefusalIsReplayed(t *testing.T) {
 	wantErrCode(t, first, identity.CodeInvalid)
 
 	// The policy now admits the password, yet the key's outcome stands.
-	settings, err := ws.Settings(ctx)
+	settings, err := ws.GetSettings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestIdempotencySurvivesReopen(t *testing.T) {
 	svc.Close()
 	svc = open()
 	defer svc.Close()
-	if ws, err = svc.Workspace(ctx, "acme"); err != nil {
+	if ws, err = svc.GetWorkspace(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
 	again, err := ws.CreateUser(ctx, newAda(keyed("k", "fp")))

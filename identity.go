@@ -292,8 +292,8 @@ func (s *Service) CreateWorkspace(ctx context.Context, slug string, settings *Se
 	return &Workspace{svc: s, slug: slug, createdAt: rec.CreatedAt}, nil
 }
 
-// Workspace returns the workspace with the slug, or a not-found error.
-func (s *Service) Workspace(ctx context.Context, slug string) (*Workspace, error) {
+// GetWorkspace returns the workspace with the slug, or a not-found error.
+func (s *Service) GetWorkspace(ctx context.Context, slug string) (*Workspace, error) {
 	var rec store.Workspace
 	err := s.store.View(ctx, func(tx store.Tx) (err error) {
 		rec, err = tx.Workspace(slug)
@@ -305,8 +305,8 @@ func (s *Service) Workspace(ctx context.Context, slug string) (*Workspace, error
 	return &Workspace{svc: s, slug: rec.Slug, createdAt: rec.CreatedAt}, nil
 }
 
-// Workspaces returns every workspace in ascending slug order.
-func (s *Service) Workspaces(ctx context.Context) ([]*Workspace, error) {
+// ListWorkspaces returns every workspace in ascending slug order.
+func (s *Service) ListWorkspaces(ctx context.Context) ([]*Workspace, error) {
 	var recs []store.Workspace
 	err := s.store.View(ctx, func(tx store.Tx) (err error) {
 		recs, err = tx.Workspaces()

@@ -90,7 +90,7 @@ func TestRaisedParametersRehash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err = svc.Workspace(ctx, "acme")
+	ws, err = svc.GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

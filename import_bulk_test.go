@@ -216,11 +216,11 @@ func TestImportUsersBulkPath(t *testing.T) {
 			r.Results = append(r.Results, resultOf(users, nil, err))
 		}
 		yes := true
-		if _, err := e.ws.PutClaimMapper(t.Context(), "dept", identity.ClaimMapperSpec{ClaimName: "department", IncludeInID: &yes}); err != nil {
+		if _, err := e.ws.SetClaimMapper(t.Context(), "dept", identity.ClaimMapperSpec{ClaimName: "department", IncludeInID: &yes}); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []int64{1, 2, 9999, -1} {
-			claims, err := e.ws.Claims(t.Context(), id, identity.IDToken)
+			claims, err := e.ws.GetClaims(t.Context(), id, identity.IDToken)
 			r.Claims = append(r.Claims, resultOf(nil, claims, err))
 		}
 		return r
@@ -263,7 +263,7 @@ func TestSetAttributeBulk(t *testing.T) {
 	keys := []string{"tier", "tier", "dept", "third", "tier", "tier", "tier"}
 	play := func(e *bulkEnv) []outcome {
 		ctx := t.Context()
-		set, err := e.ws.Settings(ctx)
+		set, err := e.ws.GetSettings(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestSetAttributeBulk(t *testing.T) {
 		var out []outcome
 		for i, c := range sets {
 			err := e.ws.SetAttribute(ctx, c.id, keys[i], fmt.Sprint("v", i))
-			attrs, _ := e.ws.Attributes(ctx, 1)
+			attrs, _ := e.ws.ListAttributes(ctx, 1)
 			out = append(out, outcome{identity.ErrorCode(err), attrs})
 		}
 		return out

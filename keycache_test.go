@@ -69,10 +69,11 @@ func (e *keyEnv) workspaceWithKey(t *testing.T, svc *identity.Service, slug stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, key, err := ws.CreateAPIKey(e.ctx, "", scopes)
+	created, err := ws.CreateAPIKey(e.ctx, "", scopes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	k, key := created.APIKey, created.Secret
 	return ws, k.ID, key
 }
 
@@ -81,7 +82,7 @@ func (e *keyEnv) workspaceWithKey(t *testing.T, svc *identity.Service, slug stri
 func (e *keyEnv) authorize(svc *identity.Service, key, slug string, scopes ...identity.Scope) (identity.Code, int64) {
 	e.t.Helper()
 	before := e.st.views.Load()
-	ws, err := svc.Authorize(e.ctx, key, slug, scopes...)
+	ws, err := svc.AuthorizeAPIKey(e.ctx, key, slug, scopes...)
 	views := e.st.views.Load() - before
 	if err != nil {
 		return codeOf(err), views
@@ -276,7 +277,7 @@ func TestKeyCacheFillRacingRevoke(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.svc.Authorize(e.ctx, e.acmeKey, "acme", identity.ScopeUsersRead)
+		_, err := e.svc.AuthorizeAPIKey(e.ctx, e.acmeKey, "acme", identity.ScopeUsersRead)
 		done <- err
 	}()
 	<-read // the request has read the key, not yet filled the cache
@@ -321,7 +322,7 @@ func TestKeyCacheTTL(t *testing.T) {
 		code, views := e.authorize(s.svc, e.acmeKey, "acme", identity.ScopeUsersRead)
 		got = append(got, outcome{code, views})
 	}
-	ws, err := other.Workspace(e.ctx, "acme")
+	ws, err := other.GetWorkspace(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,14 +408,15 @@ func TestKeyCacheDefault(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, key, err := ws.CreateAPIKey(ctx, "", []identity.Scope{identity.ScopeUsersRead})
+			created, err := ws.CreateAPIKey(ctx, "", []identity.Scope{identity.ScopeUsersRead})
 			if err != nil {
 				t.Fatal(err)
 			}
+			key := created.Secret
 			var got []int64
 			for range 3 {
 				before := obs.views.Load()
-				if _, err := svc.Authorize(ctx, key, "acme", identity.ScopeUsersRead); err != nil {
+				if _, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); err != nil {
 					t.Fatal(err)
 				}
 				got = append(got, obs.views.Load()-before)
@@ -425,7 +427,7 @@ func TestKeyCacheDefault(t *testing.T) {
 			if err := ws.RevokeAPIKey(ctx, mustKeyID(t, key)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.Authorize(ctx, key, "acme", identity.ScopeUsersRead); codeOf(err) != identity.CodeUnauthenticated {
+			if _, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); codeOf(err) != identity.CodeUnauthenticated {
 				t.Errorf("Authorize after RevokeAPIKey = %v, want %s", err, identity.CodeUnauthenticated)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 // setLimits sets the workspace's limits.
 func (e *testEnv) setLimits(l identity.Limits) {
 	e.t.Helper()
-	s, err := e.ws.Settings(e.ctx)
+	s, err := e.ws.GetSettings(e.ctx)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestAttributesPerUser(t *testing.T) {
 	}
 	identitytest.WantCode(t, e.ws.SetAttribute(e.ctx, bob.ID, "k002", "v"), identity.CodeLimitReached)
 	// Lowering the limit removes nothing.
-	if attrs, err := e.ws.Attributes(e.ctx, e.ada.ID); err != nil || len(attrs) != 100 {
+	if attrs, err := e.ws.ListAttributes(e.ctx, e.ada.ID); err != nil || len(attrs) != 100 {
 		t.Errorf("ada's attributes after lowering the limit: %d, %v", len(attrs), err)
 	}
 }

@@ -21,7 +21,7 @@ func TestListingPages(t *testing.T) {
 	}
 	for range 3 {
 		e.clock.Advance(time.Minute)
-		if _, _, _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
+		if _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +30,7 @@ func TestListingPages(t *testing.T) {
 		Total, Offset, Limit int
 	}
 	deliveries := func(p *identity.Page) (got, error) {
-		l, err := e.ws.Deliveries(e.ctx, hook, p)
+		l, err := e.ws.ListDeliveries(e.ctx, hook, p)
 		var ids []string
 		for _, d := range l.Items {
 			ids = append(ids, fmt.Sprint(d.ID))
@@ -38,7 +38,7 @@ func TestListingPages(t *testing.T) {
 		return got{ids, l.Total, l.Offset, l.Limit}, err
 	}
 	sessions := func(p *identity.Page) (got, error) {
-		l, err := e.ws.Sessions(e.ctx, e.ada.ID, p)
+		l, err := e.ws.ListSessions(e.ctx, e.ada.ID, p)
 		var ids []string
 		for _, s := range l.Items {
 			ids = append(ids, s.CreatedAt.Sub(e.ada.CreatedAt).String())
@@ -69,7 +69,7 @@ func TestListingPages(t *testing.T) {
 		})
 	}
 	t.Run("EmailJobs", func(t *testing.T) {
-		l, err := e.ws.EmailJobs(e.ctx, &identity.Page{Limit: 5})
+		l, err := e.ws.ListEmailJobs(e.ctx, &identity.Page{Limit: 5})
 		if err != nil || l.Items == nil || len(l.Items) != 0 || l.Total != 0 || l.Limit != 5 {
 			t.Errorf("EmailJobs without SMTP = %+v, %v; want an empty page of 5", l, err)
 		}
@@ -80,9 +80,9 @@ func TestListingPages(t *testing.T) {
 			{Field: "limit", Rule: identity.RuleRange, Message: "must be between 1 and 100"},
 		}
 		bad := &identity.Page{Offset: -1, Limit: 101}
-		_, err1 := e.ws.Deliveries(e.ctx, hook, bad)
-		_, err2 := e.ws.EmailJobs(e.ctx, bad)
-		_, err3 := e.ws.Sessions(e.ctx, e.ada.ID, bad)
+		_, err1 := e.ws.ListDeliveries(e.ctx, hook, bad)
+		_, err2 := e.ws.ListEmailJobs(e.ctx, bad)
+		_, err3 := e.ws.ListSessions(e.ctx, e.ada.ID, bad)
 		for i, err := range []error{err1, err2, err3} {
 			var fields []identity.FieldError
 			if ie, ok := err.(*identity.Error); ok {

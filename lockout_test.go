@@ -34,7 +34,7 @@ func newLockoutEnv(t *testing.T) *lockoutEnv {
 
 func setLockout(t *testing.T, e *testEnv, p identity.LockoutPolicy) {
 	t.Helper()
-	s, err := e.ws.Settings(e.ctx)
+	s, err := e.ws.GetSettings(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func TestLoginFailedForUnacceptablePasswords(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("login.failed data (-want +got):\n%s", diff)
 	}
-	ds, err := listItems(e.ws.Deliveries(e.ctx, hook, nil))
+	ds, err := listItems(e.ws.ListDeliveries(e.ctx, hook, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +207,11 @@ func (e *testEnv) storedUser(id int64) store.User {
 func TestSessions(t *testing.T) {
 	e := newTestEnv(t, &identity.Options{SessionLifetime: 2 * time.Hour})
 	start := e.clock.Now()
-	u, s1, token1, err := e.ws.Login(e.ctx, "ADA@example.com", adaPassword)
+	created, err := e.ws.Login(e.ctx, "ADA@example.com", adaPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
+	u, s1, token1 := created.User, created.Session, created.Secret
 	want1 := identity.Session{ID: s1.ID, UserID: e.ada.ID, CreatedAt: start, ExpiresAt: start.Add(2 * time.Hour), LastSeenAt: start}
 	if diff := cmp.Diff(want1, s1); diff != "" || u.ID != e.ada.ID {
 		t.Errorf("Login: user %d, session (-want +got):\n%s", u.ID, diff)
@@ -219,10 +220,11 @@ func TestSessions(t *testing.T) {
 		t.Errorf("token %q does not carry the session id %s", token1, s1.ID)
 	}
 	e.clock.Advance(time.Minute)
-	s2, token2, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err = e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s2, token2 := created.Session, created.Secret
 	want2 := identity.Session{ID: s2.ID, UserID: e.ada.ID, CreatedAt: start.Add(time.Minute),
 		ExpiresAt: start.Add(time.Minute + 2*time.Hour), LastSeenAt: start.Add(time.Minute)}
 	if diff := cmp.Diff(want2, s2); diff != "" {
@@ -232,13 +234,14 @@ func TestSessions(t *testing.T) {
 	// LastSeenAt moves at most once a minute: at 59 s nothing is written,
 	// at 60 s it is.
 	e.clock.Advance(59 * time.Second)
-	vs, vu, err := e.ws.VerifySession(e.ctx, token2)
+	verified, err := e.ws.VerifySession(e.ctx, token2)
+	vs, vu := verified.Session, verified.User
 	if err != nil || vu.ID != e.ada.ID || !vs.LastSeenAt.Equal(start.Add(time.Minute)) {
 		t.Fatalf("VerifySession at 59 s = %+v, %v", vs, err)
 	}
 	e.clock.Advance(time.Second)
-	if vs, _, err = e.ws.VerifySession(e.ctx, token2); err != nil || !vs.LastSeenAt.Equal(start.Add(2*time.Minute)) {
-		t.Errorf("VerifySession at 60 s: LastSeenAt %v, %v", vs.LastSeenAt, err)
+	if verified, err = e.ws.VerifySession(e.ctx, token2); err != nil || !verified.Session.LastSeenAt.Equal(start.Add(2*time.Minute)) {
+		t.Errorf("VerifySession at 60 s: LastSeenAt %v, %v", verified.Session.LastSeenAt, err)
 	}
 	if got, err := e.ws.GetSession(e.ctx, s2.ID); err != nil || !got.LastSeenAt.Equal(start.Add(2*time.Minute)) {
 		t.Errorf("GetSession = %+v, %v; want LastSeenAt stored", got, err)
@@ -247,22 +250,22 @@ func TestSessions(t *testing.T) {
 	// The first session expires two hours after it began; the second a
 	// minute later.
 	e.clock.Set(start.Add(2*time.Hour - time.Microsecond))
-	if _, _, err := e.ws.VerifySession(e.ctx, token1); err != nil {
+	if _, err := e.ws.VerifySession(e.ctx, token1); err != nil {
 		t.Errorf("VerifySession just before expiry: %v", err)
 	}
 	e.clock.Set(start.Add(2 * time.Hour))
-	_, _, err = e.ws.VerifySession(e.ctx, token1)
+	_, err = e.ws.VerifySession(e.ctx, token1)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	if _, _, err := e.ws.VerifySession(e.ctx, token2); err != nil {
+	if _, err := e.ws.VerifySession(e.ctx, token2); err != nil {
 		t.Errorf("the second session: %v", err)
 	}
 	if err := e.ws.RevokeSession(e.ctx, s2.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = e.ws.VerifySession(e.ctx, token2)
+	_, err = e.ws.VerifySession(e.ctx, token2)
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 
-	list, err := listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
+	list, err := listItems(e.ws.ListSessions(e.ctx, e.ada.ID, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,24 +281,24 @@ func TestSessions(t *testing.T) {
 		}
 	}
 	other := e.user("bob")
-	if list, err := listItems(e.ws.Sessions(e.ctx, other.ID, nil)); err != nil || list == nil || len(list) != 0 {
+	if list, err := listItems(e.ws.ListSessions(e.ctx, other.ID, nil)); err != nil || list == nil || len(list) != 0 {
 		t.Errorf("Sessions of a user without any = %#v, %v; want empty, not nil", list, err)
 	}
 
 	// Unknown and malformed tokens, and ids, are refused.
 	unknown := "ids_0123456789abcdef_" + token1[len(token1)-43:]
 	for _, token := range []string{"", "ids_", unknown, token1[:len(token1)-1], "idk_" + token2[4:], strings.ToUpper(token2)} {
-		_, _, err := e.ws.VerifySession(e.ctx, token)
+		_, err := e.ws.VerifySession(e.ctx, token)
 		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	_, err = e.ws.GetSession(e.ctx, "0123456789abcdef")
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 	identitytest.WantCode(t, e.ws.RevokeSession(e.ctx, "0123456789abcdef"), identity.CodeNotFound)
-	_, _, _, err = e.ws.Login(e.ctx, "ada", "wrong password")
+	_, err = e.ws.Login(e.ctx, "ada", "wrong password")
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	_, _, err = e.ws.StartSession(e.ctx, 999)
+	_, err = e.ws.CreateSession(e.ctx, 999)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
-	_, err = listItems(e.ws.Sessions(e.ctx, 999, nil))
+	_, err = listItems(e.ws.ListSessions(e.ctx, 999, nil))
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 }
 
@@ -304,29 +307,31 @@ func TestSessions(t *testing.T) {
 // fail the check that asked.
 func TestSessionStoreFailures(t *testing.T) {
 	e := newTestEnv(t, nil)
-	_, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	token := created.Secret
 	e.st.breakMethod("Session", errFlaky)
-	_, _, err = e.ws.VerifySession(e.ctx, token)
+	_, err = e.ws.VerifySession(e.ctx, token)
 	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.st.mend()
 
 	e.st.breakMethod("PutSession", errFlaky)
-	_, _, err = e.ws.StartSession(e.ctx, e.ada.ID)
+	_, err = e.ws.CreateSession(e.ctx, e.ada.ID)
 	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.clock.Advance(time.Hour)
-	s, _, err := e.ws.VerifySession(e.ctx, token)
+	verified, err := e.ws.VerifySession(e.ctx, token)
+	s := verified.Session
 	if err != nil || !s.LastSeenAt.Equal(e.clock.Now().Add(-time.Hour)) {
 		t.Errorf("VerifySession with LastSeenAt unwritable = %+v, %v; want the old LastSeenAt", s, err)
 	}
 	e.st.mend()
-	if s, _, err = e.ws.VerifySession(e.ctx, token); err != nil || !s.LastSeenAt.Equal(e.clock.Now()) {
-		t.Errorf("VerifySession = %+v, %v", s, err)
+	if verified, err = e.ws.VerifySession(e.ctx, token); err != nil || !verified.Session.LastSeenAt.Equal(e.clock.Now()) {
+		t.Errorf("VerifySession = %+v, %v", verified.Session, err)
 	}
 	e.st.set(true, false)
-	_, err = listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
+	_, err = listItems(e.ws.ListSessions(e.ctx, e.ada.ID, nil))
 	identitytest.WantCode(t, err, identity.CodeInternal)
 	if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
 		t.Errorf("RevokeSession with reads failing: %v", err) // it reads in its write
@@ -356,7 +361,7 @@ func TestRefusedLoginWrites(t *testing.T) {
 	}
 	setLockoutOff := func(off bool) {
 		t.Helper()
-		s, err := ws.Settings(ctx)
+		s, err := ws.GetSettings(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,22 +434,23 @@ func TestSessionTouchNeverMovesBack(t *testing.T) {
 	st := &gateStore{Store: memstore.New()}
 	_, ws := newWorkspace(t, st, clock, nil)
 	ada := mustCreateUser(t, ws, "ada")
-	s, token, err := ws.StartSession(ctx, ada.ID)
+	created, err := ws.CreateSession(ctx, ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, token := created.Session, created.Secret
 	start := clock.Now()
 	clock.Advance(time.Minute)
 	st.arm(func(n int) error {
 		if n == 1 { // the first check's touch, at start + 1 min
 			clock.Advance(time.Minute)
-			if _, _, err := ws.VerifySession(ctx, token); err != nil {
+			if _, err := ws.VerifySession(ctx, token); err != nil {
 				t.Errorf("the second check: %v", err)
 			}
 		}
 		return nil
 	})
-	if _, _, err := ws.VerifySession(ctx, token); err != nil {
+	if _, err := ws.VerifySession(ctx, token); err != nil {
 		t.Fatal(err)
 	}
 	st.arm(nil)
@@ -465,7 +471,7 @@ func TestLockedRefusalIsARead(t *testing.T) {
 	st := &gateStore{Store: memstore.New()}
 	_, ws := newWorkspace(t, st, nil, nil)
 	mustCreateUser(t, ws, "ada")
-	s, err := ws.Settings(ctx)
+	s, err := ws.GetSettings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,9 +110,9 @@ func ReservedClaims() []string {
 // IsReservedClaim reports whether a mapper may not use name.
 func IsReservedClaim(name string) bool { return reservedClaims[strings.ToLower(name)] }
 
-// ClaimMappers returns the workspace's mappers in ascending attribute key
+// ListClaimMappers returns the workspace's mappers in ascending attribute key
 // order (never nil).
-func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
+func (w *Workspace) ListClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 	var recs []store.ClaimMapper
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		recs, err = tx.ClaimMappers(w.slug)
@@ -124,7 +124,7 @@ func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 	return mapAll(recs, mapperFromRecord), nil
 }
 
-// PutClaimMapper creates the mapper for attributeKey, or replaces it whole
+// SetClaimMapper creates the mapper for attributeKey, or replaces it whole
 // when it exists, and returns it with its new Version. Errors, in the
 // order they are checked: an invalid key or a claim name that is empty,
 // too long or holds NUL or a bidirectional control (CodeInvalid), a
@@ -132,7 +132,7 @@ func (w *Workspace) ClaimMappers(ctx context.Context) ([]ClaimMapper, error) {
 // (CodePreconditionFailed), a claim name another mapper uses
 // (CodeConflict), and a new mapper when the workspace has MaxClaimMappers
 // (CodeLimitReached). Updating an existing mapper is allowed at the limit.
-func (w *Workspace) PutClaimMapper(ctx context.Context, attributeKey string, spec ClaimMapperSpec) (ClaimMapper, error) {
+func (w *Workspace) SetClaimMapper(ctx context.Context, attributeKey string, spec ClaimMapperSpec) (ClaimMapper, error) {
 	m := ClaimMapper{
 		AttributeKey:    attributeKey,
 		ClaimName:       spec.ClaimName,
@@ -179,8 +179,8 @@ func findMapper(mappers []store.ClaimMapper, attributeKey string) (store.ClaimMa
 	return store.ClaimMapper{}, false
 }
 
-// ClaimMapper returns the mapper of attributeKey, or a not-found error.
-func (w *Workspace) ClaimMapper(ctx context.Context, attributeKey string) (ClaimMapper, error) {
+// GetClaimMapper returns the mapper of attributeKey, or a not-found error.
+func (w *Workspace) GetClaimMapper(ctx context.Context, attributeKey string) (ClaimMapper, error) {
 	var rec store.ClaimMapper
 	err := w.view(ctx, func(tx store.Tx) error {
 		mappers, err := tx.ClaimMappers(w.slug)
@@ -230,14 +230,14 @@ func (w *Workspace) DeleteClaimMapper(ctx context.Context, attributeKey string) 
 	return fromStore(err, "workspace")
 }
 
-// Claims returns the claims the workspace's mappers project for the user
+// GetClaims returns the claims the workspace's mappers project for the user
 // into a token of the given kind: for each mapper that includes the kind,
 // the user's attribute value under the mapper's claim name. A mapper whose
 // attribute the user lacks contributes nothing. This is the call a token
 // issuer makes for every token; it reads in one transaction and never
 // writes. It does not check whether the user is enabled: an issuer
 // authenticates the user first (Authenticate refuses disabled users).
-func (w *Workspace) Claims(ctx context.Context, userID int64, kind TokenKind) (map[string]string, error) {
+func (w *Workspace) GetClaims(ctx context.Context, userID int64, kind TokenKind) (map[string]string, error) {
 	if kind != AccessToken && kind != IDToken {
 		var p problems
 		p.add("token", RuleUnknown, "must be access or id")

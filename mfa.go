@@ -43,9 +43,9 @@ func totpAAD(slug string, userID int64) []byte {
 	return []byte("identity totp secret " + slug + "/" + strconv.FormatInt(userID, 10))
 }
 
-// MFAStatus returns the state of the user's second factor. An unknown
+// GetMFAStatus returns the state of the user's second factor. An unknown
 // user is CodeNotFound.
-func (w *Workspace) MFAStatus(ctx context.Context, userID int64) (MFAStatus, error) {
+func (w *Workspace) GetMFAStatus(ctx context.Context, userID int64) (MFAStatus, error) {
 	var st MFAStatus
 	err := w.view(ctx, func(tx store.Tx) error {
 		if _, err := w.user(tx, userID); err != nil {
@@ -422,12 +422,12 @@ func (w *Workspace) challengeUser(ctx context.Context, challenge string) (store.
 	return u, id, secret, fromStore(err, "user")
 }
 
-// ChallengeEnrollment begins (or resumes) the TOTP enrolment of the user
+// BeginChallengeEnrollment begins (or resumes) the TOTP enrolment of the user
 // of a sign-in that ended with CodeMFAEnrollmentRequired, like
 // BeginTOTPEnrollment; VerifySecondFactor with a code of it completes
 // both the enrolment and the sign-in. A challenge that is unknown, used
 // or expired is CodeTokenInvalid, CodeTokenUsed or CodeTokenExpired.
-func (w *Workspace) ChallengeEnrollment(ctx context.Context, challenge string) (TOTPEnrollment, error) {
+func (w *Workspace) BeginChallengeEnrollment(ctx context.Context, challenge string) (TOTPEnrollment, error) {
 	u, _, _, err := w.challengeUser(ctx, challenge)
 	if err != nil {
 		return TOTPEnrollment{}, err
@@ -435,17 +435,27 @@ func (w *Workspace) ChallengeEnrollment(ctx context.Context, challenge string) (
 	return w.BeginTOTPEnrollment(ctx, u.ID)
 }
 
+// VerifiedSecondFactor is a sign-in whose second factor was verified.
+type VerifiedSecondFactor struct {
+	// User is the user signed in.
+	User User
+	// RecoveryCodes are the recovery codes of a factor enrolled by this
+	// verification (CodeMFAEnrollmentRequired), shown only here; nil for
+	// a user who had a factor already.
+	RecoveryCodes []string
+}
+
 // VerifySecondFactor completes a sign-in that ended with CodeMFARequired
 // or CodeMFAEnrollmentRequired (challenge is Error.Challenge) and returns
-// its user; the program then starts a session (StartSession), or package
-// oidc completes the authorization (CompleteSignIn). The challenge is
+// its user; the program then starts a session (CreateSession), or package
+// oidc completes the authorization (Provider.CompleteSignIn). The challenge is
 // used up.
 //
 // For a user with a confirmed factor, code is a current TOTP code (6
 // digits; the steps just before and after the current one are accepted,
 // and a code is refused once a code of its step or a later one was
 // accepted) or an unused recovery code, which is used up. For a user
-// enrolling (CodeMFAEnrollmentRequired, after ChallengeEnrollment), code
+// enrolling (CodeMFAEnrollmentRequired, after BeginChallengeEnrollment), code
 // is a code of the new secret: the enrolment is confirmed as by
 // ConfirmTOTPEnrollment and its recovery codes are returned (shown only
 // here; nil otherwise).
@@ -456,11 +466,11 @@ func (w *Workspace) ChallengeEnrollment(ctx context.Context, challenge string) (
 // expires. A right code resets the count. A challenge that is unknown,
 // used or expired is CodeTokenInvalid, CodeTokenUsed or CodeTokenExpired;
 // a user disabled meanwhile is CodeUnauthenticated.
-func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code string) (User, []string, error) {
+func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code string) (VerifiedSecondFactor, error) {
 	// Refuse a bad challenge in a read, so that guessing costs no write.
 	u, id, secret, err := w.challengeUser(ctx, challenge)
 	if err != nil {
-		return User{}, nil, err
+		return VerifiedSecondFactor{}, err
 	}
 	var codes []string
 	err = w.codeAttempt(ctx, u.ID, u.Username, func(tx store.Tx, now time.Time) (bool, error) {
@@ -493,10 +503,10 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		return true, tx.PutVerificationToken(w.slug, t)
 	})
 	if err != nil {
-		return User{}, nil, err
+		return VerifiedSecondFactor{}, err
 	}
 	w.svc.signedIn(SignInSucceeded)
-	return userFromRecord(u), codes, nil
+	return VerifiedSecondFactor{User: userFromRecord(u), RecoveryCodes: codes}, nil
 }
 
 // codeAttempt checks a second-factor code of the user under the

@@ -56,7 +56,7 @@ func BenchmarkVerifySecondFactor(b *testing.B) {
 		}
 		challenge, c := err.(*identity.Error).Challenge, code()
 		b.StartTimer()
-		if _, _, err := ws.VerifySecondFactor(ctx, challenge, c); err != nil {
+		if _, err := ws.VerifySecondFactor(ctx, challenge, c); err != nil {
 			b.Fatal(err)
 		}
 	}

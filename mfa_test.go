@@ -82,7 +82,7 @@ func TestTOTPEnrollment(t *testing.T) {
 	if en.URI != wantURI {
 		t.Errorf("URI = %q, want %q", en.URI, wantURI)
 	}
-	if st, _ := e.ws.MFAStatus(e.ctx, e.ada.ID); st != (identity.MFAStatus{Pending: true}) {
+	if st, _ := e.ws.GetMFAStatus(e.ctx, e.ada.ID); st != (identity.MFAStatus{Pending: true}) {
 		t.Errorf("MFAStatus while pending = %+v", st)
 	}
 
@@ -123,7 +123,7 @@ func TestTOTPEnrollment(t *testing.T) {
 		t.Error("MFAEnabled false after the enrolment")
 	}
 	want := identity.MFAStatus{Enabled: true, EnrolledAt: enrolledAt, RecoveryCodesLeft: 10}
-	if st, err := e.ws.MFAStatus(e.ctx, e.ada.ID); err != nil || st != want {
+	if st, err := e.ws.GetMFAStatus(e.ctx, e.ada.ID); err != nil || st != want {
 		t.Errorf("MFAStatus = %+v, %v; want %+v", st, err, want)
 	}
 	if diff := cmp.Diff([]string{`{"type":"user.mfa.enrolled","data":{"userId":1}}`}, eventsOf(t, e, hook)); diff != "" {
@@ -159,14 +159,15 @@ func TestSignInWithTOTP(t *testing.T) {
 	if !challengePattern.MatchString(ch) {
 		t.Errorf("challenge %q", ch)
 	}
-	_, _, _, err := e.ws.Login(e.ctx, "ada", adaPassword)
+	_, err := e.ws.Login(e.ctx, "ada", adaPassword)
 	identitytest.WantCode(t, err, identity.CodeMFARequired)
 
-	u, codes, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0))
+	verified, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0))
+	u, codes := verified.User, verified.RecoveryCodes
 	if err != nil || u.ID != e.ada.ID || !u.MFAEnabled || codes != nil {
 		t.Fatalf("VerifySecondFactor = %+v, %v, %v", u, codes, err)
 	}
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 30*time.Second))
+	_, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 30*time.Second))
 	identitytest.WantCode(t, err, identity.CodeTokenUsed)
 
 	steps := []struct {
@@ -180,7 +181,7 @@ func TestSignInWithTOTP(t *testing.T) {
 		{"one step ahead", 30 * time.Second, ""},
 	}
 	for _, s := range steps {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), e.code(secret, s.offset))
+		_, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), e.code(secret, s.offset))
 		if identity.ErrorCode(err) != s.want {
 			t.Errorf("%s: %v, want %q", s.name, err, s.want)
 		}
@@ -188,25 +189,25 @@ func TestSignInWithTOTP(t *testing.T) {
 	// Two steps on, the step behind the current one is newer than the
 	// last accepted (one ahead of the old current) only if it is later.
 	e.clock.Advance(90 * time.Second)
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), e.code(secret, -30*time.Second)); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), e.code(secret, -30*time.Second)); err != nil {
 		t.Errorf("a code of the step before the current one: %v", err)
 	}
 
 	e.clock.Advance(identity.MFAChallengeLifetime)
 	old := e.challenge(identity.CodeMFARequired)
 	e.clock.Advance(identity.MFAChallengeLifetime)
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, old, e.code(secret, 0))
+	_, err = e.ws.VerifySecondFactor(e.ctx, old, e.code(secret, 0))
 	identitytest.WantCode(t, err, identity.CodeTokenExpired)
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, "idc_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", e.code(secret, 0))
+	_, err = e.ws.VerifySecondFactor(e.ctx, "idc_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", e.code(secret, 0))
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, "garbage", e.code(secret, 0))
+	_, err = e.ws.VerifySecondFactor(e.ctx, "garbage", e.code(secret, 0))
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 
 	ch = e.challenge(identity.CodeMFARequired)
 	if err := e.ws.DisableUser(e.ctx, e.ada.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0))
+	_, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0))
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 }
 
@@ -215,16 +216,16 @@ func TestSignInWithTOTP(t *testing.T) {
 func TestRecoveryCodeSignIn(t *testing.T) {
 	e := newTestEnv(t, nil)
 	_, codes := e.enrol(e.ada.ID)
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[3]); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[3]); err != nil {
 		t.Fatalf("a recovery code: %v", err)
 	}
-	_, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[3])
+	_, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[3])
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	typed := bytes.ToUpper([]byte(codes[4][:5] + " " + codes[4][6:]))
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), string(typed)); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), string(typed)); err != nil {
 		t.Errorf("a recovery code in capitals with a space: %v", err)
 	}
-	if st, _ := e.ws.MFAStatus(e.ctx, e.ada.ID); st.RecoveryCodesLeft != 8 {
+	if st, _ := e.ws.GetMFAStatus(e.ctx, e.ada.ID); st.RecoveryCodesLeft != 8 {
 		t.Errorf("RecoveryCodesLeft = %d, want 8", st.RecoveryCodesLeft)
 	}
 
@@ -236,12 +237,12 @@ func TestRecoveryCodeSignIn(t *testing.T) {
 	if err != nil || len(fresh) != 10 {
 		t.Fatalf("RegenerateRecoveryCodes = %v, %v", fresh, err)
 	}
-	if st, _ := e.ws.MFAStatus(e.ctx, e.ada.ID); st.RecoveryCodesLeft != 10 {
+	if st, _ := e.ws.GetMFAStatus(e.ctx, e.ada.ID); st.RecoveryCodesLeft != 10 {
 		t.Errorf("RecoveryCodesLeft after regenerating = %d, want 10", st.RecoveryCodesLeft)
 	}
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[5])
+	_, err = e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), codes[5])
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), fresh[5]); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), fresh[5]); err != nil {
 		t.Errorf("a regenerated code: %v", err)
 	}
 	bob := e.user("bob")
@@ -257,16 +258,16 @@ func TestWrongCodesLock(t *testing.T) {
 	e := newLockoutEnv(t)
 	secret, _ := e.enrol(e.ada.ID)
 	for range 3 {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), "000000")
+		_, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), "000000")
 		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	ch := e.challenge(identity.CodeMFARequired) // a right password: no reset
-	_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, "000001")
+	_, err := e.ws.VerifySecondFactor(e.ctx, ch, "000001")
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, ch, "000002")
+	_, err = e.ws.VerifySecondFactor(e.ctx, ch, "000002")
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	until := e.clock.Now().Add(10 * time.Minute)
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0))
+	_, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0))
 	wantLocked(t, err, until)
 	want := []string{
 		"login.failed wrong_code", "login.failed wrong_code", "login.failed wrong_code",
@@ -282,14 +283,14 @@ func TestWrongCodesLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 4 {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, "000000")
+		_, err := e.ws.VerifySecondFactor(e.ctx, ch, "000000")
 		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0)); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(secret, 0)); err != nil {
 		t.Fatal(err)
 	}
 	for range 4 {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), "000000")
+		_, err := e.ws.VerifySecondFactor(e.ctx, e.challenge(identity.CodeMFARequired), "000000")
 		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
 }
@@ -300,31 +301,32 @@ func TestWrongCodesLock(t *testing.T) {
 // for a code.
 func TestMFARequired(t *testing.T) {
 	e := newTestEnv(t, nil)
-	set, _ := e.ws.Settings(e.ctx)
+	set, _ := e.ws.GetSettings(e.ctx)
 	set.MFA = identity.MFARequired
 	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
 		t.Fatal(err)
 	}
 	ch := e.challenge(identity.CodeMFAEnrollmentRequired)
-	_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, "123456")
+	_, err := e.ws.VerifySecondFactor(e.ctx, ch, "123456")
 	identitytest.WantCode(t, err, identity.CodeConflict) // nothing to confirm yet
-	en, err := e.ws.ChallengeEnrollment(e.ctx, ch)
+	en, err := e.ws.BeginChallengeEnrollment(e.ctx, ch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(en.Secret, time.Minute))
+	_, err = e.ws.VerifySecondFactor(e.ctx, ch, e.code(en.Secret, time.Minute))
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	u, codes, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(en.Secret, 0))
+	verified, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(en.Secret, 0))
+	u, codes := verified.User, verified.RecoveryCodes
 	if err != nil || !u.MFAEnabled || len(codes) != 10 {
 		t.Fatalf("VerifySecondFactor = %+v, %d codes, %v", u, len(codes), err)
 	}
-	_, err = e.ws.ChallengeEnrollment(e.ctx, ch)
+	_, err = e.ws.BeginChallengeEnrollment(e.ctx, ch)
 	identitytest.WantCode(t, err, identity.CodeTokenUsed)
 	e.clock.Advance(30 * time.Second)
 	ch = e.challenge(identity.CodeMFARequired)
-	_, err = e.ws.ChallengeEnrollment(e.ctx, ch)
+	_, err = e.ws.BeginChallengeEnrollment(e.ctx, ch)
 	identitytest.WantCode(t, err, identity.CodeConflict)
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(en.Secret, 0)); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, ch, e.code(en.Secret, 0)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -365,7 +367,7 @@ func TestRemoveAndResetMFA(t *testing.T) {
 	if err := e.ws.ResetMFA(e.ctx, e.ada.ID); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := e.ws.MFAStatus(e.ctx, e.ada.ID); st != (identity.MFAStatus{}) {
+	if st, _ := e.ws.GetMFAStatus(e.ctx, e.ada.ID); st != (identity.MFAStatus{}) {
 		t.Errorf("MFAStatus after reset = %+v", st)
 	}
 	if u, err := e.ws.Authenticate(e.ctx, "ada", adaPassword); err != nil || u.MFAEnabled {
@@ -413,13 +415,13 @@ func TestTOTPSecretSealed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := other.Workspace(e.ctx, "acme")
+	ws, err := other.GetWorkspace(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = ws.Authenticate(e.ctx, "ada", adaPassword)
 	identitytest.WantCode(t, err, identity.CodeMFARequired)
-	_, _, err = ws.VerifySecondFactor(e.ctx, err.(*identity.Error).Challenge, e.code(secret, 0))
+	_, err = ws.VerifySecondFactor(e.ctx, err.(*identity.Error).Challenge, e.code(secret, 0))
 	identitytest.WantCode(t, err, identity.CodeInternal)
 }
 
@@ -454,30 +456,32 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 	hook := e.hook(identity.EventLoginSucceeded)
 	secret, _ := e.enrol(e.ada.ID)
 	a := e.authorize(e.webRequest(), "")
-	_, _, _, err := e.ws.SignIn(e.ctx, a.RequestID, "ada", adaPassword)
+	_, err := e.ws.Provider().SignIn(e.ctx, a.RequestID, "ada", adaPassword)
 	identitytest.WantCode(t, err, identity.CodeMFARequired)
-	if _, err := e.ws.PendingAuthorization(e.ctx, a.RequestID); err != nil {
+	if _, err := e.ws.Provider().GetPendingAuthorization(e.ctx, a.RequestID); err != nil {
 		t.Fatalf("the request after the password: %v", err)
 	}
-	u, _, err := e.ws.VerifySecondFactor(e.ctx, err.(*identity.Error).Challenge, e.code(secret, 0))
+	verified, err := e.ws.VerifySecondFactor(e.ctx, err.(*identity.Error).Challenge, e.code(secret, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, token, session, err := e.ws.CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	u := verified.User
+	signIn, err := e.ws.Provider().CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	auth, token, session := signIn.Authorization, signIn.Secret, signIn.Session
 	if err != nil || !codePattern.MatchString(auth.Code) || auth.RedirectURI != webRedirect || session.UserID != u.ID {
 		t.Fatalf("CompleteSignIn = %+v, %q, %+v, %v", auth, token, session, err)
 	}
-	_, _, _, err = e.ws.CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	_, err = e.ws.Provider().CompleteSignIn(e.ctx, a.RequestID, u.ID)
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 
 	b := e.authorize(e.webRequest(), "")
-	_, err = e.ws.ResumeSignIn(e.ctx, b.RequestID, "ids_nope")
+	_, err = e.ws.Provider().ResumeSignIn(e.ctx, b.RequestID, "ids_nope")
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	resumed, err := e.ws.ResumeSignIn(e.ctx, b.RequestID, token)
+	resumed, err := e.ws.Provider().ResumeSignIn(e.ctx, b.RequestID, token)
 	if err != nil || !codePattern.MatchString(resumed.Code) {
 		t.Fatalf("ResumeSignIn = %+v, %v", resumed, err)
 	}
-	_, err = e.ws.ResumeSignIn(e.ctx, b.RequestID, token)
+	_, err = e.ws.Provider().ResumeSignIn(e.ctx, b.RequestID, token)
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 	want := []string{
 		`{"type":"login.succeeded","data":{"userId":1,"clientId":"` + e.web.ID + `","sessionId":"` + session.ID + `"}}`,
@@ -490,11 +494,12 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 	// Bob signed in before MFA became required: his session no longer
 	// signs him in without the page (and its enrolment); ada's does.
 	bob := e.user("bob")
-	_, bobToken, err := e.ws.StartSession(e.ctx, bob.ID)
+	created, err := e.ws.CreateSession(e.ctx, bob.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, _ := e.ws.Settings(e.ctx)
+	bobToken := created.Secret
+	set, _ := e.ws.GetSettings(e.ctx)
 	set.MFA = identity.MFARequired
 	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
 		t.Fatal(err)
@@ -512,14 +517,16 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 func TestRevokeUserSession(t *testing.T) {
 	e := newTestEnv(t, nil)
 	bob := e.user("bob")
-	adas, _, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bobs, _, err := e.ws.StartSession(e.ctx, bob.ID)
+	adas := created.Session
+	created, err = e.ws.CreateSession(e.ctx, bob.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bobs := created.Session
 	identitytest.WantCode(t, e.ws.RevokeUserSession(e.ctx, e.ada.ID, bobs.ID), identity.CodeNotFound)
 	identitytest.WantCode(t, e.ws.RevokeUserSession(e.ctx, e.ada.ID, "nope"), identity.CodeNotFound)
 	if s, _ := e.ws.GetSession(e.ctx, bobs.ID); s.RevokedAt != nil {

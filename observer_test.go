@@ -173,7 +173,7 @@ func TestObserverSignIns(t *testing.T) {
 		{
 			name: "mfa enrollment required",
 			setup: func(e *testEnv) func(e *testEnv) error {
-				set, _ := e.ws.Settings(e.ctx)
+				set, _ := e.ws.GetSettings(e.ctx)
 				set.MFA = identity.MFARequired
 				if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
 					e.t.Fatal(err)
@@ -230,7 +230,7 @@ func TestObserverSignIns(t *testing.T) {
 				setLockout(e.t, e, identity.LockoutPolicy{Threshold: 1})
 				secret, _ := e.enrol(e.ada.ID)
 				ch := e.challenge(identity.CodeMFARequired)
-				_, _, _ = e.ws.VerifySecondFactor(e.ctx, ch, "000000")
+				_, _ = e.ws.VerifySecondFactor(e.ctx, ch, "000000")
 				return verifyCode(ch, e.code(secret, 0))
 			},
 			code: identity.CodeLocked,
@@ -275,7 +275,7 @@ func authenticate(login, password string) func(e *testEnv) error {
 
 func verifyCode(challenge, code string) func(e *testEnv) error {
 	return func(e *testEnv) error {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, challenge, code)
+		_, err := e.ws.VerifySecondFactor(e.ctx, challenge, code)
 		return err
 	}
 }
@@ -313,11 +313,11 @@ func TestObserverReportsOnlyCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := svc.Workspace(e.ctx, "acme")
+	ws, err := svc.GetWorkspace(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := ws.Settings(e.ctx)
+	s, _ := ws.GetSettings(e.ctx)
 	s.Lockout = identity.LockoutPolicy{Threshold: 1}
 	if err := ws.UpdateSettings(e.ctx, s); err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ func (e *testEnv) issue(req identity.TokenRequest) identity.Tokens {
 // mapper puts a claim mapper that must be accepted.
 func (e *testEnv) mapper(attr, claim string, access, id bool) {
 	e.t.Helper()
-	if _, err := e.ws.PutClaimMapper(e.ctx, attr, identity.ClaimMapperSpec{ClaimName: claim, IncludeInAccess: &access, IncludeInID: &id}); err != nil {
+	if _, err := e.ws.SetClaimMapper(e.ctx, attr, identity.ClaimMapperSpec{ClaimName: claim, IncludeInAccess: &access, IncludeInID: &id}); err != nil {
 		e.t.Fatalf("PutClaimMapper(%q): %v", attr, err)
 	}
 }
@@ -221,7 +221,7 @@ func (e *testEnv) storedGrant(id string) store.Grant {
 // the test if two share a state.
 func (e *testEnv) keyByState() map[identity.KeyState]identity.SigningKey {
 	e.t.Helper()
-	keys, err := e.ws.SigningKeys(e.ctx)
+	keys, err := e.ws.ListSigningKeys(e.ctx)
 	if err != nil {
 		e.t.Fatalf("SigningKeys: %v", err)
 	}
@@ -279,7 +279,7 @@ func (e *testEnv) forgeWith(kid, typ string, claims map[string]any) string {
 // authorize is Authorize that must succeed.
 func (e *testEnv) authorize(req identity.AuthorizationRequest, sessionToken string) identity.Authorization {
 	e.t.Helper()
-	a, err := e.ws.Authorize(e.ctx, req, sessionToken)
+	a, err := e.ws.Provider().Authorize(e.ctx, req, sessionToken)
 	if err != nil {
 		e.t.Fatalf("Authorize(%+v): %v", req, err)
 	}
@@ -311,10 +311,11 @@ func (e *testEnv) signIn(req identity.AuthorizationRequest) signedIn {
 	if pending.RequestID == "" {
 		e.t.Fatalf("Authorize = %+v, want a request to sign in for", pending)
 	}
-	auth, token, session, err := e.ws.SignIn(e.ctx, pending.RequestID, "ada", adaPassword)
+	signIn, err := e.ws.Provider().SignIn(e.ctx, pending.RequestID, "ada", adaPassword)
 	if err != nil {
 		e.t.Fatalf("SignIn: %v", err)
 	}
+	auth, token, session := signIn.Authorization, signIn.Secret, signIn.Session
 	return signedIn{auth, token, session}
 }
 
@@ -323,7 +324,7 @@ func (e *testEnv) signIn(req identity.AuthorizationRequest) signedIn {
 func (e *oidcEnv) codeTokens(scopes ...string) (identity.Tokens, signedIn) {
 	e.t.Helper()
 	s := e.signIn(e.webRequest(scopes...))
-	tok, err := e.ws.ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
+	tok, err := e.ws.Provider().ExchangeCode(e.ctx, e.web, s.auth.Code, webRedirect, pkceVerifier)
 	if err != nil {
 		e.t.Fatalf("ExchangeCode: %v", err)
 	}

@@ -63,7 +63,7 @@ func TestOpen(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			again, err := open().Workspace(ctx, "acme")
+			again, err := open().GetWorkspace(ctx, "acme")
 			if err != nil {
 				t.Fatal(err)
 			}

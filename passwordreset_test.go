@@ -48,7 +48,7 @@ func (e *testEnv) resetToken(q *identity.Queue) string {
 	if err := e.ws.RequestPasswordReset(e.ctx, "ada@example.com", nil); err != nil {
 		e.t.Fatal(err)
 	}
-	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRequestPasswordReset(t *testing.T) {
 	if err := e.ws.RequestPasswordReset(e.ctx, "nobody@example.com", nil); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestRequestPasswordReset(t *testing.T) {
 		err := e.ws.RequestPasswordReset(e.ctx, r.email, r.opts)
 		identitytest.WantFields(t, err, r.want)
 	}
-	if jobs, _ := listItems(e.ws.EmailJobs(e.ctx, nil)); len(jobs) != 3 {
+	if jobs, _ := listItems(e.ws.ListEmailJobs(e.ctx, nil)); len(jobs) != 3 {
 		t.Errorf("%d jobs after the refusals, want 3", len(jobs))
 	}
 }
@@ -150,10 +150,11 @@ func TestResetPassword(t *testing.T) {
 	e.setSMTP(resetSMTP())
 	q := e.queue(nil)
 	hook := e.hook(identity.EventUserPasswordChanged, identity.EventSessionRevoked)
-	_, session, _, err := e.ws.Login(e.ctx, "ada", adaPassword)
+	created, err := e.ws.Login(e.ctx, "ada", adaPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session := created.Session
 	token := e.resetToken(q)
 
 	_, err = e.ws.ResetPassword(e.ctx, token, "short")

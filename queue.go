@@ -191,9 +191,9 @@ func (s *Service) Queue(p *RetryPolicy) (*Queue, error) {
 // microseconds): the time a dispatcher passes to Due and Lease.
 func (q *Queue) Now() time.Time { return q.svc.timestamp() }
 
-// Pending counts the pending jobs of every workspace in the store,
+// CountPending counts the pending jobs of every workspace in the store,
 // whichever dispatcher will attempt them: the depth of the queue.
-func (q *Queue) Pending(ctx context.Context) (int, error) {
+func (q *Queue) CountPending(ctx context.Context) (int, error) {
 	var n int
 	err := q.svc.store.View(ctx, func(tx store.Tx) (err error) {
 		n, err = tx.PendingDeliveries()
@@ -214,11 +214,11 @@ type DueJob struct {
 	Open bool
 }
 
-// Due returns up to limit jobs of every workspace due at now, in due
+// ListDue returns up to limit jobs of every workspace due at now, in due
 // order, with their lanes. It only reads, in one read transaction, so
 // that a dispatcher's scan never holds up writers; Lease confirms the
 // choice.
-func (q *Queue) Due(ctx context.Context, now time.Time, limit int) ([]DueJob, error) {
+func (q *Queue) ListDue(ctx context.Context, now time.Time, limit int) ([]DueJob, error) {
 	var out []DueJob
 	err := q.svc.store.View(ctx, func(tx store.Tx) error {
 		due, err := tx.DueDeliveries(now, limit)

@@ -35,7 +35,7 @@ func (e *testEnv) queue(policy *identity.RetryPolicy) *identity.Queue {
 // named) to who for a minute, and returns them in id order.
 func (e *testEnv) lease(q *identity.Queue, who string, ids ...int64) []identity.Job {
 	e.t.Helper()
-	due, err := q.Due(e.ctx, q.Now(), 100)
+	due, err := q.ListDue(e.ctx, q.Now(), 100)
 	if err != nil {
 		e.t.Fatalf("Due: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestRetrySchedule(t *testing.T) {
 			}
 			// Not due a microsecond before its time; due at it.
 			e.clock.Set(out.Next.Add(-time.Microsecond))
-			if due, err := q.Due(e.ctx, q.Now(), 10); err != nil || len(due) != 0 {
+			if due, err := q.ListDue(e.ctx, q.Now(), 10); err != nil || len(due) != 0 {
 				t.Fatalf("Due before the next attempt = %+v, %v", due, err)
 			}
 			e.clock.Set(out.Next)
@@ -326,7 +326,7 @@ func TestDisableEndpoint(t *testing.T) {
 			if !tt.disabled {
 				return
 			}
-			ds, err := listItems(e.ws.Deliveries(e.ctx, hook, nil))
+			ds, err := listItems(e.ws.ListDeliveries(e.ctx, hook, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +338,7 @@ func TestDisableEndpoint(t *testing.T) {
 			// A disabled endpoint gets no new deliveries, and a failed one
 			// cannot be retried.
 			e.user("late")
-			if after, err := listItems(e.ws.Deliveries(e.ctx, hook, nil)); err != nil || len(after) != len(ds) {
+			if after, err := listItems(e.ws.ListDeliveries(e.ctx, hook, nil)); err != nil || len(after) != len(ds) {
 				t.Errorf("%d deliveries after a new event (%v), want %d", len(after), err, len(ds))
 			}
 			identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, ds[0].ID), identity.CodeConflict)
@@ -358,7 +358,7 @@ func TestDisablingFailsOthers(t *testing.T) {
 	if diff := cmp.Diff(identity.Outcome{Status: identity.DeliveryFailed, Exhausted: 2, Disabled: true}, out); diff != "" {
 		t.Errorf("410 (-want +got):\n%s", diff)
 	}
-	ds, err := listItems(e.ws.Deliveries(e.ctx, hook, nil))
+	ds, err := listItems(e.ws.ListDeliveries(e.ctx, hook, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestSuccessRecorded(t *testing.T) {
 		!d.LastAttemptAt.Equal(att.At) || !d.NextAttemptAt.IsZero() {
 		t.Errorf("delivery after success: %+v", d)
 	}
-	if n, err := q.Pending(e.ctx); err != nil || n != 0 {
+	if n, err := q.CountPending(e.ctx); err != nil || n != 0 {
 		t.Errorf("Pending = %d, %v; want 0", n, err)
 	}
 	identitytest.WantCode(t, e.ws.RetryDelivery(e.ctx, 1), identity.CodeConflict)
@@ -440,7 +440,7 @@ func TestLeaseTakenOver(t *testing.T) {
 	q := e.queue(nil)
 	e.hook(identity.EventUserCreated)
 	e.user("bob")
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("Due = %+v, %v", due, err)
 	}
@@ -457,7 +457,7 @@ func TestLeaseTakenOver(t *testing.T) {
 		t.Fatalf("a second Lease during the lease = %+v, %v; want it lost", theirs, err)
 	}
 	e.clock.Advance(time.Minute - time.Microsecond)
-	if due, err := q.Due(e.ctx, q.Now(), 10); err != nil || len(due) != 0 {
+	if due, err := q.ListDue(e.ctx, q.Now(), 10); err != nil || len(due) != 0 {
 		t.Fatalf("due before the lease ended: %+v, %v", due, err)
 	}
 	e.clock.Advance(time.Microsecond)
@@ -504,7 +504,7 @@ func TestLeaseOfStaleChoice(t *testing.T) {
 	q := e.queue(nil)
 	e.hook(identity.EventUserCreated)
 	e.user("bob")
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("Due = %+v, %v", due, err)
 	}
@@ -536,7 +536,7 @@ func TestEndpointDeletedWhileLeased(t *testing.T) {
 	e.user("bob")
 	e.user("carol")
 	job := e.leaseOne(q, 1)
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil || len(due) != 1 || due[0].ID != 2 || !due[0].Open {
 		t.Fatalf("Due = %+v, %v; want job 2, open", due, err)
 	}
@@ -554,7 +554,7 @@ func TestEndpointDeletedWhileLeased(t *testing.T) {
 	if diff := cmp.Diff(identity.Leased{Lost: 1}, leased); err != nil || diff != "" {
 		t.Errorf("Lease after the delete (%v) (-want +got):\n%s", err, diff)
 	}
-	if n, err := q.Pending(e.ctx); err != nil || n != 0 {
+	if n, err := q.CountPending(e.ctx); err != nil || n != 0 {
 		t.Errorf("Pending = %d, %v; want 0", n, err)
 	}
 }
@@ -569,13 +569,13 @@ func TestEndpointLostButJobKept(t *testing.T) {
 	e.user("bob")
 	e.user("carol")
 	job := e.leaseOne(q, 1)
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("Due = %+v, %v", due, err)
 	}
 	e.st.breakMethod("Webhook", store.ErrNotFound)
 	defer e.st.breakMethod("Webhook", nil)
-	if due, err := q.Due(e.ctx, q.Now(), 10); err != nil || len(due) != 1 || due[0].Open {
+	if due, err := q.ListDue(e.ctx, q.Now(), 10); err != nil || len(due) != 1 || due[0].Open {
 		t.Errorf("Due = %+v, %v; want job 2, not open", due, err)
 	}
 	leased, err := q.Lease(e.ctx, owner, q.Now(), time.Minute, due)
@@ -600,7 +600,7 @@ func TestDisabledEndpointJob(t *testing.T) {
 	hook := e.hook(identity.EventUserCreated)
 	e.user("bob")
 	e.disableInStore(hook)
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -691,10 +691,10 @@ func TestQueueStoreFailures(t *testing.T) {
 		call  func() error
 		fixup func()
 	}{
-		{"Due", func() { e.st.set(true, false) }, func() error { _, err := q.Due(e.ctx, q.Now(), 10); return err }, nil},
-		{"Due reading the queue", func() { e.st.breakMethod("DueDeliveries", errFlaky) }, func() error { _, err := q.Due(e.ctx, q.Now(), 10); return err }, nil},
-		{"Due reading an endpoint", func() { e.st.breakMethod("Webhook", errFlaky) }, func() error { _, err := q.Due(e.ctx, q.Now().Add(time.Hour), 10); return err }, nil},
-		{"Pending", func() { e.st.set(true, false) }, func() error { _, err := q.Pending(e.ctx); return err }, nil},
+		{"Due", func() { e.st.set(true, false) }, func() error { _, err := q.ListDue(e.ctx, q.Now(), 10); return err }, nil},
+		{"Due reading the queue", func() { e.st.breakMethod("DueDeliveries", errFlaky) }, func() error { _, err := q.ListDue(e.ctx, q.Now(), 10); return err }, nil},
+		{"Due reading an endpoint", func() { e.st.breakMethod("Webhook", errFlaky) }, func() error { _, err := q.ListDue(e.ctx, q.Now().Add(time.Hour), 10); return err }, nil},
+		{"Pending", func() { e.st.set(true, false) }, func() error { _, err := q.CountPending(e.ctx); return err }, nil},
 		{"Lease", func() { e.st.set(false, true) }, func() error { _, err := q.Lease(e.ctx, owner, q.Now(), time.Minute, due); return err }, nil},
 		{"Lease claiming", func() { e.st.breakMethod("ClaimDelivery", errFlaky) }, func() error { _, err := q.Lease(e.ctx, owner, q.Now(), time.Minute, due); return err }, nil},
 		{"Lease reading the next due time", func() { e.st.breakMethod("NextDueAt", errFlaky) }, func() error { _, err := q.Lease(e.ctx, owner, q.Now(), time.Minute, nil); return err }, nil},
@@ -718,7 +718,7 @@ func TestLeaseFailureOfDisabledEndpoint(t *testing.T) {
 	hook := e.hook(identity.EventUserCreated)
 	e.user("bob")
 	e.disableInStore(hook)
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -762,7 +762,7 @@ func TestDeliveriesInspection(t *testing.T) {
 		identitytest.WantCode(t, err, identity.CodeNotFound)
 	}
 	for _, id := range []int64{0, 9} {
-		_, err := listItems(e.ws.Deliveries(e.ctx, id, nil))
+		_, err := listItems(e.ws.ListDeliveries(e.ctx, id, nil))
 		identitytest.WantCode(t, err, identity.CodeNotFound)
 	}
 	// The retried delivery starts its schedule over: one attempt again.

@@ -28,10 +28,10 @@ func (q QueueStats) OldestDueAge(now time.Time) time.Duration {
 	return now.Sub(q.NextDue)
 }
 
-// QueueStats reads the depth of the queue and the earliest due time of
+// GetQueueStats reads the depth of the queue and the earliest due time of
 // its jobs, in one read transaction, for monitoring (package metrics reads
 // it at each scrape). Compare NextDue with Service.Now.
-func (s *Service) QueueStats(ctx context.Context) (QueueStats, error) {
+func (s *Service) GetQueueStats(ctx context.Context) (QueueStats, error) {
 	var out QueueStats
 	err := s.store.View(ctx, func(tx store.Tx) error {
 		n, err := tx.PendingDeliveries()

@@ -13,7 +13,7 @@ import (
 // the age of that job by a clock.
 func TestQueueStats(t *testing.T) {
 	e := newTestEnv(t, nil)
-	st, err := e.svc.QueueStats(e.ctx)
+	st, err := e.svc.GetQueueStats(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestQueueStats(t *testing.T) {
 	e.clock.Advance(time.Minute)
 	e.user("alan")
 	e.clock.Advance(time.Minute)
-	st, err = e.svc.QueueStats(e.ctx)
+	st, err = e.svc.GetQueueStats(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestQueueStats(t *testing.T) {
 	}
 
 	e.st.set(true, false)
-	if _, err := e.svc.QueueStats(e.ctx); identity.ErrorCode(err) != identity.CodeInternal {
+	if _, err := e.svc.GetQueueStats(e.ctx); identity.ErrorCode(err) != identity.CodeInternal {
 		t.Errorf("a failing store: %v, want CodeInternal", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // day.
 func TestGrowthBounded(t *testing.T) {
 	e := newTestEnv(t, nil)
-	s, err := e.ws.Settings(e.ctx)
+	s, err := e.ws.GetSettings(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestGrowthBounded(t *testing.T) {
 	for hour := 1; hour <= 7*24; hour++ {
 		e.clock.Advance(time.Hour)
 		e.user(fmt.Sprint("user-", hour))
-		if _, _, _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
+		if _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
 			t.Fatal(err)
 		}
 		for _, job := range e.lease(q, owner) {

@@ -67,7 +67,7 @@ func TestSweepCutoffs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := other.Settings(e.ctx)
+	s, err := other.GetSettings(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestSweepCutoffs(t *testing.T) {
 // 3650 days.
 func TestRetentionSettings(t *testing.T) {
 	e := newTestEnv(t, nil)
-	base, err := e.ws.Settings(e.ctx)
+	base, err := e.ws.GetSettings(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestRetentionSettings(t *testing.T) {
 				t.Errorf("field errors (-want +got):\n%s", diff)
 			}
 			if c.want == nil {
-				read, err := e.ws.Settings(e.ctx)
+				read, err := e.ws.GetSettings(e.ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -185,10 +185,11 @@ func TestSweepBoundaries(t *testing.T) {
 		name := map[bool]string{false: "ExpiredSession", true: "RevokedSession"}[revoke]
 		t.Run(name, func(t *testing.T) {
 			e := newTestEnv(t, nil)
-			_, sess, _, err := e.ws.Login(e.ctx, "ada", adaPassword)
+			created, err := e.ws.Login(e.ctx, "ada", adaPassword)
 			if err != nil {
 				t.Fatal(err)
 			}
+			sess := created.Session
 			ended := sess.ExpiresAt
 			if revoke {
 				e.clock.Advance(time.Hour)
@@ -198,7 +199,7 @@ func TestSweepBoundaries(t *testing.T) {
 				ended = e.clock.Now()
 			}
 			sessions := func() int {
-				ss, err := listItems(e.ws.Sessions(e.ctx, e.ada.ID, nil))
+				ss, err := listItems(e.ws.ListSessions(e.ctx, e.ada.ID, nil))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -582,7 +582,7 @@ func roleRows() []catalogueRow {
 					return err
 				}
 			}
-			roles, err := e.ws.Roles(e.ctx, e.ada.ID)
+			roles, err := e.ws.ListUserRoles(e.ctx, e.ada.ID)
 			if err != nil {
 				return err
 			}
@@ -632,7 +632,7 @@ func attributeRows() []catalogueRow {
 // fillMappers puts n mappers k00, k01, ... with claim names c00, c01, ...
 func (e *testEnv) fillMappers(n int) error {
 	for i := range n {
-		if _, err := e.ws.PutClaimMapper(e.ctx, fmt.Sprintf("k%02d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("c%02d", i)}); err != nil {
+		if _, err := e.ws.SetClaimMapper(e.ctx, fmt.Sprintf("k%02d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("c%02d", i)}); err != nil {
 			return err
 		}
 	}
@@ -642,7 +642,7 @@ func (e *testEnv) fillMappers(n int) error {
 func claimMapperRows() []catalogueRow {
 	put := func(key string, spec identity.ClaimMapperSpec) func(e *testEnv) error {
 		return func(e *testEnv) error {
-			_, err := e.ws.PutClaimMapper(e.ctx, key, spec)
+			_, err := e.ws.SetClaimMapper(e.ctx, key, spec)
 			return err
 		}
 	}
@@ -651,16 +651,16 @@ func claimMapperRows() []catalogueRow {
 			if err := e.fillMappers(20); err != nil {
 				return err
 			}
-			_, err := e.ws.PutClaimMapper(e.ctx, key, spec)
+			_, err := e.ws.SetClaimMapper(e.ctx, key, spec)
 			return err
 		}
 	}
 	afterDept := func(key string, spec identity.ClaimMapperSpec) func(e *testEnv) error {
 		return func(e *testEnv) error {
-			if _, err := e.ws.PutClaimMapper(e.ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
+			if _, err := e.ws.SetClaimMapper(e.ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
 				return err
 			}
-			_, err := e.ws.PutClaimMapper(e.ctx, key, spec)
+			_, err := e.ws.SetClaimMapper(e.ctx, key, spec)
 			return err
 		}
 	}
@@ -699,7 +699,7 @@ func claimMapperRows() []catalogueRow {
 			if err := e.ws.DeleteClaimMapper(e.ctx, "k00"); err != nil {
 				return err
 			}
-			_, err := e.ws.PutClaimMapper(e.ctx, "k20", name("c20"))
+			_, err := e.ws.SetClaimMapper(e.ctx, "k20", name("c20"))
 			return err
 		}, "", nil},
 		{order, "invalid before reserved", atLimit("k20", identity.ClaimMapperSpec{ClaimName: "sub" + strings.Repeat("x", 126)}), identity.CodeInvalid, nil},
@@ -710,14 +710,14 @@ func claimMapperRows() []catalogueRow {
 		}), identity.CodePreconditionFailed, nil},
 		{order, "conflict before limit", atLimit("k20", name("c01")), identity.CodeConflict, nil},
 		{"claim mapper: a PUT replaces the whole mapper; IncludeInAccess defaults to true, IncludeInID to false", "defaults after flags", func(e *testEnv) error {
-			if _, err := e.ws.PutClaimMapper(e.ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: &no, IncludeInID: &yes}); err != nil {
+			if _, err := e.ws.SetClaimMapper(e.ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: &no, IncludeInID: &yes}); err != nil {
 				return err
 			}
-			got, err := e.ws.PutClaimMapper(e.ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"})
+			got, err := e.ws.SetClaimMapper(e.ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"})
 			if err != nil {
 				return err
 			}
-			stored, err := e.ws.ClaimMapper(e.ctx, "department")
+			stored, err := e.ws.GetClaimMapper(e.ctx, "department")
 			if err != nil {
 				return err
 			}
@@ -728,7 +728,7 @@ func claimMapperRows() []catalogueRow {
 			return e.ws.DeleteClaimMapper(e.ctx, "department")
 		}, identity.CodeNotFound, nil},
 		{"deleting a claim mapper that does not exist: not_found", "ClaimMapper", func(e *testEnv) error {
-			_, err := e.ws.ClaimMapper(e.ctx, "department")
+			_, err := e.ws.GetClaimMapper(e.ctx, "department")
 			return err
 		}, identity.CodeNotFound, nil},
 	}...)
@@ -754,7 +754,7 @@ func claimsRows() []catalogueRow {
 				if m.id {
 					spec.IncludeInID = &yes
 				}
-				if _, err := e.ws.PutClaimMapper(e.ctx, m.key, spec); err != nil {
+				if _, err := e.ws.SetClaimMapper(e.ctx, m.key, spec); err != nil {
 					return err
 				}
 				if m.value != "" {
@@ -768,7 +768,7 @@ func claimsRows() []catalogueRow {
 					return err
 				}
 			}
-			got, err := e.ws.Claims(e.ctx, e.ada.ID, kind)
+			got, err := e.ws.GetClaims(e.ctx, e.ada.ID, kind)
 			if err != nil {
 				return err
 			}
@@ -782,7 +782,7 @@ func claimsRows() []catalogueRow {
 		{"Claims: does not refuse disabled users", "disabled user", claims(true, identity.AccessToken, map[string]string{"dept": "mathematics", "tier": "gold"}), "", nil},
 		{rule, "unknown token kind", claims(false, identity.TokenKind(3), nil), identity.CodeInvalid, field("token", "unknown")},
 		{rule, "unknown user", func(e *testEnv) error {
-			_, err := e.ws.Claims(e.ctx, 999, identity.AccessToken)
+			_, err := e.ws.GetClaims(e.ctx, 999, identity.AccessToken)
 			return err
 		}, identity.CodeNotFound, nil},
 		{rule, "token kind names", func(*testEnv) error {
@@ -847,7 +847,7 @@ func webhookRows() []catalogueRow {
 			if !svc.AllowsPrivateWebhooks() || e.svc.AllowsPrivateWebhooks() {
 				return fmt.Errorf("AllowsPrivateWebhooks: %v with the option, %v without", svc.AllowsPrivateWebhooks(), e.svc.AllowsPrivateWebhooks())
 			}
-			ws, err := svc.Workspace(e.ctx, "acme")
+			ws, err := svc.GetWorkspace(e.ctx, "acme")
 			if err != nil {
 				return err
 			}
@@ -896,7 +896,7 @@ func webhookRows() []catalogueRow {
 func apiKeyRows() []catalogueRow {
 	create := func(name string, scopes ...identity.Scope) func(e *testEnv) error {
 		return func(e *testEnv) error {
-			_, _, err := e.ws.CreateAPIKey(e.ctx, name, scopes)
+			_, err := e.ws.CreateAPIKey(e.ctx, name, scopes)
 			return err
 		}
 	}
@@ -921,23 +921,25 @@ func apiKeyRows() []catalogueRow {
 			if _, err := e.svc.CreateWorkspace(e.ctx, "other", nil); err != nil {
 				return err
 			}
-			_, key, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
+			created, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
 			if err != nil {
 				return err
 			}
+			key := created.Secret
 			var codes []identity.Code
 			for _, slug := range []string{"other", "missing"} {
-				_, err := e.svc.Authorize(e.ctx, key, slug, "users:read")
+				_, err := e.svc.AuthorizeAPIKey(e.ctx, key, slug, "users:read")
 				codes = append(codes, identity.ErrorCode(err))
 			}
 			return mismatch("codes", []identity.Code{"forbidden", "forbidden"}, codes)
 		}, "", nil},
 		{"API key: a missing scope is forbidden with Error.Scope set", "users:write", func(e *testEnv) error {
-			_, key, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
+			created, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
 			if err != nil {
 				return err
 			}
-			_, err = e.svc.Authorize(e.ctx, key, "acme", "users:read", "users:write")
+			key := created.Secret
+			_, err = e.svc.AuthorizeAPIKey(e.ctx, key, "acme", "users:read", "users:write")
 			got, _ := err.(*identity.Error)
 			if got == nil {
 				return fmt.Errorf("Authorize = %v, want an *identity.Error", err)
@@ -945,10 +947,11 @@ func apiKeyRows() []catalogueRow {
 			return mismatch("code and scope", [2]string{"forbidden", "users:write"}, [2]string{string(got.Code), string(got.Scope)})
 		}, "", nil},
 		{"API key: malformed, unknown or revoked keys are unauthenticated", "revoked", func(e *testEnv) error {
-			k, key, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
+			created, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
 			if err != nil {
 				return err
 			}
+			k, key := created.APIKey, created.Secret
 			if err := e.ws.RevokeAPIKey(e.ctx, k.ID); err != nil {
 				return err
 			}
@@ -1223,7 +1226,7 @@ func smtpRows() []catalogueRow {
 			if err := set(func(m *identity.SMTPSettings) { m.Username, m.Port = "mailer", 2525 })(e); err != nil {
 				return err
 			}
-			s, err := e.ws.Settings(e.ctx)
+			s, err := e.ws.GetSettings(e.ctx)
 			if err != nil {
 				return err
 			}
@@ -1312,16 +1315,17 @@ func sessionRows() []catalogueRow {
 				if err != nil {
 					return err
 				}
-				if e.ws, err = svc.Workspace(e.ctx, "acme"); err != nil {
+				if e.ws, err = svc.GetWorkspace(e.ctx, "acme"); err != nil {
 					return err
 				}
 			}
-			_, _, token, err := e.ws.Login(e.ctx, "ada", adaPassword)
+			created, err := e.ws.Login(e.ctx, "ada", adaPassword)
 			if err != nil {
 				return err
 			}
+			token := created.Secret
 			e.clock.Advance(after)
-			_, _, err = e.ws.VerifySession(e.ctx, token)
+			_, err = e.ws.VerifySession(e.ctx, token)
 			return err
 		}
 	}
@@ -1334,25 +1338,26 @@ func sessionRows() []catalogueRow {
 		{rule, "SessionLifetime 48 h: 47 h", verifyAt(&identity.Options{SessionLifetime: 48 * time.Hour}, 47*time.Hour), "", nil},
 		{rule, "SessionLifetime negative: 24 h", verifyAt(&identity.Options{SessionLifetime: -time.Hour}, 24*time.Hour-time.Microsecond), "", nil},
 		{"sessions: an unknown session is unauthenticated", "a well-formed token of no session", func(e *testEnv) error {
-			_, _, err := e.ws.VerifySession(e.ctx, "ids_0123456789abcdef_"+strings.Repeat("A", 43))
+			_, err := e.ws.VerifySession(e.ctx, "ids_0123456789abcdef_"+strings.Repeat("A", 43))
 			return err
 		}, identity.CodeUnauthenticated, nil},
 		{"sessions: VerifySession refuses disabled users", "disabled", func(e *testEnv) error {
-			_, token, err := e.ws.StartSession(e.ctx, e.ada.ID)
+			created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 			if err != nil {
 				return err
 			}
+			token := created.Secret
 			if err := e.ws.DisableUser(e.ctx, e.ada.ID); err != nil {
 				return err
 			}
-			_, _, err = e.ws.VerifySession(e.ctx, token)
+			_, err = e.ws.VerifySession(e.ctx, token)
 			return err
 		}, identity.CodeUnauthenticated, nil},
 		{"sessions: StartSession is for enabled users", "disabled", func(e *testEnv) error {
 			if err := e.ws.DisableUser(e.ctx, e.ada.ID); err != nil {
 				return err
 			}
-			_, _, err := e.ws.StartSession(e.ctx, e.ada.ID)
+			_, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 			return err
 		}, identity.CodeForbidden, nil},
 	}
@@ -1421,7 +1426,7 @@ func TestReservedClaimsCatalogue(t *testing.T) {
 				if !identity.IsReservedClaim(variant) {
 					t.Errorf("%s: IsReservedClaim(%q) = false", group.source, variant)
 				}
-				_, err := e.ws.PutClaimMapper(e.ctx, "attr", identity.ClaimMapperSpec{ClaimName: variant})
+				_, err := e.ws.SetClaimMapper(e.ctx, "attr", identity.ClaimMapperSpec{ClaimName: variant})
 				if identity.ErrorCode(err) != identity.CodeReservedClaim {
 					t.Errorf("%s: PutClaimMapper(%q) = %v, want reserved_claim", group.source, variant, err)
 				}
@@ -1432,7 +1437,7 @@ func TestReservedClaimsCatalogue(t *testing.T) {
 		if identity.IsReservedClaim(name) {
 			t.Errorf("IsReservedClaim(%q) = true, want false", name)
 		}
-		if _, err := e.ws.PutClaimMapper(e.ctx, "attr-"+name, identity.ClaimMapperSpec{ClaimName: name}); err != nil {
+		if _, err := e.ws.SetClaimMapper(e.ctx, "attr-"+name, identity.ClaimMapperSpec{ClaimName: name}); err != nil {
 			t.Errorf("PutClaimMapper(%q): %v", name, err)
 		}
 	}
@@ -1649,20 +1654,22 @@ func TestCataloguesOfNames(t *testing.T) {
 // documented shapes.
 func TestTokenShapes(t *testing.T) {
 	e := newTestEnv(t, nil)
-	k, key, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
+	createdKey, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{"users:read"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, session, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	k, key := createdKey.APIKey, createdKey.Secret
+	createdSession, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session := createdSession.Secret
 	created, err := e.ws.CreateWebhook(e.ctx, identity.NewWebhook{URL: "https://hooks.example.com/x", Events: []string{"user.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.user("bob")
-	ds, err := listItems(e.ws.Deliveries(e.ctx, created.Endpoint.ID, nil))
+	ds, err := listItems(e.ws.ListDeliveries(e.ctx, created.Endpoint.ID, nil))
 	if err != nil || len(ds) != 1 {
 		t.Fatalf("Deliveries = %v, %v", ds, err)
 	}

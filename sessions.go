@@ -19,7 +19,8 @@ const sessionPrefix = "ids_"
 const lastSeenResolution = time.Minute
 
 // Session is a login session of a user. Its token, returned once by
-// Login or StartSession, is never stored: only a hash of its secret part.
+// Login or CreateSession (CreatedSession.Secret), is never stored: only a
+// hash of its secret part.
 type Session struct {
 	ID         string    `json:"id"`
 	UserID     int64     `json:"userId"`
@@ -42,36 +43,54 @@ func sessionFromRecord(r store.Session) Session {
 	return s
 }
 
-// Login authenticates like Authenticate and, on success, starts a session
-// for the user. It returns the user, the session and the session token.
-// A user who needs a second factor gets Authenticate's CodeMFARequired
-// (or CodeMFAEnrollmentRequired) and no session: after
-// VerifySecondFactor, StartSession starts it.
-func (w *Workspace) Login(ctx context.Context, login, password string) (User, Session, string, error) {
-	u, err := w.Authenticate(ctx, login, password)
-	if err != nil {
-		return User{}, Session{}, "", err
-	}
-	s, token, err := w.StartSession(ctx, u.ID)
-	if err != nil {
-		return User{}, Session{}, "", err
-	}
-	return u, s, token, nil
+// CreatedSession is a session just started, with its token.
+type CreatedSession struct {
+	// User is the session's user, as the session started.
+	User    User    `json:"user"`
+	Session Session `json:"session"`
+	// Secret is the session token ("ids_", 16 hex digits of the
+	// session's ID, "_" and 43 characters of base64url), for a cookie or
+	// a bearer header: shown only here, since only a hash of it is
+	// stored. VerifySession takes it.
+	Secret string `json:"secret"`
 }
 
-// StartSession starts a session for an enabled user, for when the program
-// authenticated the user itself (a second factor, a federated login). It
-// returns the session and its token, shown only here.
-func (w *Workspace) StartSession(ctx context.Context, userID int64) (Session, string, error) {
+// VerifiedSession is a session token's session and its user, as
+// VerifySession found them.
+type VerifiedSession struct {
+	Session Session `json:"session"`
+	User    User    `json:"user"`
+}
+
+// Login authenticates like Authenticate and, on success, starts a session
+// for the user. A user who needs a second factor gets Authenticate's
+// CodeMFARequired (or CodeMFAEnrollmentRequired) and no session: after
+// VerifySecondFactor, CreateSession starts it.
+func (w *Workspace) Login(ctx context.Context, login, password string) (CreatedSession, error) {
+	u, err := w.Authenticate(ctx, login, password)
+	if err != nil {
+		return CreatedSession{}, err
+	}
+	return w.CreateSession(ctx, u.ID)
+}
+
+// CreateSession starts a session for an enabled user, for when the
+// program authenticated the user itself (a second factor, a federated
+// login). A disabled user is CodeForbidden, an unknown one CodeNotFound.
+func (w *Workspace) CreateSession(ctx context.Context, userID int64) (CreatedSession, error) {
 	rec, token, err := w.newSession(userID)
 	if err != nil {
-		return Session{}, "", err
+		return CreatedSession{}, err
 	}
-	err = w.update(ctx, func(tx store.Tx) error { return w.putSession(tx, rec) })
+	var u store.User
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		u, err = w.putSession(tx, rec)
+		return err
+	})
 	if err != nil {
-		return Session{}, "", fromStore(err, "user")
+		return CreatedSession{}, fromStore(err, "user")
 	}
-	return sessionFromRecord(rec), token, nil
+	return CreatedSession{User: userFromRecord(u), Session: sessionFromRecord(rec), Secret: token}, nil
 }
 
 // newSession makes the record and token of a session of the user that
@@ -88,27 +107,28 @@ func (w *Workspace) newSession(userID int64) (store.Session, string, error) {
 	}, token, nil
 }
 
-// putSession stores a new session in tx if its user is enabled.
-func (w *Workspace) putSession(tx store.Tx, rec store.Session) error {
+// putSession stores a new session in tx if its user is enabled, and
+// returns the user.
+func (w *Workspace) putSession(tx store.Tx, rec store.Session) (store.User, error) {
 	u, err := w.user(tx, rec.UserID)
 	if err != nil {
-		return err
+		return store.User{}, err
 	}
 	if !u.Enabled {
-		return errorf(CodeForbidden, "user %d is disabled", rec.UserID)
+		return store.User{}, errorf(CodeForbidden, "user %d is disabled", rec.UserID)
 	}
-	return tx.PutSession(w.slug, rec)
+	return u, tx.PutSession(w.slug, rec)
 }
 
 // VerifySession checks a session token and returns the session and its
 // user. An unknown, malformed, expired or revoked token, or one whose user
 // is disabled, is a CodeUnauthenticated error. The session's LastSeenAt
 // moves forward at most once a minute.
-func (w *Workspace) VerifySession(ctx context.Context, token string) (Session, User, error) {
+func (w *Workspace) VerifySession(ctx context.Context, token string) (VerifiedSession, error) {
 	invalid := errorf(CodeUnauthenticated, "invalid session")
 	id, secret, ok := parseToken(sessionPrefix, token)
 	if !ok {
-		return Session{}, User{}, invalid
+		return VerifiedSession{}, invalid
 	}
 	now := w.svc.timestamp()
 	var rec store.Session
@@ -122,16 +142,16 @@ func (w *Workspace) VerifySession(ctx context.Context, token string) (Session, U
 	})
 	switch {
 	case isNotFound(err) || ErrorCode(err) == CodeNotFound:
-		return Session{}, User{}, invalid
+		return VerifiedSession{}, invalid
 	case err != nil:
-		return Session{}, User{}, fromStore(err, "session")
+		return VerifiedSession{}, fromStore(err, "session")
 	case !secretMatches(secret, rec.SecretHash) || !sessionFromRecord(rec).Active(now) || !u.Enabled:
-		return Session{}, User{}, invalid
+		return VerifiedSession{}, invalid
 	}
 	if now.Sub(rec.LastSeenAt) >= lastSeenResolution {
 		rec = w.touchSession(ctx, rec, now)
 	}
-	return sessionFromRecord(rec), userFromRecord(u), nil
+	return VerifiedSession{Session: sessionFromRecord(rec), User: userFromRecord(u)}, nil
 }
 
 // touchSession records that the session was seen at now. A failure to
@@ -164,12 +184,12 @@ func (w *Workspace) GetSession(ctx context.Context, id string) (Session, error) 
 	return sessionFromRecord(rec), nil
 }
 
-// Sessions returns one page of the user's sessions, active, expired and
+// ListSessions returns one page of the user's sessions, active, expired and
 // revoked (ended ones are kept for Retention.EndedSessionDays), oldest
 // first, with their number in all; Items is never nil. A nil page is the
 // first DefaultPageLimit (20); an invalid page is a CodeInvalid error on
 // "offset" or "limit" (see Page).
-func (w *Workspace) Sessions(ctx context.Context, userID int64, page *Page) (List[Session], error) {
+func (w *Workspace) ListSessions(ctx context.Context, userID int64, page *Page) (List[Session], error) {
 	pg, err := page.resolve()
 	if err != nil {
 		return List[Session]{}, err

@@ -358,10 +358,10 @@ func decodeSettings(b []byte) (Settings, error) {
 	return s, nil
 }
 
-// Settings returns the workspace's settings. The SMTP password is never
+// GetSettings returns the workspace's settings. The SMTP password is never
 // returned: SMTPSettings.Password is empty and PasswordSet says whether one
 // is stored.
-func (w *Workspace) Settings(ctx context.Context) (Settings, error) {
+func (w *Workspace) GetSettings(ctx context.Context) (Settings, error) {
 	var s Settings
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		s, err = w.settings(tx)

@@ -91,11 +91,11 @@ func published(k store.SigningKey, now time.Time) bool {
 	return KeyState(k.State) != KeyRetired || now.Before(k.RemoveAt)
 }
 
-// SigningKeys returns the workspace's published signing keys (next,
+// ListSigningKeys returns the workspace's published signing keys (next,
 // active, and retired ones whose tokens may still live), the content of
 // its JWKS, oldest first. A workspace without keys gets its first ones
 // here: an active key and the next one.
-func (w *Workspace) SigningKeys(ctx context.Context) ([]SigningKey, error) {
+func (w *Workspace) ListSigningKeys(ctx context.Context) ([]SigningKey, error) {
 	recs, err := w.keyring(ctx)
 	if err != nil {
 		return nil, err

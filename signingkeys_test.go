@@ -64,7 +64,7 @@ func TestSigningKeysFirstCall(t *testing.T) {
 			if n := len(e.storedKeys("acme")); n != 0 {
 				t.Fatalf("%d keys before the first call, want 0", n)
 			}
-			keys, err := e.ws.SigningKeys(e.ctx)
+			keys, err := e.ws.ListSigningKeys(e.ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,7 +318,7 @@ func TestKeyEncryptionKey(t *testing.T) {
 			if _, err := ws.VerifyAccessToken(e.ctx, tok.AccessToken); err != nil {
 				t.Errorf("VerifyAccessToken: %v (public keys need no key-encryption key)", err)
 			}
-			if keys, err := ws.SigningKeys(e.ctx); err != nil || len(keys) != 2 {
+			if keys, err := ws.ListSigningKeys(e.ctx); err != nil || len(keys) != 2 {
 				t.Errorf("SigningKeys = %d keys, %v", len(keys), err)
 			}
 		})
@@ -475,13 +475,13 @@ func TestPruneFailure(t *testing.T) {
 	}
 	e.clock.Advance(10*time.Minute + 30*time.Second)
 	e.st.breakMethod("DeleteSigningKey", errFlaky)
-	_, err := e.ws.SigningKeys(e.ctx)
+	_, err := e.ws.ListSigningKeys(e.ctx)
 	identitytest.WantCode(t, err, identity.CodeInternal)
 	if len(e.storedKeys("acme")) != 3 {
 		t.Fatalf("keys after a failed removal: %d, want 3", len(e.storedKeys("acme")))
 	}
 	e.st.mend()
-	keys, err := e.ws.SigningKeys(e.ctx)
+	keys, err := e.ws.ListSigningKeys(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +505,7 @@ func (e *oidcEnv) workspaceWithKEK(t *testing.T, slug string, key []byte) *ident
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := svc.Workspace(e.ctx, slug)
+	ws, err := svc.GetWorkspace(e.ctx, slug)
 	if err != nil {
 		t.Fatal(err)
 	}

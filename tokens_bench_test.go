@@ -34,7 +34,7 @@ func tokenBench(b *testing.B, alg string) (*identity.Workspace, identity.TokenRe
 	}
 	yes := true
 	for _, key := range []string{"department", "tier", "employee_id"} {
-		if _, err := ws.PutClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &yes}); err != nil {
+		if _, err := ws.SetClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &yes}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -38,10 +38,11 @@ func (e *oidcEnv) withMappers() {
 func TestIssueTokensClaims(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	e.withMappers()
-	session, _, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session := created.Session
 	e.clock.Advance(5 * time.Minute)
 	tok := e.issue(identity.TokenRequest{
 		ClientID: e.web.ID, UserID: e.ada.ID, Scopes: []string{"openid", "profile", "email", "offline_access", "openid", "address"},
@@ -411,17 +412,17 @@ func TestTokenMethodsNeedIssuerAndSigner(t *testing.T) {
 			e := newOIDCEnv(t, opts)
 			calls := map[string]func() error{
 				"VerifyAccessToken": func() error { _, err := e.ws.VerifyAccessToken(e.ctx, "x"); return err },
-				"Authorize":         func() error { _, err := e.ws.Authorize(e.ctx, e.webRequest(), ""); return err },
+				"Authorize":         func() error { _, err := e.ws.Provider().Authorize(e.ctx, e.webRequest(), ""); return err },
 				"ExchangeCode": func() error {
-					_, err := e.ws.ExchangeCode(e.ctx, e.web, "x", webRedirect, "")
+					_, err := e.ws.Provider().ExchangeCode(e.ctx, e.web, "x", webRedirect, "")
 					return err
 				},
-				"RefreshTokens":           func() error { _, err := e.ws.RefreshTokens(e.ctx, e.web, "x", nil); return err },
-				"ClientCredentialsTokens": func() error { _, err := e.ws.ClientCredentialsTokens(e.ctx, e.machine, nil); return err },
-				"RevokeToken":             func() error { return e.ws.RevokeToken(e.ctx, e.web, "x") },
-				"IntrospectToken":         func() error { _, err := e.ws.IntrospectToken(e.ctx, e.web, "x"); return err },
-				"UserInfo":                func() error { _, err := e.ws.UserInfo(e.ctx, "x"); return err },
-				"EndSession":              func() error { _, err := e.ws.EndSession(e.ctx, identity.EndSessionRequest{}); return err },
+				"RefreshTokens":           func() error { _, err := e.ws.Provider().RefreshTokens(e.ctx, e.web, "x", nil); return err },
+				"ClientCredentialsTokens": func() error { _, err := e.ws.Provider().ExchangeClientCredentials(e.ctx, e.machine, nil); return err },
+				"RevokeToken":             func() error { return e.ws.Provider().RevokeToken(e.ctx, e.web, "x") },
+				"IntrospectToken":         func() error { _, err := e.ws.Provider().IntrospectToken(e.ctx, e.web, "x"); return err },
+				"UserInfo":                func() error { _, err := e.ws.Provider().GetUserInfo(e.ctx, "x"); return err },
+				"EndSession":              func() error { _, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{}); return err },
 			}
 			for name, call := range calls {
 				if got := identity.ErrorCode(call()); got != identity.CodeInternal {
@@ -451,10 +452,11 @@ func TestTokensReady(t *testing.T) {
 func TestVerifyAccessToken(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	e.withMappers()
-	session, _, err := e.ws.StartSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session := created.Session
 	tok := e.issue(identity.TokenRequest{ClientID: e.web.ID, UserID: e.ada.ID, Scopes: []string{"openid", "profile", "email"}, SessionID: session.ID})
 	e.clock.Advance(time.Minute)
 	got := e.wantActive(tok.AccessToken)
@@ -548,7 +550,7 @@ func TestVerifyAccessTokenRefusals(t *testing.T) {
 			return other.AccessToken
 		}, time.Time{}, identity.CodeUnauthenticated},
 		{"revoked grant", func(e *oidcEnv, tok identity.Tokens) string {
-			if err := e.ws.RevokeToken(e.ctx, e.web, tok.RefreshToken); err != nil {
+			if err := e.ws.Provider().RevokeToken(e.ctx, e.web, tok.RefreshToken); err != nil {
 				e.t.Fatal(err)
 			}
 			return tok.AccessToken

@@ -34,7 +34,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = svc.Close() })
 	ctx := t.Context()
-	ws, err := svc.Workspace(ctx, "acme")
+	ws, err := svc.GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatalf("Workspace: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 
 	written := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ignore := cmpopts.IgnoreFields(identity.Delivery{}, "EventID")
-	deliveries, err := listItems(ws.Deliveries(ctx, 1, nil))
+	deliveries, err := listItems(ws.ListDeliveries(ctx, 1, nil))
 	if err != nil {
 		t.Fatalf("Deliveries(1): %v", err)
 	}
@@ -57,7 +57,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		t.Errorf("Deliveries(1) mismatch (-want +got):\n%s", diff)
 	}
 
-	jobs, err := listItems(ws.EmailJobs(ctx, nil))
+	jobs, err := listItems(ws.ListEmailJobs(ctx, nil))
 	if err != nil {
 		t.Fatalf("EmailJobs: %v", err)
 	}

@@ -88,7 +88,7 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err err
 		return u, err
 	}
 	defer once.finish(ctx, &err)
-	settings, err := w.Settings(ctx)
+	settings, err := w.GetSettings(ctx)
 	if err != nil {
 		return User{}, err
 	}
@@ -380,9 +380,9 @@ func (w *Workspace) RemoveRole(ctx context.Context, userID, roleID int64) error 
 	return fromStore(err, "role")
 }
 
-// Roles returns the ids of the roles directly assigned to the user,
+// ListUserRoles returns the ids of the roles directly assigned to the user,
 // ascending (never nil).
-func (w *Workspace) Roles(ctx context.Context, userID int64) ([]int64, error) {
+func (w *Workspace) ListUserRoles(ctx context.Context, userID int64) ([]int64, error) {
 	var roles []int64
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		if _, err := w.user(tx, userID); err != nil {

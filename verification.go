@@ -206,7 +206,7 @@ func errTokenInvalid() *Error {
 	return errorf(CodeTokenInvalid, "invalid verification token")
 }
 
-// EmailJobs returns one page of the workspace's email jobs, pending,
+// ListEmailJobs returns one page of the workspace's email jobs, pending,
 // succeeded and failed, in ascending id order, with their number in all
 // (a nil page is the first DefaultPageLimit, as for Deliveries): a
 // Delivery each, with EndpointID 0 and
@@ -215,7 +215,7 @@ func errTokenInvalid() *Error {
 // is the SMTP reply code of the last attempt (250 on success, 0 when no
 // reply came). Workspace.Deliveries, which lists an endpoint's deliveries,
 // never includes them. RetryDelivery queues a failed one again.
-func (w *Workspace) EmailJobs(ctx context.Context, page *Page) (List[Delivery], error) {
+func (w *Workspace) ListEmailJobs(ctx context.Context, page *Page) (List[Delivery], error) {
 	pg, err := page.resolve()
 	if err != nil {
 		return List[Delivery]{}, err

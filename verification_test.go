@@ -71,7 +71,7 @@ func TestVerificationEmail(t *testing.T) {
 	q := e.queue(nil)
 	created := e.clock.Now()
 	bob := e.user("bob")
-	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil))
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("EmailJobs = %+v, %v", jobs, err)
 	}
@@ -80,7 +80,7 @@ func TestVerificationEmail(t *testing.T) {
 	if diff := cmp.Diff([]identity.Delivery{wantJob}, jobs); diff != "" {
 		t.Errorf("EmailJobs (-want +got):\n%s", diff)
 	}
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if diff := cmp.Diff([]identity.DueJob{{Workspace: "acme", ID: 1, Lane: identity.Lane{Workspace: "acme"}, Open: true}}, due); err != nil || diff != "" {
 		t.Errorf("Due (%v) (-want +got):\n%s", err, diff)
 	}
@@ -112,7 +112,7 @@ func TestVerificationEmail(t *testing.T) {
 	if diff := cmp.Diff(identity.Outcome{Status: identity.DeliverySucceeded}, out); err != nil || diff != "" {
 		t.Errorf("Record (%v) (-want +got):\n%s", err, diff)
 	}
-	if jobs, err = listItems(e.ws.EmailJobs(e.ctx, nil)); err != nil {
+	if jobs, err = listItems(e.ws.ListEmailJobs(e.ctx, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if j := jobs[0]; j.Status != "succeeded" || j.Attempts != 1 || j.LastStatus != 250 || !j.NextAttemptAt.IsZero() {
@@ -276,7 +276,7 @@ func TestMailRetries(t *testing.T) {
 	if err := e.ws.RetryDelivery(e.ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil))
 	if err != nil || len(jobs) != 1 || jobs[0].Status != "pending" || jobs[0].Attempts != 0 || jobs[0].LastStatus != 550 {
 		t.Errorf("EmailJobs after RetryDelivery = %+v, %v", jobs, err)
 	}
@@ -331,7 +331,7 @@ func TestConfirmEmailRefusals(t *testing.T) {
 func TestSendVerificationEmail(t *testing.T) {
 	e := newTestEnv(t, nil)
 	identitytest.WantCode(t, e.ws.SendVerificationEmail(e.ctx, e.ada.ID), identity.CodeConflict) // no SMTP
-	if jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil)); err != nil || len(jobs) != 0 {
+	if jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil)); err != nil || len(jobs) != 0 {
 		t.Errorf("EmailJobs without SMTP = %+v, %v", jobs, err)
 	}
 	e.setSMTP(new(testSMTP()))
@@ -339,7 +339,7 @@ func TestSendVerificationEmail(t *testing.T) {
 	if err := e.ws.SendVerificationEmail(e.ctx, e.ada.ID); err != nil {
 		t.Fatal(err)
 	}
-	jobs, err := listItems(e.ws.EmailJobs(e.ctx, nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(e.ctx, nil))
 	if err != nil || len(jobs) != 1 || jobs[0].UserID != e.ada.ID {
 		t.Errorf("EmailJobs = %+v, %v", jobs, err)
 	}

@@ -126,7 +126,7 @@ func TestVersionChangesOnEveryWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws2, err := svc2.Workspace(ctx, "acme")
+			ws2, err := svc2.GetWorkspace(ctx, "acme")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,25 +174,25 @@ func TestVersionChangesOnEveryWrite(t *testing.T) {
 					imported[0].Version, mustGetUser(t, ws, imported[0].ID).Version)
 			}
 
-			m1, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"})
+			m1, err := ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m2, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"})
+			m2, err := ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if m1.Version <= 0 || m2.Version <= 0 || m1.Version == m2.Version {
 				t.Errorf("mapper versions %d then %d: want two different positive ones", m1.Version, m2.Version)
 			}
-			got, err := ws.ClaimMapper(ctx, "dept")
+			got, err := ws.GetClaimMapper(ctx, "dept")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(m2, got); diff != "" {
 				t.Errorf("ClaimMapper mismatch (-want +got):\n%s", diff)
 			}
-			list, err := ws.ClaimMappers(ctx)
+			list, err := ws.ListClaimMappers(ctx)
 			if err != nil || len(list) != 1 || list[0].Version != m2.Version {
 				t.Errorf("ClaimMappers = %+v, %v; want the mapper at version %d", list, err, m2.Version)
 			}
@@ -326,23 +326,23 @@ func TestPutClaimMapperPrecondition(t *testing.T) {
 			_, ws := newWorkspace(t, memstore.New(), nil, nil)
 			versions := map[string]int64{}
 			if tt.existing {
-				m, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-old"})
+				m, err := ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-old"})
 				if err != nil {
 					t.Fatal(err)
 				}
 				versions[stale] = m.Version
-				if m, err = ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {
+				if m, err = ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {
 					t.Fatal(err)
 				}
 				versions[current] = m.Version
 			}
-			before, err := ws.ClaimMappers(ctx)
+			before, err := ws.ListClaimMappers(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-new", Precondition: tt.pre(versions)})
+			got, err := ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "dept-new", Precondition: tt.pre(versions)})
 			wantErrCode(t, err, tt.want)
-			after, err := ws.ClaimMappers(ctx)
+			after, err := ws.ListClaimMappers(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

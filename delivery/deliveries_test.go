@@ -77,7 +77,7 @@ func TestDeliveriesInspectAndRetry(t *testing.T) {
 	}
 
 	// An endpoint with no deliveries lists none, as [] in JSON.
-	empty, err := listItems(env.ws.Deliveries(ctx, quiet.Endpoint.ID, nil))
+	empty, err := listItems(env.ws.ListDeliveries(ctx, quiet.Endpoint.ID, nil))
 	if err != nil || empty == nil || len(empty) != 0 {
 		t.Errorf("Deliveries of a quiet endpoint = %#v, %v", empty, err)
 	}
@@ -90,7 +90,7 @@ func TestDeliveriesNotFound(t *testing.T) {
 	env := newDlvEnv(t, nil)
 	ctx := context.Background()
 	for _, id := range []int64{0, -1, 99} {
-		if _, err := listItems(env.ws.Deliveries(ctx, id, nil)); !errors.Is(err, identity.ErrNotFound) {
+		if _, err := listItems(env.ws.ListDeliveries(ctx, id, nil)); !errors.Is(err, identity.ErrNotFound) {
 			t.Errorf("Deliveries(%d): %v, want not found", id, err)
 		}
 		if _, err := env.ws.GetDelivery(ctx, id); !errors.Is(err, identity.ErrNotFound) {

@@ -196,7 +196,7 @@ func newDlvEnvOn(t *testing.T, svc *identity.Service, st store.Store, clock *tes
 	if create {
 		ws, err = svc.CreateWorkspace(ctx, "acme", nil)
 	} else {
-		ws, err = svc.Workspace(ctx, "acme")
+		ws, err = svc.GetWorkspace(ctx, "acme")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +455,7 @@ func TestDeliveryNothingAfterDelete(t *testing.T) {
 	if after := doomed.count(); after != before || before != 2 {
 		t.Errorf("deleted endpoint got %d requests before the delete and %d after, want 2 and 2", before, after)
 	}
-	if _, err := listItems(env.ws.Deliveries(ctx, hook.Endpoint.ID, nil)); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := listItems(env.ws.ListDeliveries(ctx, hook.Endpoint.ID, nil)); !errors.Is(err, identity.ErrNotFound) {
 		t.Errorf("Deliveries of the deleted endpoint: %v, want not found", err)
 	}
 }

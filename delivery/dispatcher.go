@@ -404,6 +404,6 @@ func (d *Dispatcher) Stats(ctx context.Context) (Stats, error) {
 	st.InFlight = d.busy
 	d.mu.Unlock()
 	var err error
-	st.Pending, err = d.queue.Pending(ctx)
+	st.Pending, err = d.queue.CountPending(ctx)
 	return st, err
 }

@@ -20,7 +20,7 @@ import (
 // setSMTP gives the env's workspace the SMTP settings m (nil: none).
 func (e *dlvEnv) setSMTP(m *identity.SMTPSettings) {
 	e.t.Helper()
-	s, err := e.ws.Settings(context.Background())
+	s, err := e.ws.GetSettings(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func (e *dlvEnv) setSMTP(m *identity.SMTPSettings) {
 
 func (e *dlvEnv) emailJobs() []identity.Delivery {
 	e.t.Helper()
-	jobs, err := listItems(e.ws.EmailJobs(context.Background(), nil))
+	jobs, err := listItems(e.ws.ListEmailJobs(context.Background(), nil))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestEmailVerificationArrivesAndConfirms(t *testing.T) {
 	if ds[0].EventType != identity.EventUserCreated || ds[1].EventType != identity.EventUserUpdated {
 		t.Errorf("webhook deliveries = %+v", ds)
 	}
-	if _, err := listItems(env.ws.Deliveries(context.Background(), 0, nil)); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := listItems(env.ws.ListDeliveries(context.Background(), 0, nil)); !errors.Is(err, identity.ErrNotFound) {
 		t.Errorf("Deliveries(0) = %v, want not found", err)
 	}
 }
@@ -650,7 +650,7 @@ func TestSMTPPasswordNeverReturned(t *testing.T) {
 
 	read := func() identity.Settings {
 		t.Helper()
-		s, err := env.ws.Settings(ctx)
+		s, err := env.ws.GetSettings(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func (d *Dispatcher) round() time.Duration {
 // as many as its cap allows until the free workers are spoken for.
 func (d *Dispatcher) plan(now time.Time, free int, taken map[identity.Lane]int) (roundPlan, error) {
 	window := scanFactor * free * d.growth
-	due, err := d.queue.Due(d.ctx, now, window)
+	due, err := d.queue.ListDue(d.ctx, now, window)
 	if err != nil {
 		return roundPlan{}, err
 	}

@@ -92,7 +92,8 @@ func TestUnauthenticated(t *testing.T) {
 	e := newTestEnv(t)
 	e.seed(t)
 	revoked, err := func() (string, error) {
-		k, secret, err := e.ws.CreateAPIKey(context.Background(), "revoked", identity.Scopes())
+		created, err := e.ws.CreateAPIKey(context.Background(), "revoked", identity.Scopes())
+		k, secret := created.APIKey, created.Secret
 		if err == nil {
 			err = e.ws.RevokeAPIKey(context.Background(), k.ID)
 		}

@@ -74,7 +74,7 @@ func BenchmarkGetAttributes(b *testing.B) {
 		path:  func(i int) string { return "/t/acme/api/v1/users/" + strconv.Itoa(i) + "/attributes" },
 		scope: identity.ScopeUserAttributesRead,
 		direct: func(ctx context.Context, ws *identity.Workspace, i int) (any, error) {
-			attrs, err := ws.Attributes(ctx, int64(i))
+			attrs, err := ws.ListAttributes(ctx, int64(i))
 			return map[string]any{"attributes": attrs}, err
 		},
 	})
@@ -123,7 +123,7 @@ func runBench(b *testing.B, bc benchCase) {
 	i := 0 // which request the direct handler serves
 	direct := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Authorization")[len("Bearer "):]
-		ws, err := e.svc.Authorize(r.Context(), key, "acme", bc.scope)
+		ws, err := e.svc.AuthorizeAPIKey(r.Context(), key, "acme", bc.scope)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -95,10 +95,11 @@ func newTestEnv(tb testing.TB) *testEnv {
 
 func mustKey(tb testing.TB, ws *identity.Workspace, scopes ...identity.Scope) string {
 	tb.Helper()
-	_, key, err := ws.CreateAPIKey(context.Background(), "test", scopes)
+	created, err := ws.CreateAPIKey(context.Background(), "test", scopes)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	key := created.Secret
 	return key
 }
 
@@ -183,7 +184,7 @@ func (e *testEnv) seed(tb testing.TB) {
 	if err := e.ws.AssignRole(ctx, u.ID, 5); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := e.ws.PutClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {
+	if _, err := e.ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := e.ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/a", Events: []string{"user.created"}}); err != nil {

@@ -155,7 +155,7 @@ func TestResetMFA(t *testing.T) {
 	if mfaEnabled() {
 		t.Error("mfaEnabled is true after the reset")
 	}
-	st, err := e.ws.MFAStatus(ctx, 1)
+	st, err := e.ws.GetMFAStatus(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestResetMFA(t *testing.T) {
 	if _, err := e.ws.Authenticate(ctx, "ada", "pw-ada-long"); err != nil {
 		t.Errorf("the password alone after the reset: %v", err)
 	}
-	ds, err := listItems(e.ws.Deliveries(ctx, hook.Endpoint.ID, nil))
+	ds, err := listItems(e.ws.ListDeliveries(ctx, hook.Endpoint.ID, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

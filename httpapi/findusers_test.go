@@ -38,7 +38,7 @@ func attributeEnv(t *testing.T) *testEnv {
 	if err := e.ws.DisableUser(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
-	other, err := e.svc.Workspace(ctx, "other")
+	other, err := e.svc.GetWorkspace(ctx, "other")
 	if err != nil {
 		t.Fatal(err)
 	}

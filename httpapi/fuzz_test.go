@@ -198,7 +198,7 @@ func FuzzPreconditionHeaders(f *testing.F) {
 			}
 			version = u.Version
 		case 2:
-			m, err := e.ws.ClaimMapper(t.Context(), "dept")
+			m, err := e.ws.GetClaimMapper(t.Context(), "dept")
 			switch {
 			case errors.Is(err, identity.ErrNotFound):
 				exists = false

@@ -85,7 +85,7 @@ func TestInvalidUTF8ChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	attrs, err := e.ws.Attributes(context.Background(), 1)
+	attrs, err := e.ws.ListAttributes(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,10 +84,11 @@ func TestKeyStopsWorkingAtOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			e.seed(t)
-			k, key, err := e.ws.CreateAPIKey(context.Background(), "", []identity.Scope{identity.ScopeUsersRead})
+			created, err := e.ws.CreateAPIKey(context.Background(), "", []identity.Scope{identity.ScopeUsersRead})
 			if err != nil {
 				t.Fatal(err)
 			}
+			k, key := created.APIKey, created.Secret
 			e.send(t, http.MethodGet, "/t/acme/api/v1/users/1", key)
 			if got := e.send(t, http.MethodGet, "/t/acme/api/v1/users/1", key); got != (answer{200, "", 1}) {
 				t.Fatalf("before: %+v, want a 200 from the key cache", got)

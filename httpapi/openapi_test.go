@@ -1056,14 +1056,16 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := ws.CreateAPIKey(ctx, "", identity.Scopes())
+	createdKey, err := ws.CreateAPIKey(ctx, "", identity.Scopes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, readKey, err := ws.CreateAPIKey(ctx, "read", []identity.Scope{identity.ScopeUsersRead})
+	key := createdKey.Secret
+	createdKey, err = ws.CreateAPIKey(ctx, "read", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	readKey := createdKey.Secret
 	h := openAPIValidator(t, t)(httpapi.New(svc, &httpapi.Options{Logger: slog.New(slog.DiscardHandler)}))
 
 	const base = "/t/acme/api/v1"

@@ -30,7 +30,7 @@ func (h *handler) authorize(ctx context.Context, r *http.Request, slug string, s
 	if !ok {
 		return nil, "", &identity.Error{Code: identity.CodeUnauthenticated, Message: "an Authorization header with a Bearer api key is required"}
 	}
-	ws, err := h.svc.Authorize(ctx, key, slug, scopes...)
+	ws, err := h.svc.AuthorizeAPIKey(ctx, key, slug, scopes...)
 	return ws, key, err
 }
 

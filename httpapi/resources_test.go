@@ -112,7 +112,7 @@ func TestRoles(t *testing.T) {
 	wantProblem(t, e.do(t, "DELETE", base+"/users/1/roles/7", e.allKey, nil), 404, "not_found")
 	wantProblem(t, e.do(t, "DELETE", base+"/users/1/roles/8", e.allKey, nil), 404, "not_found")
 	wantProblem(t, e.do(t, "POST", base+"/users/2/roles/7", e.allKey, nil), 404, "not_found")
-	roles, err := e.ws.Roles(t.Context(), 1)
+	roles, err := e.ws.ListUserRoles(t.Context(), 1)
 	if err != nil || len(roles) != 0 {
 		t.Errorf("roles %v, %v; want none", roles, err)
 	}

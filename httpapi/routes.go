@@ -159,7 +159,7 @@ func findUsers(ctx context.Context, w http.ResponseWriter, c *call, q url.Values
 	if len(fields) > 0 {
 		return invalid("invalid attribute lookup", fields)
 	}
-	list, err := c.ws.FindUsers(ctx, key, value, page)
+	list, err := c.ws.ListUsersByAttribute(ctx, key, value, page)
 	if err != nil {
 		return attributeFields(err)
 	}
@@ -305,7 +305,7 @@ func previewClaims(ctx context.Context, w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	claims, err := c.ws.Claims(ctx, id, kind)
+	claims, err := c.ws.GetClaims(ctx, id, kind)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func getAttributes(ctx context.Context, w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	attrs, err := c.ws.Attributes(ctx, id)
+	attrs, err := c.ws.ListAttributes(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -376,7 +376,7 @@ func deleteAttribute(ctx context.Context, w http.ResponseWriter, c *call) error 
 // Claim mappers.
 
 func listClaimMappers(ctx context.Context, w http.ResponseWriter, c *call) error {
-	mappers, err := c.ws.ClaimMappers(ctx)
+	mappers, err := c.ws.ListClaimMappers(ctx)
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func getClaimMapper(ctx context.Context, w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.ws.ClaimMapper(ctx, c.param("attributeKey"))
+	m, err := c.ws.GetClaimMapper(ctx, c.param("attributeKey"))
 	if err != nil {
 		return err
 	}
@@ -412,7 +412,7 @@ func putClaimMapper(ctx context.Context, w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.ws.PutClaimMapper(ctx, c.param("attributeKey"), spec)
+	m, err := c.ws.SetClaimMapper(ctx, c.param("attributeKey"), spec)
 	if err == nil {
 		w.Header().Set("ETag", etag(m.Version))
 	}

@@ -79,11 +79,11 @@ func testRuleImportUsers(t *testing.T, e *env) {
 	if diff := cmp.Diff(want, got, ignoreVersions); diff != "" {
 		t.Errorf("imported user mismatch (-want +got):\n%s", diff)
 	}
-	attrs, err := e.ws.Attributes(e.ctx, 4)
+	attrs, err := e.ws.ListAttributes(e.ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles, err := e.ws.Roles(e.ctx, 4)
+	roles, err := e.ws.ListUserRoles(e.ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +147,12 @@ func testRuleConcurrentMappers(t *testing.T, e *env) {
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			_, errs[i] = e.ws.PutClaimMapper(e.ctx, fmt.Sprintf("attr%d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("claim%d", i)})
+			_, errs[i] = e.ws.SetClaimMapper(e.ctx, fmt.Sprintf("attr%d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("claim%d", i)})
 		})
 	}
 	wg.Wait()
 	ok, limited := countLimited(t, errs)
-	mappers, err := e.ws.ClaimMappers(e.ctx)
+	mappers, err := e.ws.ListClaimMappers(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func testRuleClients(t *testing.T, e *env) {
 	}
 	// The caller's slices are not kept.
 	nc.RedirectURIs[0] = "https://changed.example.com/"
-	got, err := e.ws.Client(e.ctx, conf.ID)
+	got, err := e.ws.GetClient(e.ctx, conf.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func testRuleClients(t *testing.T, e *env) {
 	}
 
 	// Listing: ascending id, without secrets.
-	list, err := e.ws.Clients(e.ctx)
+	list, err := e.ws.ListClients(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,14 +178,14 @@ func testRuleClients(t *testing.T, e *env) {
 
 	// Reading and deleting what does not exist.
 	for _, id := range []string{"idc_0000000000000000", "", strings.ToUpper(conf.ID)} {
-		_, err := e.ws.Client(e.ctx, id)
+		_, err := e.ws.GetClient(e.ctx, id)
 		WantCode(t, err, identity.CodeNotFound)
 		WantCode(t, e.ws.DeleteClient(e.ctx, id), identity.CodeNotFound)
 	}
-	_, err = other.Client(e.ctx, conf.ID)
+	_, err = other.GetClient(e.ctx, conf.ID)
 	WantCode(t, err, identity.CodeNotFound)
 	WantCode(t, other.DeleteClient(e.ctx, conf.ID), identity.CodeNotFound) // not its client
-	if l, err := other.Clients(e.ctx); err != nil || l == nil || len(l) != 0 {
+	if l, err := other.ListClients(e.ctx); err != nil || l == nil || len(l) != 0 {
 		t.Errorf("Clients of an empty workspace = %#v, %v; want empty, not nil", l, err)
 	}
 
@@ -193,12 +193,12 @@ func testRuleClients(t *testing.T, e *env) {
 	if err := e.ws.DeleteClient(e.ctx, conf.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.ws.Client(e.ctx, conf.ID)
+	_, err = e.ws.GetClient(e.ctx, conf.ID)
 	WantCode(t, err, identity.CodeNotFound)
 	_, err = e.ws.AuthenticateClient(e.ctx, conf.ID, created.Secret)
 	WantCode(t, err, identity.CodeUnauthenticated)
 	WantCode(t, e.ws.DeleteClient(e.ctx, conf.ID), identity.CodeNotFound)
-	list, err = e.ws.Clients(e.ctx)
+	list, err = e.ws.ListClients(e.ctx)
 	if err != nil || len(list) != 2 {
 		t.Errorf("Clients after a delete = %d clients, %v; want 2", len(list), err)
 	}
@@ -345,7 +345,7 @@ func testRuleClientValidation(t *testing.T, e *env) {
 		})
 	}
 	// Nothing refused was stored.
-	list, err := e.ws.Clients(e.ctx)
+	list, err := e.ws.ListClients(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func testRuleClientLimit(t *testing.T, e *env) {
 	}
 	_, err = e.ws.CreateClient(e.ctx, nc)
 	WantCode(t, err, identity.CodeLimitReached)
-	list, err := e.ws.Clients(e.ctx)
+	list, err := e.ws.ListClients(e.ctx)
 	if err != nil || len(list) != 100 {
 		t.Errorf("Clients = %d, %v; want 100", len(list), err)
 	}
@@ -418,7 +418,7 @@ func testRuleConcurrentClients(t *testing.T, e *env) {
 	}
 	wg.Wait()
 	ok, limited := countLimited(t, errs)
-	list, err := e.ws.Clients(e.ctx)
+	list, err := e.ws.ListClients(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

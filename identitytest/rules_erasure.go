@@ -72,7 +72,7 @@ func (e *env) subjectIn(slug string, nu identity.NewUser) subject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := svc.Workspace(e.ctx, slug)
+	ws, err := svc.GetWorkspace(e.ctx, slug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,28 +98,29 @@ func (e *env) subjectIn(slug string, nu identity.NewUser) subject {
 			t.Fatal(err)
 		}
 	}
-	session, token, err := ws.StartSession(e.ctx, u.ID)
+	created, err := ws.CreateSession(e.ctx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	session, token := created.Session, created.Secret
 	s.session, s.sessionID = token, session.ID
 	req := identity.AuthorizationRequest{ClientID: c.Client.ID, RedirectURI: erasureRedirect, ResponseType: "code",
 		Scopes: []string{"openid", "email"}, State: "state-of-" + nu.Username}
-	auth, err := ws.Authorize(e.ctx, req, token)
+	auth, err := ws.Provider().Authorize(e.ctx, req, token)
 	if err != nil || auth.Code == "" {
 		t.Fatalf("Authorize = %+v, %v; want a code", auth, err)
 	}
-	tok, err := ws.ExchangeCode(e.ctx, c.Client, auth.Code, erasureRedirect, "")
+	tok, err := ws.Provider().ExchangeCode(e.ctx, c.Client, auth.Code, erasureRedirect, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.access, s.refreshUsed, s.grantID = tok.AccessToken, tok.RefreshToken, tok.GrantID
-	next, err := ws.RefreshTokens(e.ctx, c.Client, tok.RefreshToken, nil)
+	next, err := ws.Provider().RefreshTokens(e.ctx, c.Client, tok.RefreshToken, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.refresh, s.access = next.RefreshToken, next.AccessToken
-	if auth, err = ws.Authorize(e.ctx, req, token); err != nil || auth.Code == "" {
+	if auth, err = ws.Provider().Authorize(e.ctx, req, token); err != nil || auth.Code == "" {
 		t.Fatalf("Authorize = %+v, %v; want a code", auth, err)
 	}
 	s.code = auth.Code
@@ -160,7 +161,7 @@ func (e *env) sendEmails(svc *identity.Service, slug string) (verify, reset stri
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	due, err := q.Due(e.ctx, q.Now(), 100)
+	due, err := q.ListDue(e.ctx, q.Now(), 100)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -199,21 +200,21 @@ func (e *env) wantGone(s subject) {
 	t, ws := e.t, s.tokens
 	_, err := ws.GetUser(e.ctx, s.user.ID)
 	WantCode(t, err, identity.CodeNotFound)
-	_, _, err = ws.VerifySession(e.ctx, s.session)
+	_, err = ws.VerifySession(e.ctx, s.session)
 	WantCode(t, err, identity.CodeUnauthenticated)
 	_, err = ws.VerifyAccessToken(e.ctx, s.access)
 	WantCode(t, err, identity.CodeUnauthenticated)
 	for _, refresh := range []string{s.refresh, s.refreshUsed} {
-		_, err = ws.RefreshTokens(e.ctx, s.client, refresh, nil)
+		_, err = ws.Provider().RefreshTokens(e.ctx, s.client, refresh, nil)
 		WantCode(t, err, identity.CodeInvalidGrant)
 	}
-	_, err = ws.ExchangeCode(e.ctx, s.client, s.code, erasureRedirect, "")
+	_, err = ws.Provider().ExchangeCode(e.ctx, s.client, s.code, erasureRedirect, "")
 	WantCode(t, err, identity.CodeInvalidGrant)
 	_, err = ws.ResetPassword(e.ctx, s.reset, "a brand new passphrase")
 	WantCode(t, err, identity.CodeTokenInvalid)
 	_, err = ws.ConfirmEmail(e.ctx, s.verify)
 	WantCode(t, err, identity.CodeTokenInvalid)
-	if _, _, err = ws.VerifySecondFactor(e.ctx, s.challenge, "000000"); err == nil {
+	if _, err = ws.VerifySecondFactor(e.ctx, s.challenge, "000000"); err == nil {
 		t.Error("VerifySecondFactor with the deleted user's challenge succeeded")
 	}
 	_, err = ws.Authenticate(e.ctx, s.user.Username, "s3cret-passphrase")
@@ -227,10 +228,11 @@ func testRuleDeleteUserPermanently(t *testing.T, e *env) {
 	hook := e.endpoint(identity.EventUserDeleted)
 	bob := e.user("bob")
 	s := e.subjectIn("acme", newUser("ada"))
-	_, bobToken, err := e.ws.StartSession(e.ctx, bob.ID)
+	created, err := e.ws.CreateSession(e.ctx, bob.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bobToken := created.Secret
 	deleted, err := e.ws.DeleteUserPermanently(e.ctx, s.user.ID)
 	if err != nil {
 		t.Fatalf("DeleteUserPermanently: %v", err)
@@ -282,7 +284,7 @@ func testRuleDeleteUserPermanently(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	// Bob keeps what is his.
-	if _, _, err := e.ws.VerifySession(e.ctx, bobToken); err != nil {
+	if _, err := e.ws.VerifySession(e.ctx, bobToken); err != nil {
 		t.Errorf("bob's session: %v", err)
 	}
 	// The username and email are free at once.
@@ -309,19 +311,21 @@ func testRuleDeleteWorkspace(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, otherKey, err := other.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+	created, err := other.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	otherKey := created.Secret
 	otherUser, err := other.CreateUser(e.ctx, newUser("ada"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.endpoint(identity.EventUserCreated)
-	_, key, err := e.ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+	created, err = e.ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := created.Secret
 	e.user("bob")
 	s := e.subjectIn("acme", newUser("ada"))
 
@@ -332,12 +336,12 @@ func testRuleDeleteWorkspace(t *testing.T, e *env) {
 	if want := (identity.DeletedWorkspace{Slug: "acme", Users: 2, Webhooks: 1, APIKeys: 1, Clients: 1}); deleted != want {
 		t.Errorf("DeleteWorkspace = %+v, want %+v", deleted, want)
 	}
-	_, err = e.svc.Authorize(e.ctx, key, "acme", identity.ScopeUsersRead)
+	_, err = e.svc.AuthorizeAPIKey(e.ctx, key, "acme", identity.ScopeUsersRead)
 	WantCode(t, err, identity.CodeUnauthenticated)
-	if _, err := e.svc.Authorize(e.ctx, otherKey, "globex", identity.ScopeUsersRead); err != nil {
+	if _, err := e.svc.AuthorizeAPIKey(e.ctx, otherKey, "globex", identity.ScopeUsersRead); err != nil {
 		t.Errorf("the other workspace's key: %v", err)
 	}
-	if _, _, err := s.tokens.VerifySession(e.ctx, s.session); err == nil {
+	if _, err := s.tokens.VerifySession(e.ctx, s.session); err == nil {
 		t.Error("a session of the deleted workspace still verifies")
 	}
 	if _, err := s.tokens.VerifyAccessToken(e.ctx, s.access); err == nil {
@@ -351,7 +355,7 @@ func testRuleDeleteWorkspace(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	// globex's user was created without SMTP settings: it queued nothing.
-	if n, err := q.Pending(e.ctx); err != nil || n != 0 {
+	if n, err := q.CountPending(e.ctx); err != nil || n != 0 {
 		t.Errorf("pending jobs = %d, %v; want none", n, err)
 	}
 	_, err = e.svc.DeleteWorkspace(e.ctx, "acme")
@@ -439,14 +443,15 @@ func RunErasure(t *testing.T, newStore func(t *testing.T) store.Store, x Erasure
 		if err != nil {
 			t.Fatal(err)
 		}
-		apiKey, _, err := ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+		created, err := ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
 		if err != nil {
 			t.Fatal(err)
 		}
+		apiKey := created.APIKey
 		if _, err := ws.CreateWebhook(e.ctx, identity.NewWebhook{URL: "https://hooks.example.com/doomed", Events: []string{"user.created"}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ws.PutClaimMapper(e.ctx, "born", identity.ClaimMapperSpec{ClaimName: "born_in"}); err != nil {
+		if _, err := ws.SetClaimMapper(e.ctx, "born", identity.ClaimMapperSpec{ClaimName: "born_in"}); err != nil {
 			t.Fatal(err)
 		}
 		nu := identity.NewUser{Username: "Doomed.User", Email: "doomed.user@Doomed.example", FullName: "Doomed User", Password: "s3cret-passphrase"}

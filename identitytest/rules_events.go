@@ -238,10 +238,11 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func testRuleSessions(t *testing.T, e *env) {
 	hook := e.endpoint(identity.EventSessionRevoked)
 	u := e.user("ada")
-	gotUser, s, token, err := e.ws.Login(e.ctx, "ada", "s3cret-passphrase")
+	created, err := e.ws.Login(e.ctx, "ada", "s3cret-passphrase")
 	if err != nil {
 		t.Fatal(err)
 	}
+	gotUser, s, token := created.User, created.Session, created.Secret
 	if gotUser.ID != u.ID || !strings.HasPrefix(token, "ids_"+s.ID+"_") {
 		t.Fatalf("Login = %+v, token %q", gotUser, token)
 	}
@@ -250,18 +251,19 @@ func testRuleSessions(t *testing.T, e *env) {
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("Login session (-want +got):\n%s", diff)
 	}
-	_, _, _, err = e.ws.Login(e.ctx, "ada", "wrong password")
+	_, err = e.ws.Login(e.ctx, "ada", "wrong password")
 	WantCode(t, err, identity.CodeUnauthenticated)
 
 	// Verify; LastSeenAt moves at most once a minute.
 	e.clock.Advance(30 * time.Second)
-	vs, vu, err := e.ws.VerifySession(e.ctx, token)
+	verified, err := e.ws.VerifySession(e.ctx, token)
+	vs, vu := verified.Session, verified.User
 	if err != nil || vu.ID != u.ID || !vs.LastSeenAt.Equal(now) {
 		t.Fatalf("VerifySession = %+v, %+v, %v", vs, vu, err)
 	}
 	e.clock.Advance(2 * time.Minute)
-	if vs, _, err = e.ws.VerifySession(e.ctx, token); err != nil || !vs.LastSeenAt.Equal(now.Add(150*time.Second)) {
-		t.Errorf("VerifySession after 2.5 min: LastSeenAt %v, %v", vs.LastSeenAt, err)
+	if verified, err = e.ws.VerifySession(e.ctx, token); err != nil || !verified.Session.LastSeenAt.Equal(now.Add(150*time.Second)) {
+		t.Errorf("VerifySession after 2.5 min: LastSeenAt %v, %v", verified.Session.LastSeenAt, err)
 	}
 	stored, err := e.ws.GetSession(e.ctx, s.ID)
 	if err != nil || !stored.LastSeenAt.Equal(now.Add(150*time.Second)) {
@@ -272,29 +274,30 @@ func testRuleSessions(t *testing.T, e *env) {
 		flipped = token[:len(token)-1] + "B"
 	}
 	for _, bad := range []string{"", "ids_", flipped, "idk_" + token[4:]} {
-		_, _, err := e.ws.VerifySession(e.ctx, bad)
+		_, err := e.ws.VerifySession(e.ctx, bad)
 		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 
 	// Expiry: an expired session is refused; revoking it emits nothing.
 	e.clock.Advance(identity.DefaultSessionLifetime)
-	_, _, err = e.ws.VerifySession(e.ctx, token)
+	_, err = e.ws.VerifySession(e.ctx, token)
 	WantCode(t, err, identity.CodeUnauthenticated)
 	if err := e.ws.RevokeSession(e.ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
 
 	// Revocation: immediate, emitted once.
-	_, s2, token2, err := e.ws.Login(e.ctx, "ada", "s3cret-passphrase")
+	created, err = e.ws.Login(e.ctx, "ada", "s3cret-passphrase")
 	if err != nil {
 		t.Fatal(err)
 	}
+	s2, token2 := created.Session, created.Secret
 	for range 2 {
 		if err := e.ws.RevokeSession(e.ctx, s2.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _, err = e.ws.VerifySession(e.ctx, token2)
+	_, err = e.ws.VerifySession(e.ctx, token2)
 	WantCode(t, err, identity.CodeUnauthenticated)
 	var data []string
 	for _, ev := range e.events(hook) {
@@ -304,13 +307,13 @@ func testRuleSessions(t *testing.T, e *env) {
 		t.Errorf("session.revoked events (-want +got):\n%s", diff)
 	}
 	WantCode(t, e.ws.RevokeSession(e.ctx, "0000000000000000"), identity.CodeNotFound)
-	sessions, err := listItems(e.ws.Sessions(e.ctx, u.ID, nil))
+	sessions, err := listItems(e.ws.ListSessions(e.ctx, u.ID, nil))
 	if err != nil || len(sessions) != 2 || sessions[0].ID != s.ID || sessions[1].RevokedAt == nil {
 		t.Errorf("Sessions = %+v, %v", sessions, err)
 	}
-	_, err = listItems(e.ws.Sessions(e.ctx, 999, nil))
+	_, err = listItems(e.ws.ListSessions(e.ctx, 999, nil))
 	WantCode(t, err, identity.CodeNotFound)
-	_, _, err = e.ws.StartSession(e.ctx, 999)
+	_, err = e.ws.CreateSession(e.ctx, 999)
 	WantCode(t, err, identity.CodeNotFound)
 }
 
@@ -320,10 +323,11 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 	var tokens []string
 	var ids []string
 	for range 3 {
-		s, token, err := e.ws.StartSession(e.ctx, u.ID)
+		created, err := e.ws.CreateSession(e.ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
+		s, token := created.Session, created.Secret
 		tokens, ids = append(tokens, token), append(ids, s.ID)
 	}
 	if err := e.ws.RevokeSession(e.ctx, ids[0]); err != nil {
@@ -333,7 +337,7 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	for _, token := range tokens {
-		_, _, err := e.ws.VerifySession(e.ctx, token)
+		_, err := e.ws.VerifySession(e.ctx, token)
 		WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	var got []string
@@ -355,7 +359,7 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 	if err := e.ws.EnableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	sessions, err := listItems(e.ws.Sessions(e.ctx, u.ID, nil))
+	sessions, err := listItems(e.ws.ListSessions(e.ctx, u.ID, nil))
 	if err != nil || len(sessions) != 3 {
 		t.Fatalf("Sessions = %+v, %v", sessions, err)
 	}
@@ -364,11 +368,11 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 			t.Errorf("session %s active after disable", s.ID)
 		}
 	}
-	_, _, err = e.ws.VerifySession(e.ctx, tokens[2])
+	_, err = e.ws.VerifySession(e.ctx, tokens[2])
 	WantCode(t, err, identity.CodeUnauthenticated)
 	if err := e.ws.DisableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = e.ws.StartSession(e.ctx, u.ID)
+	_, err = e.ws.CreateSession(e.ctx, u.ID)
 	WantCode(t, err, identity.CodeForbidden)
 }

@@ -17,7 +17,7 @@ import (
 func testRuleFindUsers(t *testing.T, e *env) {
 	find := func(key, value string, page *identity.Page) ([]int64, int) {
 		t.Helper()
-		list, err := e.ws.FindUsers(e.ctx, key, value, page)
+		list, err := e.ws.ListUsersByAttribute(e.ctx, key, value, page)
 		if err != nil {
 			t.Fatalf("FindUsers(%q, %q): %v", key, value, err)
 		}
@@ -104,7 +104,7 @@ func testRuleFindUsers(t *testing.T, e *env) {
 		t.Errorf("after concurrent writers: total %d, want 29", total)
 	}
 
-	_, err := e.ws.FindUsers(e.ctx, "", "x", &identity.Page{Limit: 0, Offset: -1})
+	_, err := e.ws.ListUsersByAttribute(e.ctx, "", "x", &identity.Page{Limit: 0, Offset: -1})
 	WantCode(t, err, identity.CodeInvalid)
 	WantFields(t, err, []identity.FieldError{fe("key", identity.RuleRequired), fe("offset", identity.RuleRange), fe("limit", identity.RuleRange)})
 }

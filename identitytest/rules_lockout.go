@@ -33,7 +33,7 @@ func testRuleConcurrentLockout(t *testing.T, e *env) {
 // lockAfterThree sets the workspace's lockout to three failures, an hour.
 func (e *env) lockAfterThree() {
 	e.t.Helper()
-	s, err := e.ws.Settings(e.ctx)
+	s, err := e.ws.GetSettings(e.ctx)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -52,17 +52,17 @@ func (e *env) challenge(username string) string {
 func testRuleSecondFactor(t *testing.T, e *env) {
 	ada := e.user("ada")
 	secret, codes := e.enrolTOTP(ada.ID)
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), e.totpCode(secret)); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), e.totpCode(secret)); err != nil {
 		t.Fatalf("a current code: %v", err)
 	}
-	_, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), e.totpCode(secret))
+	_, err := e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), e.totpCode(secret))
 	WantCode(t, err, identity.CodeUnauthenticated) // replay
-	if _, _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), codes[9]); err != nil {
+	if _, err := e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), codes[9]); err != nil {
 		t.Fatalf("a recovery code: %v", err)
 	}
-	_, _, err = e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), codes[9])
+	_, err = e.ws.VerifySecondFactor(e.ctx, e.challenge("ada"), codes[9])
 	WantCode(t, err, identity.CodeUnauthenticated)
-	if st, err := e.ws.MFAStatus(e.ctx, ada.ID); err != nil || st.RecoveryCodesLeft != 9 || !st.Enabled {
+	if st, err := e.ws.GetMFAStatus(e.ctx, ada.ID); err != nil || st.RecoveryCodesLeft != 9 || !st.Enabled {
 		t.Errorf("MFAStatus = %+v, %v; want enabled with 9 codes left", st, err)
 	}
 	if err := e.ws.ResetMFA(e.ctx, ada.ID); err != nil {
@@ -85,7 +85,7 @@ func testRuleConcurrentCodeReplay(t *testing.T, e *env) {
 	}
 	code := e.totpCode(secret)
 	ok, codes := race(8, func() error {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, <-challenges, code)
+		_, err := e.ws.VerifySecondFactor(e.ctx, <-challenges, code)
 		return err
 	})
 	if ok != 1 || !allCode(codes, identity.CodeUnauthenticated) {
@@ -102,11 +102,11 @@ func testRuleConcurrentWrongCodes(t *testing.T, e *env) {
 	secret, _ := e.enrolTOTP(ada.ID)
 	ch := e.challenge("ada")
 	ok, codes := race(12, func() error {
-		_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, "000000")
+		_, err := e.ws.VerifySecondFactor(e.ctx, ch, "000000")
 		return err
 	})
 	wantThreeCounted(t, "wrong codes", ok, codes)
-	_, _, err := e.ws.VerifySecondFactor(e.ctx, ch, e.totpCode(secret))
+	_, err := e.ws.VerifySecondFactor(e.ctx, ch, e.totpCode(secret))
 	WantCode(t, err, identity.CodeLocked)
 }
 
@@ -132,7 +132,7 @@ func testRulePasswordReset(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil || len(due) != 1 {
 		t.Fatalf("Due = %+v, %v; want the reset email", due, err)
 	}

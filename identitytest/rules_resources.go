@@ -47,7 +47,7 @@ func testRuleAttributes(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	want["department"] = "research"
-	got, err := e.ws.Attributes(e.ctx, u.ID)
+	got, err := e.ws.ListAttributes(e.ctx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,9 @@ func testRuleAttributes(t *testing.T, e *env) {
 	WantCode(t, e.ws.DeleteAttribute(e.ctx, u.ID, "department"), identity.CodeNotFound)
 	WantCode(t, e.ws.SetAttribute(e.ctx, 999, "k", "v"), identity.CodeNotFound)
 	WantCode(t, e.ws.DeleteAttribute(e.ctx, 999, "k"), identity.CodeNotFound)
-	_, err = e.ws.Attributes(e.ctx, 999)
+	_, err = e.ws.ListAttributes(e.ctx, 999)
 	WantCode(t, err, identity.CodeNotFound)
-	none, err := e.ws.Attributes(e.ctx, e.user("bare").ID)
+	none, err := e.ws.ListAttributes(e.ctx, e.user("bare").ID)
 	if err != nil || none == nil || len(none) != 0 {
 		t.Errorf("Attributes of bare user = %#v, %v; want empty non-nil map", none, err)
 	}
@@ -70,7 +70,7 @@ func testRuleAttributes(t *testing.T, e *env) {
 
 func testRuleClaimMappers(t *testing.T, e *env) {
 	put := func(key string, spec identity.ClaimMapperSpec) error {
-		_, err := e.ws.PutClaimMapper(e.ctx, key, spec)
+		_, err := e.ws.SetClaimMapper(e.ctx, key, spec)
 		return err
 	}
 	if err := put("department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
@@ -117,7 +117,7 @@ func testRuleClaimMappers(t *testing.T, e *env) {
 	if err := put("department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.ws.ClaimMappers(e.ctx)
+	got, err := e.ws.ListClaimMappers(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,34 +144,34 @@ func testRuleClaimMappers(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := empty.ClaimMappers(e.ctx); err != nil || m == nil || len(m) != 0 {
+	if m, err := empty.ListClaimMappers(e.ctx); err != nil || m == nil || len(m) != 0 {
 		t.Errorf("ClaimMappers of empty workspace = %#v, %v", m, err)
 	}
 }
 
 func testRuleClaimMapperLimit(t *testing.T, e *env) {
 	for i := range identity.MaxClaimMappers {
-		if _, err := e.ws.PutClaimMapper(e.ctx, fmt.Sprintf("k%02d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("c%02d", i)}); err != nil {
+		if _, err := e.ws.SetClaimMapper(e.ctx, fmt.Sprintf("k%02d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("c%02d", i)}); err != nil {
 			t.Fatalf("mapper %d: %v", i, err)
 		}
 	}
-	_, err := e.ws.PutClaimMapper(e.ctx, "k20", identity.ClaimMapperSpec{ClaimName: "c20"})
+	_, err := e.ws.SetClaimMapper(e.ctx, "k20", identity.ClaimMapperSpec{ClaimName: "c20"})
 	WantCode(t, err, identity.CodeLimitReached)
 	// Updating an existing mapper at the limit is allowed.
-	if _, err := e.ws.PutClaimMapper(e.ctx, "k05", identity.ClaimMapperSpec{ClaimName: "renamed", IncludeInID: ptr(true)}); err != nil {
+	if _, err := e.ws.SetClaimMapper(e.ctx, "k05", identity.ClaimMapperSpec{ClaimName: "renamed", IncludeInID: ptr(true)}); err != nil {
 		t.Errorf("update at the limit: %v", err)
 	}
 	// A conflicting claim name at the limit is still a conflict for an
 	// update.
-	_, err = e.ws.PutClaimMapper(e.ctx, "k06", identity.ClaimMapperSpec{ClaimName: "c07"})
+	_, err = e.ws.SetClaimMapper(e.ctx, "k06", identity.ClaimMapperSpec{ClaimName: "c07"})
 	WantCode(t, err, identity.CodeConflict)
-	if got, err := e.ws.ClaimMappers(e.ctx); err != nil || len(got) != 20 {
+	if got, err := e.ws.ListClaimMappers(e.ctx); err != nil || len(got) != 20 {
 		t.Errorf("%d mappers (%v), want 20", len(got), err)
 	}
 	if err := e.ws.DeleteClaimMapper(e.ctx, "k00"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ws.PutClaimMapper(e.ctx, "k20", identity.ClaimMapperSpec{ClaimName: "c20"}); err != nil {
+	if _, err := e.ws.SetClaimMapper(e.ctx, "k20", identity.ClaimMapperSpec{ClaimName: "c20"}); err != nil {
 		t.Errorf("new mapper after a delete: %v", err)
 	}
 }
@@ -193,13 +193,13 @@ func testRuleClaims(t *testing.T, e *env) {
 		{"missing", identity.ClaimMapperSpec{ClaimName: "gone", IncludeInID: ptr(true)}},                                   // attribute absent
 	}
 	for _, m := range mappers {
-		if _, err := e.ws.PutClaimMapper(e.ctx, m.key, m.spec); err != nil {
+		if _, err := e.ws.SetClaimMapper(e.ctx, m.key, m.spec); err != nil {
 			t.Fatal(err)
 		}
 	}
 	check := func(kind identity.TokenKind, want map[string]string) {
 		t.Helper()
-		got, err := e.ws.Claims(e.ctx, u.ID, kind)
+		got, err := e.ws.GetClaims(e.ctx, u.ID, kind)
 		if err != nil {
 			t.Fatalf("Claims(%v): %v", kind, err)
 		}
@@ -218,9 +218,9 @@ func testRuleClaims(t *testing.T, e *env) {
 	}
 	check(identity.AccessToken, map[string]string{})
 	check(identity.IDToken, map[string]string{"nick": "adi"})
-	_, err := e.ws.Claims(e.ctx, 999, identity.AccessToken)
+	_, err := e.ws.GetClaims(e.ctx, 999, identity.AccessToken)
 	WantCode(t, err, identity.CodeNotFound)
-	_, err = e.ws.Claims(e.ctx, u.ID, identity.TokenKind(0))
+	_, err = e.ws.GetClaims(e.ctx, u.ID, identity.TokenKind(0))
 	WantCode(t, err, identity.CodeInvalid)
 }
 
@@ -353,7 +353,7 @@ func testRuleWebhookURLs(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := svc.Workspace(e.ctx, e.ws.Slug())
+	ws, err := svc.GetWorkspace(e.ctx, e.ws.Slug())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,10 +367,11 @@ func testRuleWebhookURLs(t *testing.T, e *env) {
 }
 
 func testRuleAPIKeys(t *testing.T, e *env) {
-	k, secret, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{identity.ScopeUsersRead, identity.ScopeWebhooksWrite})
+	created, err := e.ws.CreateAPIKey(e.ctx, "ci", []identity.Scope{identity.ScopeUsersRead, identity.ScopeWebhooksWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
+	k, secret := created.APIKey, created.Secret
 	if !strings.HasPrefix(secret, "idk_"+k.ID+"_") || len(secret) < 60 {
 		t.Errorf("key %q does not carry its id %q", secret, k.ID)
 	}
@@ -415,7 +416,7 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 		{"long name", []identity.Scope{"users:read"}, repeat("n", 256), []identity.FieldError{fe("name", identity.RuleMaxLength)}},
 	}
 	for _, tt := range invalid {
-		_, _, err := e.ws.CreateAPIKey(e.ctx, tt.kname, tt.scopes)
+		_, err := e.ws.CreateAPIKey(e.ctx, tt.kname, tt.scopes)
 		WantCode(t, err, identity.CodeInvalid)
 		WantFields(t, err, tt.fields)
 	}
@@ -423,11 +424,12 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 	if len(all) != 8 {
 		t.Errorf("%d scopes, want the 8 of the spec", len(all))
 	}
-	k2, _, err := e.ws.CreateAPIKey(e.ctx, "", all)
+	created, err = e.ws.CreateAPIKey(e.ctx, "", all)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := e.ws.APIKeys(e.ctx)
+	k2 := created.APIKey
+	keys, err := e.ws.ListAPIKeys(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,33 +447,34 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 	WantCode(t, e.ws.RevokeAPIKey(e.ctx, k.ID), identity.CodeNotFound)
 	_, err = e.svc.VerifyAPIKey(e.ctx, secret)
 	WantCode(t, err, identity.CodeUnauthenticated)
-	keys, err = e.ws.APIKeys(e.ctx)
+	keys, err = e.ws.ListAPIKeys(e.ctx)
 	if err != nil || len(keys) != 1 || keys[0].ID != k2.ID {
 		t.Errorf("APIKeys after revoke = %+v, %v", keys, err)
 	}
 }
 
 func testRuleAuthorize(t *testing.T, e *env) {
-	_, key, err := e.ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
+	created, err := e.ws.CreateAPIKey(e.ctx, "", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := created.Secret
 	if _, err := e.svc.CreateWorkspace(e.ctx, "other", nil); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := e.svc.Authorize(e.ctx, key, "acme", identity.ScopeUsersRead)
+	ws, err := e.svc.AuthorizeAPIKey(e.ctx, key, "acme", identity.ScopeUsersRead)
 	if err != nil || ws.Slug() != "acme" {
 		t.Fatalf("Authorize = %v, %v", ws, err)
 	}
-	_, err = e.svc.Authorize(e.ctx, "idk_nope", "acme", identity.ScopeUsersRead)
+	_, err = e.svc.AuthorizeAPIKey(e.ctx, "idk_nope", "acme", identity.ScopeUsersRead)
 	WantCode(t, err, identity.CodeUnauthenticated)
-	_, errExisting := e.svc.Authorize(e.ctx, key, "other", identity.ScopeUsersRead)
-	_, errMissing := e.svc.Authorize(e.ctx, key, "no-such-workspace", identity.ScopeUsersRead)
+	_, errExisting := e.svc.AuthorizeAPIKey(e.ctx, key, "other", identity.ScopeUsersRead)
+	_, errMissing := e.svc.AuthorizeAPIKey(e.ctx, key, "no-such-workspace", identity.ScopeUsersRead)
 	WantCode(t, errExisting, identity.CodeForbidden)
 	if diff := cmp.Diff(errExisting, errMissing); diff != "" {
 		t.Errorf("foreign workspace errors differ between existing and missing slugs (-existing +missing):\n%s", diff)
 	}
-	_, err = e.svc.Authorize(e.ctx, key, "acme", identity.ScopeUsersWrite)
+	_, err = e.svc.AuthorizeAPIKey(e.ctx, key, "acme", identity.ScopeUsersWrite)
 	WantCode(t, err, identity.CodeForbidden)
 	if e, ok := err.(*identity.Error); !ok || e.Scope != identity.ScopeUsersWrite {
 		t.Errorf("missing-scope error = %#v, want Scope %q", err, identity.ScopeUsersWrite)

@@ -23,7 +23,7 @@ func testRuleRetention(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	due, err := q.Due(e.ctx, q.Now(), 10)
+	due, err := q.ListDue(e.ctx, q.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +38,16 @@ func testRuleRetention(t *testing.T, e *env) {
 	if _, err := q.Record(e.ctx, "rules", leased.Jobs[0], identity.Result{At: att.At, Status: 204}); err != nil {
 		t.Fatal(err)
 	}
-	_, s1, _, err := e.ws.Login(e.ctx, "ada", "s3cret-passphrase") // expires after a day
+	created, err := e.ws.Login(e.ctx, "ada", "s3cret-passphrase") // expires after a day
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s2, _, err := e.ws.Login(e.ctx, "ada", "s3cret-passphrase")
+	s1 := created.Session
+	created, err = e.ws.Login(e.ctx, "ada", "s3cret-passphrase")
 	if err != nil {
 		t.Fatal(err)
 	}
+	s2 := created.Session
 	e.clock.Advance(time.Hour)
 	if err := e.ws.RevokeSession(e.ctx, s2.ID); err != nil {
 		t.Fatal(err)
@@ -53,11 +55,11 @@ func testRuleRetention(t *testing.T, e *env) {
 	revoked := e.clock.Now()
 	count := func() (deliveries, sessions int) {
 		t.Helper()
-		ds, err := e.ws.Deliveries(e.ctx, hook, nil)
+		ds, err := e.ws.ListDeliveries(e.ctx, hook, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss, err := e.ws.Sessions(e.ctx, u.ID, nil)
+		ss, err := e.ws.ListSessions(e.ctx, u.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func newTokenEnv(t *testing.T, e *env) *tokenEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := svc.Workspace(e.ctx, "acme")
+	ws, err := svc.GetWorkspace(e.ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,12 @@ func allCode(codes []identity.Code, want identity.Code) bool {
 // the winner's tokens are revoked too, whatever the store.
 func testRuleConcurrentCodeRedemption(t *testing.T, e *env) {
 	te := newTokenEnv(t, e)
-	_, token, err := te.ws.StartSession(e.ctx, te.ada.ID)
+	created, err := te.ws.CreateSession(e.ctx, te.ada.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := te.ws.Authorize(e.ctx, identity.AuthorizationRequest{
+	token := created.Secret
+	auth, err := te.ws.Provider().Authorize(e.ctx, identity.AuthorizationRequest{
 		ClientID: te.client.ID, RedirectURI: "https://app.example.com/cb", ResponseType: "code", Scopes: []string{"openid"},
 	}, token)
 	if err != nil || auth.Code == "" {
@@ -87,7 +88,7 @@ func testRuleConcurrentCodeRedemption(t *testing.T, e *env) {
 	var mu sync.Mutex
 	var won identity.Tokens
 	ok, codes := race(8, func() error {
-		tok, err := te.ws.ExchangeCode(e.ctx, te.client, auth.Code, "https://app.example.com/cb", "")
+		tok, err := te.ws.Provider().ExchangeCode(e.ctx, te.client, auth.Code, "https://app.example.com/cb", "")
 		if err == nil {
 			mu.Lock()
 			won = tok
@@ -100,7 +101,7 @@ func testRuleConcurrentCodeRedemption(t *testing.T, e *env) {
 	}
 	_, err = te.ws.VerifyAccessToken(e.ctx, won.AccessToken)
 	WantCode(t, err, identity.CodeUnauthenticated)
-	_, err = te.ws.RefreshTokens(e.ctx, te.client, won.RefreshToken, nil)
+	_, err = te.ws.Provider().RefreshTokens(e.ctx, te.client, won.RefreshToken, nil)
 	WantCode(t, err, identity.CodeInvalidGrant)
 }
 
@@ -116,7 +117,7 @@ func testRuleConcurrentRefresh(t *testing.T, e *env) {
 	var mu sync.Mutex
 	var successor string
 	ok, codes := race(8, func() error {
-		tok, err := te.ws.RefreshTokens(e.ctx, te.client, first.RefreshToken, nil)
+		tok, err := te.ws.Provider().RefreshTokens(e.ctx, te.client, first.RefreshToken, nil)
 		if err == nil {
 			mu.Lock()
 			successor = tok.RefreshToken
@@ -127,7 +128,7 @@ func testRuleConcurrentRefresh(t *testing.T, e *env) {
 	if ok != 1 || len(codes) != 7 || !allCode(codes, identity.CodeInvalidGrant) {
 		t.Fatalf("8 refreshes with one token: %d succeeded, the others %v; want 1 and 7 invalid_grant", ok, codes)
 	}
-	_, err = te.ws.RefreshTokens(e.ctx, te.client, successor, nil)
+	_, err = te.ws.Provider().RefreshTokens(e.ctx, te.client, successor, nil)
 	WantCode(t, err, identity.CodeInvalidGrant)
 }
 
@@ -155,7 +156,7 @@ func testRuleConcurrentFirstKeys(t *testing.T, e *env) {
 			t.Errorf("token %d: %v", n, err)
 		}
 	}
-	keys, err := te.ws.SigningKeys(e.ctx)
+	keys, err := te.ws.ListSigningKeys(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

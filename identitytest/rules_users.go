@@ -24,13 +24,13 @@ func testRuleWorkspaces(t *testing.T, e *env) {
 	_, err := e.svc.CreateWorkspace(e.ctx, "acme", nil)
 	WantCode(t, err, identity.CodeConflict)
 
-	_, err = e.svc.Workspace(e.ctx, "nope")
+	_, err = e.svc.GetWorkspace(e.ctx, "nope")
 	WantCode(t, err, identity.CodeNotFound)
-	ws, err := e.svc.Workspace(e.ctx, "acme")
+	ws, err := e.svc.GetWorkspace(e.ctx, "acme")
 	if err != nil || ws.Slug() != "acme" || !ws.CreatedAt().Equal(testNow.Truncate(1000)) {
 		t.Fatalf("Workspace(acme) = %v, %v", ws, err)
 	}
-	all, err := e.svc.Workspaces(e.ctx)
+	all, err := e.svc.ListWorkspaces(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func testRuleWorkspaces(t *testing.T, e *env) {
 }
 
 func testRuleSettings(t *testing.T, e *env) {
-	got, err := e.ws.Settings(e.ctx)
+	got, err := e.ws.GetSettings(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func testRuleSettings(t *testing.T, e *env) {
 	if err := e.ws.UpdateSettings(e.ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	got, err = e.ws.Settings(e.ctx)
+	got, err = e.ws.GetSettings(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,11 +339,11 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 	if got, err = e.ws.GetUser(e.ctx, first.ID); err != nil || got.Enabled {
 		t.Errorf("disabled user = %+v, %v; want it disabled", got, err)
 	}
-	attrs, err := e.ws.Attributes(e.ctx, first.ID)
+	attrs, err := e.ws.ListAttributes(e.ctx, first.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles, err := e.ws.Roles(e.ctx, first.ID)
+	roles, err := e.ws.ListUserRoles(e.ctx, first.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func testRuleRoles(t *testing.T, e *env) {
 			t.Fatalf("AssignRole(%d): %v", role, err)
 		}
 	}
-	roles, err := e.ws.Roles(e.ctx, u.ID)
+	roles, err := e.ws.ListUserRoles(e.ctx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,15 +458,15 @@ func testRuleRoles(t *testing.T, e *env) {
 	WantCode(t, e.ws.RemoveRole(e.ctx, 999, 3), identity.CodeNotFound)
 	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, 0), identity.CodeNotFound)
 	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, -2), identity.CodeNotFound)
-	_, err = e.ws.Roles(e.ctx, 999)
+	_, err = e.ws.ListUserRoles(e.ctx, 999)
 	WantCode(t, err, identity.CodeNotFound)
-	if roles, err = e.ws.Roles(e.ctx, u.ID); err != nil {
+	if roles, err = e.ws.ListUserRoles(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]int64{3, 9}, roles); diff != "" {
 		t.Errorf("Roles after remove (-want +got):\n%s", diff)
 	}
-	empty, err := e.ws.Roles(e.ctx, e.user("noroles").ID)
+	empty, err := e.ws.ListUserRoles(e.ctx, e.user("noroles").ID)
 	if err != nil || empty == nil || len(empty) != 0 {
 		t.Errorf("Roles of user without roles = %#v, %v; want empty non-nil", empty, err)
 	}

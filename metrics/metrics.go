@@ -404,7 +404,7 @@ var (
 // Queue is what the queue's gauges read at each scrape: identity.Service
 // implements it.
 type Queue interface {
-	QueueStats(ctx context.Context) (identity.QueueStats, error)
+	GetQueueStats(ctx context.Context) (identity.QueueStats, error)
 	Now() time.Time
 }
 
@@ -437,7 +437,7 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	st, err := c.q.QueueStats(ctx)
+	st, err := c.q.GetQueueStats(ctx)
 	if err != nil {
 		err = fmt.Errorf("reading the delivery queue: %w", err)
 		ch <- prometheus.NewInvalidMetric(queueDepthDesc, err)

@@ -194,9 +194,11 @@ func newAPIEnv(t *testing.T) *apiEnv {
 	if e.ws, err = svc.CreateWorkspace(ctx, "acme", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, e.key, err = e.ws.CreateAPIKey(ctx, "metrics test", identity.Scopes()); err != nil {
+	created, err := e.ws.CreateAPIKey(ctx, "metrics test", identity.Scopes())
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.key = created.Secret
 	e.api = httpapi.New(svc, &httpapi.Options{Logger: slog.New(slog.DiscardHandler), Observer: e.m})
 	return e
 }
@@ -271,7 +273,7 @@ func TestHTTPAPIRequests(t *testing.T) {
 func TestSignInsThroughService(t *testing.T) {
 	e := newAPIEnv(t)
 	ctx := context.Background()
-	s, err := e.ws.Settings(ctx)
+	s, err := e.ws.GetSettings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +376,7 @@ func TestQueueGauges(t *testing.T) {
 // failingQueue is a Queue whose store fails.
 type failingQueue struct{}
 
-func (failingQueue) QueueStats(context.Context) (identity.QueueStats, error) {
+func (failingQueue) GetQueueStats(context.Context) (identity.QueueStats, error) {
 	return identity.QueueStats{}, errors.New("the store is down")
 }
 

@@ -161,10 +161,10 @@ func (h *Handler) signedIn(r *http.Request, rq *request, csrf string) (account, 
 	if token == "" || len(token) > maxTokenBytes {
 		return account{}, false, nil
 	}
-	s, u, err := rq.ws.VerifySession(r.Context(), token)
+	verified, err := rq.ws.VerifySession(r.Context(), token)
 	switch classify(err) {
 	case formOK:
-		return account{session: s, user: u, csrf: csrf}, true, nil
+		return account{session: verified.Session, user: verified.User, csrf: csrf}, true, nil
 	case formFailed:
 		return account{}, false, err
 	}
@@ -202,13 +202,13 @@ func (h *Handler) accountLogin(w http.ResponseWriter, r *http.Request, rq *reque
 		h.accountSignIn(w, r, rq, f, http.StatusBadRequest, login, msgMissing, "")
 		return
 	}
-	_, s, token, err := rq.ws.Login(r.Context(), login, password)
+	created, err := rq.ws.Login(r.Context(), login, password)
 	if h.askSecondFactor(w, r, rq, f, err) {
 		return
 	}
 	switch classify(err) {
 	case formOK:
-		h.setSession(w, rq, token, s)
+		h.setSession(w, rq, created)
 		redirect(w, r, accountURL(rq, ""))
 	case formFailed:
 		h.internalError(w, r, rq.ws.Slug(), err)
@@ -222,17 +222,17 @@ func (h *Handler) accountLogin(w http.ResponseWriter, r *http.Request, rq *reque
 // the session; the first code of an enrolment shows the recovery codes
 // first.
 func (h *Handler) accountCode(w http.ResponseWriter, r *http.Request, rq *request, f steps) {
-	u, codes, ok := h.checkFactor(w, r, rq, f)
+	verified, ok := h.checkFactor(w, r, rq, f)
 	if !ok {
 		return
 	}
-	s, token, err := rq.ws.StartSession(r.Context(), u.ID)
+	created, err := rq.ws.CreateSession(r.Context(), verified.User.ID)
 	if !h.stepDone(w, r, rq, f, err) {
 		return
 	}
-	h.setSession(w, rq, token, s)
-	if codes != nil {
-		h.recoveryCodes(w, r, rq, f, codes)
+	h.setSession(w, rq, created)
+	if verified.RecoveryCodes != nil {
+		h.recoveryCodes(w, r, rq, f, verified.RecoveryCodes)
 		return
 	}
 	redirect(w, r, accountURL(rq, ""))
@@ -242,7 +242,7 @@ func (h *Handler) accountCode(w http.ResponseWriter, r *http.Request, rq *reques
 // notice.
 func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, rq *request, a account, status int, d pageData) {
 	ctx := r.Context()
-	st, err := rq.ws.MFAStatus(ctx, a.user.ID)
+	st, err := rq.ws.GetMFAStatus(ctx, a.user.ID)
 	if err != nil {
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
@@ -277,7 +277,7 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, rq *reques
 func userSessions(ctx context.Context, ws *identity.Workspace, userID int64) ([]identity.Session, error) {
 	var all []identity.Session
 	for {
-		page, err := ws.Sessions(ctx, userID, &identity.Page{Offset: len(all), Limit: identity.MaxPageLimit})
+		page, err := ws.ListSessions(ctx, userID, &identity.Page{Offset: len(all), Limit: identity.MaxPageLimit})
 		if err != nil {
 			return nil, err
 		}

@@ -118,7 +118,7 @@ func mfaShown(body string) string {
 func TestAccountSignInForm(t *testing.T) {
 	p := newProvider(t)
 	revoked := p.sessionOf()
-	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
+	sessions, err := listItems(p.ws.ListSessions(t.Context(), p.ada.ID, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestAccountSignInSecondFactor(t *testing.T) {
 	if page := p.accountOf(c2); !strings.Contains(page.body, `id="username">bob<`) || mfaShown(page.body) != "10 codes left" {
 		t.Errorf("bob's account:\n%s", page.body)
 	}
-	if st, err := p.ws.MFAStatus(t.Context(), bob.ID); err != nil || !st.Enabled {
+	if st, err := p.ws.GetMFAStatus(t.Context(), bob.ID); err != nil || !st.Enabled {
 		t.Errorf("bob's MFAStatus = %+v, %v", st, err)
 	}
 }
@@ -368,10 +368,11 @@ func TestAccountSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bobSession, _, err := p.ws.StartSession(t.Context(), bob.ID)
+	created, err := p.ws.CreateSession(t.Context(), bob.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	bobSession := created.Session
 	list := sessionsListed(page.body)
 	if len(list) != 2 {
 		t.Fatalf("the account lists %d sessions, want 2:\n%s", len(list), page.body)
@@ -439,7 +440,7 @@ func TestAccountSignOut(t *testing.T) {
 	if r.status != http.StatusFound || r.location() != p.issuer+"/account?done=signed-out" {
 		t.Fatalf("sign out: %d %q", r.status, r.location())
 	}
-	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
+	sessions, err := listItems(p.ws.ListSessions(t.Context(), p.ada.ID, nil))
 	if err != nil || len(sessions) != 1 || sessions[0].RevokedAt == nil {
 		t.Errorf("sessions after signing out: %+v, %v", sessions, err)
 	}
@@ -456,7 +457,7 @@ func TestAccountCSRF(t *testing.T) {
 	form := p.accountSignIn(c, "ada", adaPassword)
 	p.submit(c, "/account", form, map[string]string{"code": p.totpCode(secret)})
 	page := p.accountOf(c)
-	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
+	sessions, err := listItems(p.ws.ListSessions(t.Context(), p.ada.ID, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

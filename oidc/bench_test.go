@@ -95,7 +95,7 @@ func buildBench(dir string) (*benchEnv, error) {
 	}
 	yes := true
 	for _, key := range []string{"department", "tier", "employee_id"} {
-		if _, err := ws.PutClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &yes}); err != nil {
+		if _, err := ws.SetClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &yes}); err != nil {
 			return nil, err
 		}
 	}
@@ -161,11 +161,12 @@ func BenchmarkTokenEndpoint(b *testing.B) {
 	ctx := context.Background()
 	b.Run("grant=authorization_code", func(b *testing.B) {
 		codes := feed(b.N, func(i int) string {
-			_, token, err := e.ws.StartSession(ctx, e.user(i))
+			created, err := e.ws.CreateSession(ctx, e.user(i))
 			if err != nil {
 				b.Fatal(err)
 			}
-			auth, err := e.ws.Authorize(ctx, identity.AuthorizationRequest{
+			token := created.Secret
+			auth, err := e.ws.Provider().Authorize(ctx, identity.AuthorizationRequest{
 				ClientID: e.client.Client.ID, RedirectURI: "https://app.example/cb", ResponseType: "code",
 				Scopes: []string{"openid", "profile", "email"}, Nonce: "n",
 			}, token)

@@ -149,7 +149,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.notFound(w, r)
 		return
 	}
-	ws, err := h.svc.Workspace(r.Context(), slug)
+	ws, err := h.svc.GetWorkspace(r.Context(), slug)
 	if identity.ErrorCode(err) == identity.CodeNotFound {
 		h.notFound(w, r)
 		return

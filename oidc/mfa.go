@@ -110,7 +110,7 @@ func (h *Handler) factorForm(w http.ResponseWriter, r *http.Request, rq *request
 	if enrolling {
 		// The same secret again within the enrolment's lifetime: the
 		// page can be shown again after a wrong code.
-		e, err := rq.ws.ChallengeEnrollment(r.Context(), challenge)
+		e, err := rq.ws.BeginChallengeEnrollment(r.Context(), challenge)
 		switch classify(err) {
 		case formOK:
 		case formFailed:
@@ -133,24 +133,24 @@ func (h *Handler) factorForm(w http.ResponseWriter, r *http.Request, rq *request
 // challenge. It returns the user and, after an enrolment, the recovery
 // codes; or it shows the form again, or that the sign-in is over, and
 // returns false.
-func (h *Handler) checkFactor(w http.ResponseWriter, r *http.Request, rq *request, f steps) (identity.User, []string, bool) {
+func (h *Handler) checkFactor(w http.ResponseWriter, r *http.Request, rq *request, f steps) (identity.VerifiedSecondFactor, bool) {
 	challenge, enrolling := r.PostForm.Get("challenge"), r.PostForm.Get("enrolling") == "1"
 	code := normalizeCode(r.PostForm.Get("code"))
 	switch {
 	case challenge == "" || len(challenge) > maxTokenBytes:
 		h.stepOver(w, r, rq, f)
-		return identity.User{}, nil, false
+		return identity.VerifiedSecondFactor{}, false
 	case code == "":
 		h.factorForm(w, r, rq, f, http.StatusBadRequest, challenge, enrolling, msgNoCode)
-		return identity.User{}, nil, false
+		return identity.VerifiedSecondFactor{}, false
 	case len(code) > maxCodeBytes:
 		h.factorForm(w, r, rq, f, http.StatusBadRequest, challenge, enrolling, msgWrongCode)
-		return identity.User{}, nil, false
+		return identity.VerifiedSecondFactor{}, false
 	}
-	u, codes, err := rq.ws.VerifySecondFactor(r.Context(), challenge, code)
+	verified, err := rq.ws.VerifySecondFactor(r.Context(), challenge, code)
 	switch classify(err) {
 	case formOK:
-		return u, codes, true
+		return verified, true
 	case formRefused, formInvalid:
 		// The challenge stays usable until it expires: the same form.
 		h.factorForm(w, r, rq, f, http.StatusBadRequest, challenge, enrolling, msgWrongCode)
@@ -159,7 +159,7 @@ func (h *Handler) checkFactor(w http.ResponseWriter, r *http.Request, rq *reques
 	default:
 		h.internalError(w, r, rq.ws.Slug(), err)
 	}
-	return identity.User{}, nil, false
+	return identity.VerifiedSecondFactor{}, false
 }
 
 // normalizeCode removes the white space a code may be typed or pasted
@@ -191,35 +191,35 @@ func (h *Handler) recoveryCodes(w http.ResponseWriter, r *http.Request, rq *requ
 // enrolment shows the recovery codes first.
 func (h *Handler) signInCode(w http.ResponseWriter, r *http.Request, rq *request, p identity.PendingAuthorization) {
 	f := loginSteps(rq, p, r.PostForm.Get("csrf"))
-	u, codes, ok := h.checkFactor(w, r, rq, f)
+	verified, ok := h.checkFactor(w, r, rq, f)
 	if !ok {
 		return
 	}
-	if codes != nil {
+	if verified.RecoveryCodes != nil {
 		// An authorization code lives a minute, less than reading the
 		// codes may take: start the session now, and complete the request
 		// when the user continues (signInContinue).
-		s, token, err := rq.ws.StartSession(r.Context(), u.ID)
+		created, err := rq.ws.CreateSession(r.Context(), verified.User.ID)
 		if !h.stepDone(w, r, rq, f, err) {
 			return
 		}
-		h.setSession(w, rq, token, s)
-		h.recoveryCodes(w, r, rq, f, codes)
+		h.setSession(w, rq, created)
+		h.recoveryCodes(w, r, rq, f, verified.RecoveryCodes)
 		return
 	}
-	auth, token, s, err := rq.ws.CompleteSignIn(r.Context(), p.RequestID, u.ID)
+	signIn, err := rq.ws.Provider().CompleteSignIn(r.Context(), p.RequestID, verified.User.ID)
 	if !h.stepDone(w, r, rq, f, err) {
 		return
 	}
-	h.setSession(w, rq, token, s)
-	h.sendCode(w, r, rq, auth)
+	h.setSession(w, rq, signIn.CreatedSession)
+	h.sendCode(w, r, rq, signIn.Authorization)
 }
 
 // signInContinue completes the request for the session the enrolment
 // started, when the user leaves the recovery codes.
 func (h *Handler) signInContinue(w http.ResponseWriter, r *http.Request, rq *request, p identity.PendingAuthorization) {
 	f := loginSteps(rq, p, r.PostForm.Get("csrf"))
-	auth, err := rq.ws.ResumeSignIn(r.Context(), p.RequestID, sessionToken(r))
+	auth, err := rq.ws.Provider().ResumeSignIn(r.Context(), p.RequestID, sessionToken(r))
 	if h.stepDone(w, r, rq, f, err) {
 		h.sendCode(w, r, rq, auth)
 	}

@@ -42,7 +42,7 @@ func (p *provider) submit(c *http.Client, path string, page reply, set map[strin
 // setPolicy changes the workspace's settings.
 func (p *provider) setPolicy(change func(*identity.Settings)) {
 	p.t.Helper()
-	s, err := p.ws.Settings(p.t.Context())
+	s, err := p.ws.GetSettings(p.t.Context())
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestSecondFactorReplay(t *testing.T) {
 			}
 		})
 	}
-	st, err := p.ws.MFAStatus(t.Context(), p.ada.ID)
+	st, err := p.ws.GetMFAStatus(t.Context(), p.ada.ID)
 	if err != nil || st.RecoveryCodesLeft != 9 {
 		t.Errorf("MFAStatus = %+v, %v; want 9 recovery codes left", st, err)
 	}
@@ -328,7 +328,7 @@ func TestEnrolAtSignIn(t *testing.T) {
 	if tr := p.exchange(code); tr.status != http.StatusOK {
 		t.Errorf("exchange: %d %s", tr.status, tr.body)
 	}
-	st, err := p.ws.MFAStatus(t.Context(), p.ada.ID)
+	st, err := p.ws.GetMFAStatus(t.Context(), p.ada.ID)
 	if err != nil || !st.Enabled || st.RecoveryCodesLeft != 10 {
 		t.Errorf("MFAStatus = %+v, %v; want enabled with 10 codes", st, err)
 	}

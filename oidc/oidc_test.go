@@ -308,10 +308,10 @@ func errorOf(t testing.TB, r reply) oauthError {
 
 func TestDiscovery(t *testing.T) {
 	p := newProvider(t)
-	if _, err := p.ws.PutClaimMapper(t.Context(), "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
+	if _, err := p.ws.SetClaimMapper(t.Context(), "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.ws.PutClaimMapper(t.Context(), "level", identity.ClaimMapperSpec{ClaimName: "lvl", IncludeInAccess: new(true), IncludeInID: new(false)}); err != nil {
+	if _, err := p.ws.SetClaimMapper(t.Context(), "level", identity.ClaimMapperSpec{ClaimName: "lvl", IncludeInAccess: new(true), IncludeInID: new(false)}); err != nil {
 		t.Fatal(err)
 	}
 	r := get(t, http.DefaultClient, p.issuer+"/.well-known/openid-configuration")
@@ -353,7 +353,7 @@ func TestKeys(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("keys: %d %s", r.status, r.body)
 	}
-	keys, err := p.ws.SigningKeys(t.Context())
+	keys, err := p.ws.ListSigningKeys(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestCodeFlow(t *testing.T) {
 	if err := p.ws.SetAttribute(t.Context(), p.ada.ID, "department", "engines"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.ws.PutClaimMapper(t.Context(), "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
+	if _, err := p.ws.SetClaimMapper(t.Context(), "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
 		t.Fatal(err)
 	}
 	c := p.browser()
@@ -620,7 +620,7 @@ func TestSignInRefusals(t *testing.T) {
 			}
 		})
 	}
-	sessions, err := listItems(p.ws.Sessions(ctx, p.ada.ID, nil))
+	sessions, err := listItems(p.ws.ListSessions(ctx, p.ada.ID, nil))
 	if err != nil || len(sessions) != 0 {
 		t.Errorf("ada's sessions = %v, %v; want none", sessions, err)
 	}
@@ -658,7 +658,7 @@ func TestSignInCSRF(t *testing.T) {
 	if r := do(t, c, req); r.status != http.StatusForbidden {
 		t.Errorf("Sec-Fetch-Site cross-site: %d", r.status)
 	}
-	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
+	sessions, err := listItems(p.ws.ListSessions(t.Context(), p.ada.ID, nil))
 	if err != nil || len(sessions) != 0 {
 		t.Errorf("ada's sessions = %v, %v; want none", sessions, err)
 	}
@@ -819,7 +819,7 @@ func TestUserInfo(t *testing.T) {
 	if err := p.ws.SetAttribute(ctx, p.ada.ID, "department", "engines"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.ws.PutClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
+	if _, err := p.ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
 		t.Fatal(err)
 	}
 	access := p.tokens()["access_token"].(string)
@@ -932,7 +932,7 @@ func TestEndSession(t *testing.T) {
 	if !strings.Contains(strings.Join(r.header.Values("Set-Cookie"), "\n"), "identity_session=; Path=/t/acme/; Max-Age=0; HttpOnly; SameSite=Lax") {
 		t.Errorf("session cookie not cleared: %q", r.header.Values("Set-Cookie"))
 	}
-	sessions, err := listItems(p.ws.Sessions(t.Context(), p.ada.ID, nil))
+	sessions, err := listItems(p.ws.ListSessions(t.Context(), p.ada.ID, nil))
 	if err != nil || len(sessions) != 1 || sessions[0].RevokedAt == nil {
 		t.Errorf("sessions after logout: %+v, %v", sessions, err)
 	}
@@ -1055,7 +1055,7 @@ func TestSecureCookies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := ws.Authorize(ctx, identity.AuthorizationRequest{ClientID: cl.Client.ID, RedirectURI: appURI, ResponseType: "code", Scopes: []string{"openid"}}, "")
+	auth, err := ws.Provider().Authorize(ctx, identity.AuthorizationRequest{ClientID: cl.Client.ID, RedirectURI: appURI, ResponseType: "code", Scopes: []string{"openid"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1120,7 +1120,7 @@ func redirectedError(t *testing.T, r reply) string {
 // gets, and no session.
 func TestSignInLocked(t *testing.T) {
 	p := newProvider(t)
-	s, err := p.ws.Settings(t.Context())
+	s, err := p.ws.GetSettings(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

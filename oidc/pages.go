@@ -194,7 +194,7 @@ func (h *Handler) serveAuthorize(w http.ResponseWriter, r *http.Request, rq *req
 		h.badRequest(w, r, rq, "Invalid sign-in request", "The application sent client_id or redirect_uri more than once.")
 		return
 	}
-	if _, err := rq.ws.AuthorizationClient(r.Context(), clientID, redirectURI); err != nil {
+	if _, err := rq.ws.Provider().GetAuthorizationClient(r.Context(), clientID, redirectURI); err != nil {
 		h.authorizePage(w, r, rq, err)
 		return
 	}
@@ -233,7 +233,7 @@ func (h *Handler) serveAuthorize(w http.ResponseWriter, r *http.Request, rq *req
 		back(zoidc.ErrInvalidRequest().WithDescription("max_age must be a whole number of seconds"))
 		return
 	}
-	auth, err := rq.ws.Authorize(r.Context(), identity.AuthorizationRequest{
+	auth, err := rq.ws.Provider().Authorize(r.Context(), identity.AuthorizationRequest{
 		ClientID: clientID, RedirectURI: redirectURI, ResponseType: r.Form.Get("response_type"),
 		Scopes: strings.Fields(r.Form.Get("scope")), State: r.Form.Get("state"), Nonce: r.Form.Get("nonce"),
 		CodeChallenge: r.Form.Get("code_challenge"), CodeChallengeMethod: r.Form.Get("code_challenge_method"),
@@ -372,7 +372,7 @@ func (h *Handler) signInPassword(w http.ResponseWriter, r *http.Request, rq *req
 		h.loginForm(w, r, rq, http.StatusBadRequest, p, csrf, login, msgMissing)
 		return
 	}
-	auth, token, session, err := rq.ws.SignIn(r.Context(), p.RequestID, login, password)
+	signIn, err := rq.ws.Provider().SignIn(r.Context(), p.RequestID, login, password)
 	if h.askSecondFactor(w, r, rq, loginSteps(rq, p, csrf), err) {
 		return
 	}
@@ -390,13 +390,13 @@ func (h *Handler) signInPassword(w http.ResponseWriter, r *http.Request, rq *req
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
 	}
-	h.setSession(w, rq, token, session)
-	h.sendCode(w, r, rq, auth)
+	h.setSession(w, rq, signIn.CreatedSession)
+	h.sendCode(w, r, rq, signIn.Authorization)
 }
 
 // setSession sets the session cookie, for as long as the session lasts.
-func (h *Handler) setSession(w http.ResponseWriter, rq *request, token string, s identity.Session) {
-	http.SetCookie(w, rq.cookie(sessionCookie, token, max(int(s.ExpiresAt.Sub(h.svc.Now()).Round(time.Second)/time.Second), 1)))
+func (h *Handler) setSession(w http.ResponseWriter, rq *request, s identity.CreatedSession) {
+	http.SetCookie(w, rq.cookie(sessionCookie, s.Secret, max(int(s.Session.ExpiresAt.Sub(h.svc.Now()).Round(time.Second)/time.Second), 1)))
 }
 
 // pending returns the pending authorization request id names, or shows
@@ -406,7 +406,7 @@ func (h *Handler) pending(w http.ResponseWriter, r *http.Request, rq *request, i
 		h.expired(w, r, rq)
 		return identity.PendingAuthorization{}, false
 	}
-	p, err := rq.ws.PendingAuthorization(r.Context(), id)
+	p, err := rq.ws.Provider().GetPendingAuthorization(r.Context(), id)
 	switch identity.ErrorCode(err) {
 	case "":
 		return p, true
@@ -455,7 +455,7 @@ func loginSteps(rq *request, p identity.PendingAuthorization, csrf string) steps
 // forgotURL returns the password reset page if the workspace sends
 // email, and "" otherwise.
 func (h *Handler) forgotURL(r *http.Request, rq *request) string {
-	s, err := rq.ws.Settings(r.Context())
+	s, err := rq.ws.GetSettings(r.Context())
 	if err != nil || s.SMTP == nil {
 		// A store failure costs the link only: the form still works.
 		return ""
@@ -521,7 +521,7 @@ func (h *Handler) serveEndSession(w http.ResponseWriter, r *http.Request, rq *re
 	if !h.parseForm(w, r, rq) {
 		return
 	}
-	to, err := rq.ws.EndSession(r.Context(), identity.EndSessionRequest{
+	to, err := rq.ws.Provider().EndSession(r.Context(), identity.EndSessionRequest{
 		IDTokenHint: r.Form.Get("id_token_hint"), ClientID: r.Form.Get("client_id"),
 		PostLogoutRedirectURI: r.Form.Get("post_logout_redirect_uri"), State: r.Form.Get("state"),
 		SessionToken: sessionToken(r),

@@ -75,7 +75,7 @@ func resetURL(rq *request) string { return rq.issuer + "/" + pathReset }
 // resetForm shows the form asking for the address, if the workspace sends
 // email.
 func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, rq *request, status int, csrf, email, message string) {
-	s, err := rq.ws.Settings(r.Context())
+	s, err := rq.ws.GetSettings(r.Context())
 	if err != nil {
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return

@@ -33,7 +33,7 @@ func (p *provider) resetLinks() (links map[string]string, dropped int) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	due, err := q.Due(ctx, p.clock.Now(), 100)
+	due, err := q.ListDue(ctx, p.clock.Now(), 100)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestResetRequest(t *testing.T) {
 	if known.status != unknown.status || known.body != unknown.body {
 		t.Errorf("the answers differ: known %d\n%s\nunknown %d\n%s", known.status, known.body, unknown.status, unknown.body)
 	}
-	jobs, err := listItems(p.ws.EmailJobs(t.Context(), nil))
+	jobs, err := listItems(p.ws.ListEmailJobs(t.Context(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestResetRequest(t *testing.T) {
 			}
 		})
 	}
-	if jobs, _ := listItems(p.ws.EmailJobs(t.Context(), nil)); len(jobs) != 2 {
+	if jobs, _ := listItems(p.ws.ListEmailJobs(t.Context(), nil)); len(jobs) != 2 {
 		t.Errorf("%d email jobs after refused requests, want 2", len(jobs))
 	}
 }
@@ -184,7 +184,7 @@ func TestResetPassword(t *testing.T) {
 	if _, err := p.ws.Authenticate(t.Context(), "ada", adaPassword); identity.ErrorCode(err) != identity.CodeUnauthenticated {
 		t.Errorf("the old password: %v", err)
 	}
-	if _, _, err := p.ws.VerifySession(t.Context(), session); err == nil {
+	if _, err := p.ws.VerifySession(t.Context(), session); err == nil {
 		t.Error("the reset left a session signed in")
 	}
 }
@@ -230,7 +230,7 @@ func TestResetCSRF(t *testing.T) {
 			t.Errorf("POST %v: %d", form, r.status)
 		}
 	}
-	if jobs, _ := listItems(p.ws.EmailJobs(t.Context(), nil)); len(jobs) != 0 {
+	if jobs, _ := listItems(p.ws.ListEmailJobs(t.Context(), nil)); len(jobs) != 0 {
 		t.Errorf("%d email jobs, want none", len(jobs))
 	}
 }

@@ -42,7 +42,7 @@ func (s *server) fail(ctx context.Context, kind endpointKind, err error) error {
 // Discovery serves the OpenID Provider Configuration of the workspace.
 func (s *server) Discovery(ctx context.Context, _ *op.Request[struct{}]) (*op.Response, error) {
 	rq := requestOf(ctx)
-	mappers, err := rq.ws.ClaimMappers(ctx)
+	mappers, err := rq.ws.ListClaimMappers(ctx)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
@@ -94,7 +94,7 @@ func discovery(issuer string, mappers []identity.ClaimMapper) *zoidc.DiscoveryCo
 // active, and retired ones whose tokens may live).
 func (s *server) Keys(ctx context.Context, _ *op.Request[struct{}]) (*op.Response, error) {
 	rq := requestOf(ctx)
-	keys, err := rq.ws.SigningKeys(ctx)
+	keys, err := rq.ws.ListSigningKeys(ctx)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
@@ -112,7 +112,7 @@ func (s *server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCreden
 	if r.Data.ClientAssertion != "" {
 		return nil, op.NewStatusError(zoidc.ErrInvalidClient().WithDescription("client assertions are not supported"), http.StatusUnauthorized)
 	}
-	c, err := requestOf(ctx).ws.VerifyClient(ctx, r.Data.ClientID, r.Data.ClientSecret)
+	c, err := requestOf(ctx).ws.Provider().VerifyClient(ctx, r.Data.ClientID, r.Data.ClientSecret)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
@@ -125,20 +125,20 @@ func oauthClient(c op.Client) identity.OAuthClient { return c.(client).OAuthClie
 // CodeExchange redeems an authorization code (grant_type
 // authorization_code).
 func (s *server) CodeExchange(ctx context.Context, r *op.ClientRequest[zoidc.AccessTokenRequest]) (*op.Response, error) {
-	t, err := requestOf(ctx).ws.ExchangeCode(ctx, oauthClient(r.Client), r.Data.Code, r.Data.RedirectURI, r.Data.CodeVerifier)
+	t, err := requestOf(ctx).ws.Provider().ExchangeCode(ctx, oauthClient(r.Client), r.Data.Code, r.Data.RedirectURI, r.Data.CodeVerifier)
 	return s.tokens(ctx, t, err)
 }
 
 // RefreshToken rotates a refresh token (grant_type refresh_token).
 func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[zoidc.RefreshTokenRequest]) (*op.Response, error) {
-	t, err := requestOf(ctx).ws.RefreshTokens(ctx, oauthClient(r.Client), r.Data.RefreshToken, r.Data.Scopes)
+	t, err := requestOf(ctx).ws.Provider().RefreshTokens(ctx, oauthClient(r.Client), r.Data.RefreshToken, r.Data.Scopes)
 	return s.tokens(ctx, t, err)
 }
 
 // ClientCredentialsExchange issues a confidential client a token for
 // itself (grant_type client_credentials).
 func (s *server) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequest[zoidc.ClientCredentialsRequest]) (*op.Response, error) {
-	t, err := requestOf(ctx).ws.ClientCredentialsTokens(ctx, oauthClient(r.Client), r.Data.Scope)
+	t, err := requestOf(ctx).ws.Provider().ExchangeClientCredentials(ctx, oauthClient(r.Client), r.Data.Scope)
 	return s.tokens(ctx, t, err)
 }
 
@@ -168,11 +168,11 @@ func noStore(h http.Header) {
 // Introspect tells a confidential client about a token (RFC 7662).
 func (s *server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (*op.Response, error) {
 	ws := requestOf(ctx).ws
-	c, err := ws.VerifyClient(ctx, r.Data.ClientCredentials.ClientID, r.Data.ClientCredentials.ClientSecret)
+	c, err := ws.Provider().VerifyClient(ctx, r.Data.ClientCredentials.ClientID, r.Data.ClientCredentials.ClientSecret)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
-	in, err := ws.IntrospectToken(ctx, c, r.Data.IntrospectionRequest.Token)
+	in, err := ws.Provider().IntrospectToken(ctx, c, r.Data.IntrospectionRequest.Token)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
@@ -195,7 +195,7 @@ func (s *server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionR
 
 // UserInfo returns the claims of the user an access token speaks for.
 func (s *server) UserInfo(ctx context.Context, r *op.Request[zoidc.UserInfoRequest]) (*op.Response, error) {
-	info, err := requestOf(ctx).ws.UserInfo(ctx, r.Data.AccessToken)
+	info, err := requestOf(ctx).ws.Provider().GetUserInfo(ctx, r.Data.AccessToken)
 	if err != nil {
 		return nil, s.fail(ctx, atResource, err)
 	}
@@ -207,7 +207,7 @@ func (s *server) UserInfo(ctx context.Context, r *op.Request[zoidc.UserInfoReque
 // Revocation revokes a token and its grant (RFC 7009): an unknown token
 // is answered 200 as well.
 func (s *server) Revocation(ctx context.Context, r *op.ClientRequest[zoidc.RevocationRequest]) (*op.Response, error) {
-	if err := requestOf(ctx).ws.RevokeToken(ctx, oauthClient(r.Client), r.Data.Token); err != nil {
+	if err := requestOf(ctx).ws.Provider().RevokeToken(ctx, oauthClient(r.Client), r.Data.Token); err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
 	return op.NewResponse(nil), nil

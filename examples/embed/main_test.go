@@ -34,10 +34,11 @@ func newService(t *testing.T) (*identity.Service, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := ws.CreateAPIKey(ctx, "test", []identity.Scope{identity.ScopeUsersRead, identity.ScopeUsersWrite})
+	created, err := ws.CreateAPIKey(ctx, "test", []identity.Scope{identity.ScopeUsersRead, identity.ScopeUsersWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
+	key := created.Secret
 	return svc, key
 }
 

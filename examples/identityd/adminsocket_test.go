@@ -341,7 +341,7 @@ func TestAdminSocketFiles(t *testing.T) {
 
 	// The backup, opened while the server still runs, holds the users.
 	ctx := context.Background()
-	ws, err := openDB(t, filepath.Join(dir, "backup.db")).Workspace(ctx, "acme")
+	ws, err := openDB(t, filepath.Join(dir, "backup.db")).GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestAdminSocketSigningKeyRotate(t *testing.T) {
 		t.Fatalf("exit %d after SIGINT; log:\n%s", code, p.log)
 	}
 	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
-		keys, err := ws.SigningKeys(ctx)
+		keys, err := ws.ListSigningKeys(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

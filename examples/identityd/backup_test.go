@@ -134,7 +134,7 @@ func TestBackupUnderWriteLoad(t *testing.T) {
 	}
 	svc := openDB(t, restored)
 	ctx := context.Background()
-	ws, err := svc.Workspace(ctx, "acme")
+	ws, err := svc.GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func clientList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) er
 		return err
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
-		clients, err := ws.Clients(ctx)
+		clients, err := ws.ListClients(ctx)
 		if err != nil {
 			return err
 		}

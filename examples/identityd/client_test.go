@@ -46,7 +46,7 @@ func storedClient(t *testing.T, db, id string) (c identity.OAuthClient) {
 	t.Helper()
 	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
 		var err error
-		if c, err = ws.Client(ctx, id); err != nil {
+		if c, err = ws.GetClient(ctx, id); err != nil {
 			t.Fatalf("Client(%q): %v", id, err)
 		}
 	})

@@ -96,7 +96,7 @@ func inAcme(t *testing.T, db string, fn func(ctx context.Context, ws *identity.W
 	}
 	defer svc.Close()
 	ctx := context.Background()
-	ws, err := svc.Workspace(ctx, "acme")
+	ws, err := svc.GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestUserImport(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	ws, err := openDB(t, db).Workspace(ctx, "acme")
+	ws, err := openDB(t, db).GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func TestUserImport(t *testing.T) {
 	if !ada.EmailVerified || ada.Enabled || ada.FullName != "Ada Lovelace" {
 		t.Errorf("ada = %+v", ada)
 	}
-	attrs, err := ws.Attributes(ctx, ada.ID)
+	attrs, err := ws.ListAttributes(ctx, ada.ID)
 	if err != nil || attrs["dept"] != "math" {
 		t.Errorf("ada's attributes = %v, %v", attrs, err)
 	}
-	roles, err := ws.Roles(ctx, ada.ID)
+	roles, err := ws.ListUserRoles(ctx, ada.ID)
 	if diff := cmp.Diff([]int64{3, 7}, roles); err != nil || diff != "" {
 		t.Errorf("ada's roles (-want +got):\n%s%v", diff, err)
 	}
@@ -117,7 +117,7 @@ func TestUserImportErrors(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1 and stderr containing:\n%s", r.code, r.stdout, r.stderr, tt.stderr)
 			}
 			ctx := context.Background()
-			ws, err := openDB(t, db).Workspace(ctx, "acme")
+			ws, err := openDB(t, db).GetWorkspace(ctx, "acme")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,11 +28,11 @@ func keyCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (er
 		return err
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
-		_, key, err := ws.CreateAPIKey(ctx, *name, scopes)
+		created, err := ws.CreateAPIKey(ctx, *name, scopes)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout, key)
+		fmt.Fprintln(e.stdout, created.Secret)
 		return nil
 	})
 }
@@ -67,7 +67,7 @@ func keyList(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err 
 		return err
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
-		keys, err := ws.APIKeys(ctx)
+		keys, err := ws.ListAPIKeys(ctx)
 		if err != nil {
 			return err
 		}

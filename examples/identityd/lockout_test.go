@@ -41,7 +41,7 @@ func TestWorkspacePolicy(t *testing.T) {
 		}
 	}
 	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
-		s, err := ws.Settings(ctx)
+		s, err := ws.GetSettings(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -523,7 +523,7 @@ func TestSigningKeyRotateCommand(t *testing.T) {
 	var keys []identity.SigningKey
 	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
 		var err error
-		if keys, err = ws.SigningKeys(ctx); err != nil {
+		if keys, err = ws.ListSigningKeys(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -538,7 +538,7 @@ func TestSigningKeyRotateCommand(t *testing.T) {
 		t.Errorf("rotate printed %q, want the next key %s", first.stdout, next)
 	}
 	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
-		keys, err := ws.SigningKeys(ctx)
+		keys, err := ws.ListSigningKeys(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

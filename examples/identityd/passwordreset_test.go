@@ -48,9 +48,11 @@ func TestPasswordResetByEmail(t *testing.T) {
 			t.Fatal(err)
 		}
 		uid = u.ID
-		if session, _, err = ws.StartSession(ctx, uid); err != nil {
+		created, err := ws.CreateSession(ctx, uid)
+		if err != nil {
 			t.Fatal(err)
 		}
+		session = created.Session
 		opts := &identity.PasswordResetOptions{Link: resetLinkTemplate}
 		known := ws.RequestPasswordReset(ctx, "ada@example.com", opts)
 		unknown := ws.RequestPasswordReset(ctx, "nobody@example.com", opts)
@@ -107,7 +109,7 @@ func TestPasswordResetByEmail(t *testing.T) {
 		if _, err := ws.ResetPassword(ctx, token, "a third horse battery"); identity.ErrorCode(err) != identity.CodeTokenUsed {
 			t.Errorf("the token again: %v, want token_used", err)
 		}
-		jobs, err := listItems(ws.EmailJobs(ctx, nil))
+		jobs, err := listItems(ws.ListEmailJobs(ctx, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

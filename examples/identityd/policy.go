@@ -26,7 +26,7 @@ func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []strin
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
-		s, err := ws.Settings(ctx)
+		s, err := ws.GetSettings(ctx)
 		if err != nil {
 			return err
 		}

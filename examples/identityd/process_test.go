@@ -320,7 +320,7 @@ func waitRefused(t *testing.T, addr string, timeout time.Duration) {
 func assertUsers(t *testing.T, db string, usernames ...string) {
 	t.Helper()
 	ctx := context.Background()
-	ws, err := openDB(t, db).Workspace(ctx, "acme")
+	ws, err := openDB(t, db).GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func waitCount(t *testing.T, counts <-chan int, n int, timeout time.Duration) {
 func verifyAcks(t *testing.T, db string, acks []ack) {
 	t.Helper()
 	ctx := context.Background()
-	ws, err := openDB(t, db).Workspace(ctx, "acme")
+	ws, err := openDB(t, db).GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +435,7 @@ func verifyAcks(t *testing.T, db string, acks []ack) {
 		if a.attr == "" {
 			continue
 		}
-		attrs, err := ws.Attributes(ctx, a.userID)
+		attrs, err := ws.ListAttributes(ctx, a.userID)
 		if err != nil || attrs[a.attr] != a.attrVal {
 			t.Errorf("acknowledged attribute %s of user %d after SIGKILL: %q, %v", a.attr, a.userID, attrs[a.attr], err)
 		}

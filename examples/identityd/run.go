@@ -401,7 +401,7 @@ func (e *env) inWorkspaceWith(ctx context.Context, slug string, opts *identity.O
 
 // workspace returns the workspace slug, with an error that names it.
 func workspace(ctx context.Context, svc *identity.Service, slug string) (*identity.Workspace, error) {
-	ws, err := svc.Workspace(ctx, slug)
+	ws, err := svc.GetWorkspace(ctx, slug)
 	if errors.Is(err, identity.ErrNotFound) {
 		return nil, fmt.Errorf("workspace %q does not exist", slug)
 	}

@@ -107,7 +107,7 @@ func smtpPassword(e *env, fromStdin bool) (string, error) {
 
 // setSMTP replaces the workspace's SMTP settings, keeping the rest.
 func setSMTP(ctx context.Context, ws *identity.Workspace, m *identity.SMTPSettings) error {
-	s, err := ws.Settings(ctx)
+	s, err := ws.GetSettings(ctx)
 	if err != nil {
 		return err
 	}

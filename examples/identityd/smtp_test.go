@@ -17,7 +17,7 @@ import (
 func smtpSettings(t *testing.T, db string) (m *identity.SMTPSettings) {
 	t.Helper()
 	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
-		s, err := ws.Settings(ctx)
+		s, err := ws.GetSettings(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

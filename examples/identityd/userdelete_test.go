@@ -27,7 +27,7 @@ func TestUserDelete(t *testing.T) {
 			ws.SetAttribute(ctx, ada.ID, "dept", "R&D"), ws.SetAttribute(ctx, ada.ID, "floor", "3"),
 			ws.AssignRole(ctx, ada.ID, 7),
 		}
-		_, _, err = ws.StartSession(ctx, ada.ID)
+		_, err = ws.CreateSession(ctx, ada.ID)
 		if err := errors.Join(append(steps, err)...); err != nil {
 			t.Fatal(err)
 		}
@@ -115,14 +115,14 @@ func TestWorkspaceDelete(t *testing.T) {
 	if _, err := svc.VerifyAPIKey(ctx, key); !errors.Is(err, identity.ErrUnauthenticated) {
 		t.Errorf("the deleted workspace's key: %v, want unauthenticated", err)
 	}
-	ws, err := svc.Workspace(ctx, "acme")
+	ws, err := svc.GetWorkspace(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if list, err := ws.ListUsers(ctx, "", nil); err != nil || list.Total != 0 {
 		t.Errorf("ListUsers of the workspace made again = %+v, %v; want none", list, err)
 	}
-	if clients, err := ws.Clients(ctx); err != nil || len(clients) != 0 {
+	if clients, err := ws.ListClients(ctx); err != nil || len(clients) != 0 {
 		t.Errorf("Clients of the workspace made again = %+v, %v; want none", clients, err)
 	}
 }

@@ -44,7 +44,7 @@ func workspaceList(ctx context.Context, e *env, fs *flag.FlagSet, args []string)
 		return err
 	}
 	defer closeService(svc, &err)
-	list, err := svc.Workspaces(ctx)
+	list, err := svc.ListWorkspaces(ctx)
 	if err != nil {
 		return err
 	}

@@ -64,13 +64,13 @@ func run(ctx context.Context) error {
 		"tier":        {ClaimName: "tier", IncludeInID: &yes},                           // both
 	}
 	for key, spec := range mappers {
-		if _, err := ws.PutClaimMapper(ctx, key, spec); err != nil {
+		if _, err := ws.SetClaimMapper(ctx, key, spec); err != nil {
 			return err
 		}
 	}
 
 	// A reserved claim is refused with a typed error.
-	_, err = ws.PutClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "sub"})
+	_, err = ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "sub"})
 	fmt.Println("mapping to \"sub\":", identity.ErrorCode(err))
 
 	// A token issuer authenticates the user, then asks for the claims.
@@ -78,7 +78,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	for _, kind := range []identity.TokenKind{identity.AccessToken, identity.IDToken} {
-		claims, err := ws.Claims(ctx, user.ID, kind)
+		claims, err := ws.GetClaims(ctx, user.ID, kind)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ func Items[T any](l identity.List[T], err error) ([]T, error) { return l.Items, 
 func AllDeliveries(ctx context.Context, ws *identity.Workspace, endpointID int64) ([]identity.Delivery, error) {
 	var all []identity.Delivery
 	for {
-		page, err := ws.Deliveries(ctx, endpointID, &identity.Page{Offset: len(all), Limit: identity.MaxPageLimit})
+		page, err := ws.ListDeliveries(ctx, endpointID, &identity.Page{Offset: len(all), Limit: identity.MaxPageLimit})
 		if err != nil {
 			return nil, err
 		}

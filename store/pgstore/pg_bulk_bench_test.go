@@ -89,7 +89,7 @@ func readWorkspace(b *testing.B) *identity.Workspace {
 	}
 	for i, key := range []string{"department", "tier", "employee_id", "absent1", "absent2"} {
 		id := i%2 == 0
-		if _, err := ws.PutClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &id}); err != nil {
+		if _, err := ws.SetClaimMapper(ctx, key, identity.ClaimMapperSpec{ClaimName: "c_" + key, IncludeInID: &id}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func BenchmarkPGRead(b *testing.B) {
 		i := int64(0)
 		for b.Loop() {
 			i = i*7919%10000 + 1
-			if claims, err := ws.Claims(ctx, i, identity.AccessToken); err != nil || len(claims) != 3 {
+			if claims, err := ws.GetClaims(ctx, i, identity.AccessToken); err != nil || len(claims) != 3 {
 				b.Fatal(claims, err)
 			}
 		}

@@ -235,14 +235,14 @@ func TestImportUsersBulk(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("imported user (-want +got):\n%s", diff)
 	}
-	attrs, err := ws.Attributes(ctx, 4)
+	attrs, err := ws.ListAttributes(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string]string{"dept": "ops", "level": "3", "empty": ""}, attrs); diff != "" {
 		t.Errorf("imported attributes (-want +got):\n%s", diff)
 	}
-	roles, err := ws.Roles(ctx, 4)
+	roles, err := ws.ListUserRoles(ctx, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestClaimsBulk(t *testing.T) {
 		read := func() {
 			for _, id := range []int64{1, 2, 3, 0} {
 				for _, kind := range []identity.TokenKind{identity.AccessToken, identity.IDToken} {
-					claims, err := e.ws.Claims(ctx, id, kind)
+					claims, err := e.ws.GetClaims(ctx, id, kind)
 					got[i] = append(got[i], outcome{claims, identity.ErrorCode(err)})
 				}
 			}
@@ -363,7 +363,7 @@ func TestClaimsBulk(t *testing.T) {
 			key, claim string
 			access     *bool
 		}{{"dept", "department", nil}, {"level", "lvl", &no}, {"nick", "handle", &yes}} {
-			if _, err := e.ws.PutClaimMapper(ctx, m.key, identity.ClaimMapperSpec{ClaimName: m.claim, IncludeInAccess: m.access, IncludeInID: &yes}); err != nil {
+			if _, err := e.ws.SetClaimMapper(ctx, m.key, identity.ClaimMapperSpec{ClaimName: m.claim, IncludeInAccess: m.access, IncludeInID: &yes}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -398,7 +398,7 @@ func TestSetAttributeBulk(t *testing.T) {
 	for i, perRecord := range []bool{false, true} {
 		e := newImportEnv(t, perRecord)
 		ctx := t.Context()
-		set, err := e.ws.Settings(ctx)
+		set, err := e.ws.GetSettings(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,7 +416,7 @@ func TestSetAttributeBulk(t *testing.T) {
 			key, value string
 		}{{1, "dept", "sales"}, {1, "tier", "gold"}, {1, "third", "x"}, {1, "tier", "silver"}, {2, "dept", "ops"}, {0, "dept", "ops"}} {
 			err := e.ws.SetAttribute(ctx, c.id, c.key, c.value)
-			attrs, _ := e.ws.Attributes(ctx, 1)
+			attrs, _ := e.ws.ListAttributes(ctx, 1)
 			got[i] = append(got[i], outcome{identity.ErrorCode(err), attrs})
 		}
 	}

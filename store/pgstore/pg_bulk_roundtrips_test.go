@@ -43,7 +43,7 @@ func TestRoundTrips(t *testing.T) {
 		next += n
 		return users
 	}
-	if _, err := ws.PutClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier"}); err != nil {
+	if _, err := ws.SetClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ws.ImportUsers(ctx, batch(1)); err != nil {
@@ -55,14 +55,14 @@ func TestRoundTrips(t *testing.T) {
 		call func(context.Context) error
 	}{
 		{"GetUser", func(ctx context.Context) error { _, err := ws.GetUser(ctx, 1); return err }},
-		{"Claims", func(ctx context.Context) error { _, err := ws.Claims(ctx, 1, identity.AccessToken); return err }},
+		{"Claims", func(ctx context.Context) error { _, err := ws.GetClaims(ctx, 1, identity.AccessToken); return err }},
 		{"GetUser of no user", func(ctx context.Context) error {
 			if _, err := ws.GetUser(ctx, 1<<40); identity.ErrorCode(err) != identity.CodeNotFound {
 				return err
 			}
 			return nil
 		}},
-		{"Attributes", func(ctx context.Context) error { _, err := ws.Attributes(ctx, 1); return err }},
+		{"Attributes", func(ctx context.Context) error { _, err := ws.ListAttributes(ctx, 1); return err }},
 		{"SetAttribute", func(ctx context.Context) error { return ws.SetAttribute(ctx, 1, "tier", "silver") }},
 		{"ImportUsers of 1", func(ctx context.Context) error { _, err := ws.ImportUsers(ctx, batch(1)); return err }},
 		{"ImportUsers of 10", func(ctx context.Context) error { _, err := ws.ImportUsers(ctx, batch(10)); return err }},

@@ -596,7 +596,7 @@ func TestRulesAcrossStores(t *testing.T) {
 	}
 	workspaces := make([]*identity.Workspace, stores)
 	for i, svc := range svcs {
-		ws, err := svc.Workspace(ctx, "acme")
+		ws, err := svc.GetWorkspace(ctx, "acme")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -650,10 +650,10 @@ func TestRulesAcrossStores(t *testing.T) {
 
 	t.Run("MapperLimit", func(t *testing.T) {
 		wins := race(t, 30, identity.CodeLimitReached, func(i int) error {
-			_, err := workspaces[i%stores].PutClaimMapper(ctx, fmt.Sprintf("attr%02d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("claim%02d", i)})
+			_, err := workspaces[i%stores].SetClaimMapper(ctx, fmt.Sprintf("attr%02d", i), identity.ClaimMapperSpec{ClaimName: fmt.Sprintf("claim%02d", i)})
 			return err
 		})
-		mappers, err := workspaces[0].ClaimMappers(ctx)
+		mappers, err := workspaces[0].ListClaimMappers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

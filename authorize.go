@@ -458,77 +458,72 @@ func (p *Provider) ExchangeCode(ctx context.Context, client OAuthClient, code, r
 	if !ok {
 		return Tokens{}, errInvalidGrant("malformed code")
 	}
-	return w.redeem(ctx, "code", func(tx store.Tx) (issuance, error, error) {
+	return w.redeem(ctx, "code", func(tx store.Tx) (issuance, error) {
 		return w.redeemCode(tx, client, id, secret, redirectURI, codeVerifier)
 	})
 }
 
 // redeem signs the tokens of a grant that do finds or makes in one
-// transaction. do returns a refusal apart from its error so that what it
-// wrote before refusing (a replay's revocation) commits; the refusal is
-// then the result.
-func (w *Workspace) redeem(ctx context.Context, what string, do func(tx store.Tx) (issuance, error, error)) (Tokens, error) {
+// transaction. do refuses with refuse, so that what it wrote before
+// refusing (a replay's revocation) commits.
+func (w *Workspace) redeem(ctx context.Context, what string, do func(tx store.Tx) (issuance, error)) (Tokens, error) {
 	key, err := w.activeKey(ctx)
 	if err != nil {
 		return Tokens{}, err
 	}
 	var is issuance
-	var refusal error
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		is, refusal, err = do(tx)
+		is, err = do(tx)
 		return err
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return Tokens{}, fromStore(err, what)
-	case refusal != nil:
-		return Tokens{}, refusal
 	}
 	return w.sign(key, is)
 }
 
-// redeemCode does ExchangeCode's work in tx. A refusal is returned apart
-// from err so that what it wrote (a replayed code's revocation) commits.
-func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redirectURI, verifier string) (issuance, error, error) {
+// redeemCode does ExchangeCode's work in tx. Its refusals commit, so that
+// what it wrote (a replayed code's revocation) stays.
+func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redirectURI, verifier string) (issuance, error) {
 	now := w.svc.timestamp()
 	rec, err := tx.AuthRequest(w.slug, id)
 	switch {
 	case isNotFound(err):
-		return issuance{}, errInvalidGrant("unknown code"), nil
+		return issuance{}, refuse(errInvalidGrant("unknown code"))
 	case err != nil:
-		return issuance{}, nil, err
+		return issuance{}, err
 	case len(rec.CodeHash) == 0 || !secretMatches(secret, rec.CodeHash) || rec.ClientID != client.ID:
-		return issuance{}, errInvalidGrant("code not issued, wrong secret or another client's"), nil
+		return issuance{}, refuse(errInvalidGrant("code not issued, wrong secret or another client's"))
 	case !rec.UsedAt.IsZero():
 		if err := w.revokeGrant(tx, rec.GrantID, revokedCodeReused, now); err != nil {
-			return issuance{}, nil, err
+			return issuance{}, err
 		}
-		return issuance{}, errInvalidGrant("code used before"), nil
+		return issuance{}, refuse(errInvalidGrant("code used before"))
 	case !now.Before(rec.ExpiresAt):
-		return issuance{}, errInvalidGrant("code expired"), nil
+		return issuance{}, refuse(errInvalidGrant("code expired"))
 	case rec.RedirectURI != redirectURI:
-		return issuance{}, errInvalidGrant("redirect_uri differs"), nil
+		return issuance{}, refuse(errInvalidGrant("redirect_uri differs"))
 	case !pkceMatches(rec.CodeChallenge, verifier):
-		return issuance{}, errInvalidGrant("code_verifier does not match"), nil
+		return issuance{}, refuse(errInvalidGrant("code_verifier does not match"))
 	}
 	session, err := tx.Session(w.slug, rec.SessionID)
 	if err != nil && !isNotFound(err) {
-		return issuance{}, nil, err
+		return issuance{}, err
 	}
 	if err != nil || !sessionFromRecord(session).Active(now) {
-		return issuance{}, errInvalidGrant("session ended"), nil
+		return issuance{}, refuse(errInvalidGrant("session ended"))
 	}
 	g := store.Grant{ClientID: client.ID, UserID: rec.UserID, SessionID: rec.SessionID, Scopes: rec.Scopes, AuthTime: rec.AuthTime}
 	is, err := w.newGrant(tx, client, g, now)
 	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
-		return issuance{}, errInvalidGrant("user disabled or gone"), nil
+		return issuance{}, refuse(errInvalidGrant("user disabled or gone"))
 	}
 	if err != nil {
-		return issuance{}, nil, err
+		return issuance{}, err
 	}
 	is.nonce = rec.Nonce
 	rec.UsedAt, rec.GrantID = now, is.grant.ID
-	return is, nil, tx.PutAuthRequest(w.slug, rec)
+	return is, tx.PutAuthRequest(w.slug, rec)
 }
 
 // pkceMatches checks a code_verifier against the request's challenge

@@ -45,38 +45,38 @@ func (p *Provider) RefreshTokens(ctx context.Context, client OAuthClient, refres
 	if !ok {
 		return Tokens{}, errInvalidGrant("malformed refresh token")
 	}
-	return w.redeem(ctx, "refresh token", func(tx store.Tx) (issuance, error, error) {
+	return w.redeem(ctx, "refresh token", func(tx store.Tx) (issuance, error) {
 		return w.rotateRefresh(tx, client, id, secret, scopes)
 	})
 }
 
-// rotateRefresh does RefreshTokens' work in tx; a refusal is apart from
-// err so that what it wrote (a reuse's revocation) commits.
-func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret string, scopes []string) (issuance, error, error) {
+// rotateRefresh does RefreshTokens' work in tx. Its refusals commit, so
+// that what it wrote (a reuse's revocation) stays.
+func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret string, scopes []string) (issuance, error) {
 	now := w.svc.timestamp()
 	rt, err := tx.RefreshToken(w.slug, id)
 	switch {
 	case isNotFound(err):
-		return issuance{}, errInvalidGrant("unknown refresh token"), nil
+		return issuance{}, refuse(errInvalidGrant("unknown refresh token"))
 	case err != nil:
-		return issuance{}, nil, err
+		return issuance{}, err
 	case !secretMatches(secret, rt.SecretHash):
-		return issuance{}, errInvalidGrant("wrong refresh token secret"), nil
+		return issuance{}, refuse(errInvalidGrant("wrong refresh token secret"))
 	}
 	g, err := tx.Grant(w.slug, rt.GrantID)
 	if err != nil {
-		return issuance{}, nil, err
+		return issuance{}, err
 	}
 	switch {
 	case g.ClientID != client.ID:
-		return issuance{}, errInvalidGrant("another client's refresh token"), nil
+		return issuance{}, refuse(errInvalidGrant("another client's refresh token"))
 	case !rt.UsedAt.IsZero():
 		if err := w.refreshReused(tx, g, now); err != nil {
-			return issuance{}, nil, err
+			return issuance{}, err
 		}
-		return issuance{}, errInvalidGrant("refresh token used before"), nil
+		return issuance{}, refuse(errInvalidGrant("refresh token used before"))
 	case !g.RevokedAt.IsZero() || !now.Before(g.ExpiresAt) || !now.Before(rt.ExpiresAt):
-		return issuance{}, errInvalidGrant("grant revoked or expired"), nil
+		return issuance{}, refuse(errInvalidGrant("grant revoked or expired"))
 	}
 	if len(scopes) > 0 {
 		narrowed := knownScopes(scopes)
@@ -84,24 +84,24 @@ func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret st
 			if !slices.Contains(g.Scopes, s) {
 				var p problems
 				p.add("scope", RuleUnknown, "asks for more than the grant holds")
-				return issuance{}, p.err("scope exceeds the grant"), nil
+				return issuance{}, refuse(p.err("scope exceeds the grant"))
 			}
 		}
 		g.Scopes = narrowed
 	}
 	is, err := w.gatherUser(tx, issuance{grant: g, now: now})
 	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
-		return issuance{}, errInvalidGrant("user disabled or gone"), nil
+		return issuance{}, refuse(errInvalidGrant("user disabled or gone"))
 	}
 	if err != nil {
-		return issuance{}, nil, err
+		return issuance{}, err
 	}
 	rt.UsedAt = now
 	if err := tx.PutRefreshToken(w.slug, rt); err != nil {
-		return issuance{}, nil, err
+		return issuance{}, err
 	}
 	is.refresh, err = w.newRefreshToken(tx, g, now)
-	return is, nil, err
+	return is, err
 }
 
 // refreshReused revokes a grant whose refresh token came back after it
@@ -225,25 +225,18 @@ func (p *Provider) RevokeToken(ctx context.Context, client OAuthClient, token st
 	if err := w.tokensReady(); err != nil {
 		return err
 	}
-	var forbidden bool
 	err := w.update(ctx, func(tx store.Tx) error {
 		now := w.svc.timestamp()
 		g, _, ok, err := w.grantOfToken(tx, token, now)
 		if err != nil || !ok {
 			return err
 		}
-		if forbidden = g.ClientID != client.ID; forbidden {
-			return nil
+		if g.ClientID != client.ID {
+			return refuse(errorf(CodeForbidden, "the token was issued to another client"))
 		}
 		return w.revokeGrant(tx, g.ID, revokedByClient, now)
 	})
-	if err != nil {
-		return fromStore(err, "token")
-	}
-	if forbidden {
-		return errorf(CodeForbidden, "the token was issued to another client")
-	}
-	return nil
+	return fromStore(err, "token")
 }
 
 // Introspection is what IntrospectToken tells of a token (RFC 7662).

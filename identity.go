@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"crypto/cipher"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -254,12 +255,49 @@ func (w *Workspace) view(ctx context.Context, fn func(store.Tx) error) error {
 // update runs fn in a read-write transaction. After a commit it wakes the
 // Service's queue watchers, since fn may have queued jobs (waking costs a
 // non-blocking send; a dispatcher also polls).
+//
+// An error of fn rolls the transaction back and is returned, unless it is
+// a refusal (see refuse): then the transaction commits what fn wrote and
+// the refusal's error is returned.
 func (w *Workspace) update(ctx context.Context, fn func(store.Tx) error) error {
-	if err := w.svc.store.Update(ctx, fn); err != nil {
+	var refused error
+	err := w.svc.store.Update(ctx, func(tx store.Tx) error {
+		refused = nil // a store may run fn again
+		err := fn(tx)
+		if r, ok := errors.AsType[*refusal](err); ok {
+			refused = r.err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	w.svc.jobsQueued()
-	return nil
+	return refused
+}
+
+// refusal is the error of a transaction that refuses its caller but must
+// keep what it wrote before refusing: the revocation of a grant whose
+// code or refresh token came back, a failed attempt counted toward the
+// lockout, a login.failed event. It is the one way to say so: return
+// refuse(err) from the function update runs.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return r.err.Error() }
+
+// refuse returns err as a refusal that commits (see refusal); nil for nil.
+func refuse(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &refusal{err: err}
+}
+
+// isRefusal reports whether err is a refusal that commits.
+func isRefusal(err error) bool {
+	_, ok := errors.AsType[*refusal](err)
+	return ok
 }
 
 // CreateWorkspace creates a workspace. The slug has 1-63 characters of

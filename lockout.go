@@ -112,58 +112,70 @@ var errAttemptsBusy = errors.New("identity: attempts in flight fill the lockout 
 // lockout off it returns nil.
 func (w *Workspace) beginAttempt(ctx context.Context, userID int64, login string) (*attempt, error) {
 	var a *attempt
-	var refusal error
 	err := w.update(ctx, func(tx store.Tx) error {
-		a, refusal = nil, nil
+		a = nil
 		set, err := w.settings(tx)
 		if err != nil || set.Lockout.Disabled {
 			return err
 		}
 		now := w.svc.timestamp()
-		st, changed, admitted, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
-		if err != nil {
-			return err
-		}
-		if refusal = admitted; refusal == nil {
+		st, changed, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
+		switch {
+		case err == nil:
 			a = &attempt{w: w, userID: userID, login: login, policy: set.Lockout, reserved: now.Add(attemptReservation)}
 			st.Pending = append(st.Pending, a.reserved)
 			changed = true
+		case !isRefusal(err):
+			return err
 		}
-		if !changed {
-			return nil
+		if changed {
+			if err := tx.PutLoginAttempts(w.slug, st); err != nil {
+				return err
+			}
 		}
-		return tx.PutLoginAttempts(w.slug, st)
+		return err
 	})
-	if err != nil {
-		return nil, fromStore(err, "user")
+	return a, attemptError(err)
+}
+
+// attemptError is the error of a transaction that admits an attempt:
+// errAttemptsBusy as it is, for waitForRoom, and the others as the
+// library reports them.
+func attemptError(err error) error {
+	if errors.Is(err, errAttemptsBusy) {
+		return err
 	}
-	return a, refusal
+	return fromStore(err, "user")
 }
 
 // admitAttempt reads the user's lockout state in tx for an attempt at now
 // (reservations that lapsed dropped, a lock whose time is over cleared
-// with user.unlocked) and says whether the attempt may go on: errLocked,
-// with login.failed (reason "locked"), for a locked user; errAttemptsBusy
-// while the failures counted and the attempts in flight fill the
-// threshold; nil otherwise. changed reports whether st differs from what
-// is stored.
-func (w *Workspace) admitAttempt(tx store.Tx, userID int64, login string, policy LockoutPolicy, now time.Time) (st store.LoginAttempts, changed bool, refusal, err error) {
+// with user.unlocked) and says whether the attempt may go on: nil, or a
+// refusal (see refuse) that keeps what was written: errLocked, with
+// login.failed (reason "locked"), for a locked user; errAttemptsBusy while
+// the failures counted and the attempts in flight fill the threshold. Any
+// other error fails the transaction. changed reports whether st differs
+// from what is stored; the caller stores it.
+func (w *Workspace) admitAttempt(tx store.Tx, userID int64, login string, policy LockoutPolicy, now time.Time) (st store.LoginAttempts, changed bool, err error) {
 	if st, changed, err = w.loginAttempts(tx, userID, now); err != nil {
-		return st, false, nil, err
+		return st, false, err
 	}
 	if !st.LockedUntil.IsZero() && !now.Before(st.LockedUntil) {
 		if st, err = w.endExpiredLock(tx, st, now); err != nil {
-			return st, false, nil, err
+			return st, false, err
 		}
 		changed = true
 	}
 	switch {
 	case now.Before(st.LockedUntil):
-		return st, changed, errLocked(st.LockedUntil), w.emitLoginFailed(tx, login, loginLocked, userID)
+		if err := w.emitLoginFailed(tx, login, loginLocked, userID); err != nil {
+			return st, changed, err
+		}
+		return st, changed, refuse(errLocked(st.LockedUntil))
 	case st.Failures+len(st.Pending) >= policy.threshold():
-		return st, changed, errAttemptsBusy, nil
+		return st, changed, refuse(errAttemptsBusy)
 	}
-	return st, changed, nil, nil
+	return st, changed, nil
 }
 
 // Waits of an attempt for room among the attempts in flight: they end in
@@ -237,7 +249,7 @@ func (w *Workspace) endExpiredLock(tx store.Tx, st store.LoginAttempts, now time
 func (a *attempt) succeeded(ctx context.Context) error {
 	return a.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
 		if now.Before(st.LockedUntil) {
-			return errLocked(st.LockedUntil)
+			return refuse(errLocked(st.LockedUntil))
 		}
 		st.Failures = 0
 		return nil
@@ -280,15 +292,13 @@ func (a *attempt) abandoned(ctx context.Context) error {
 }
 
 // end releases the attempt's reservation and applies change to the state,
-// in one transaction. An error of change that is an *Error is a refusal:
-// the release commits and the refusal is returned.
+// in one transaction. A refusal of change (see refuse) is returned after
+// the release commits; another error fails the transaction.
 func (a *attempt) end(ctx context.Context, change func(tx store.Tx, st *store.LoginAttempts, now time.Time) error) error {
 	if a == nil {
 		return nil
 	}
-	var refusal error
 	err := a.w.update(ctx, func(tx store.Tx) error {
-		refusal = nil
 		now := a.w.svc.timestamp()
 		st, _, err := a.w.loginAttempts(tx, a.userID, now)
 		if err != nil {
@@ -297,18 +307,16 @@ func (a *attempt) end(ctx context.Context, change func(tx store.Tx, st *store.Lo
 		if i := slices.IndexFunc(st.Pending, a.reserved.Equal); i >= 0 {
 			st.Pending = slices.Delete(st.Pending, i, i+1)
 		}
-		if err := change(tx, &st, now); err != nil {
-			if _, ok := err.(*Error); !ok {
-				return err
-			}
-			refusal = err
+		err = change(tx, &st, now)
+		if err != nil && !isRefusal(err) {
+			return err
 		}
-		return tx.PutLoginAttempts(a.w.slug, st)
+		if err := tx.PutLoginAttempts(a.w.slug, st); err != nil {
+			return err
+		}
+		return err
 	})
-	if err != nil {
-		return fromStore(err, "user")
-	}
-	return refusal
+	return fromStore(err, "user")
 }
 
 // emitLoginFailed records login.failed in tx.

@@ -361,7 +361,7 @@ func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u s
 	if att != nil {
 		err = att.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
 			if now.Before(st.LockedUntil) {
-				return errLocked(st.LockedUntil)
+				return refuse(errLocked(st.LockedUntil))
 			}
 			return putChallenge(tx, now)
 		})
@@ -522,9 +522,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 // per lock window.
 func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string, check func(tx store.Tx, now time.Time) (bool, error)) error {
 	return waitForRoom(ctx, func() error {
-		var refusal error
 		err := w.update(ctx, func(tx store.Tx) error {
-			refusal = nil
 			set, err := w.settings(tx)
 			if err != nil {
 				return err
@@ -535,32 +533,41 @@ func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string,
 				if err != nil || ok {
 					return err
 				}
-				refusal = errInvalidCode()
-				return w.emitLoginFailed(tx, login, loginWrongCode, userID)
-			}
-			st, _, admitted, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
-			if err != nil {
-				return err
-			}
-			if refusal = admitted; refusal == nil {
-				ok, err := check(tx, now)
-				if err != nil {
+				if err := w.emitLoginFailed(tx, login, loginWrongCode, userID); err != nil {
 					return err
 				}
-				if ok {
-					st.Failures = 0
-				} else {
-					refusal = errInvalidCode()
-					if err := w.countFailure(tx, &st, set.Lockout, login, loginWrongCode, now); err != nil {
-						return err
-					}
-				}
+				return refuse(errInvalidCode())
 			}
-			return tx.PutLoginAttempts(w.slug, st)
+			st, _, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
+			if err == nil {
+				err = w.checkCode(tx, &st, set.Lockout, login, now, check)
+			}
+			if err != nil && !isRefusal(err) {
+				return err
+			}
+			if err := tx.PutLoginAttempts(w.slug, st); err != nil {
+				return err
+			}
+			return err
 		})
-		if err != nil {
-			return fromStore(err, "user")
-		}
-		return refusal
+		return attemptError(err)
 	})
+}
+
+// checkCode runs codeAttempt's check of an admitted attempt in tx: a match
+// resets the count of failures in st; a miss counts as one and is the
+// refusal errInvalidCode.
+func (w *Workspace) checkCode(tx store.Tx, st *store.LoginAttempts, policy LockoutPolicy, login string, now time.Time, check func(tx store.Tx, now time.Time) (bool, error)) error {
+	ok, err := check(tx, now)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		st.Failures = 0
+		return nil
+	}
+	if err := w.countFailure(tx, st, policy, login, loginWrongCode, now); err != nil {
+		return err
+	}
+	return refuse(errInvalidCode())
 }

@@ -348,16 +348,12 @@ func (w *Workspace) ResetMFA(ctx context.Context, userID int64) error {
 // sign-in, so a known password cannot be used to reset the count between
 // guesses of the code.
 func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u store.User, enrol bool) error {
-	id, secret, token, err := newToken(challengePrefix)
-	if err != nil {
-		return internal(err)
+	var token string
+	putChallenge := func(tx store.Tx, now time.Time) (err error) {
+		token, err = w.issueSingleUse(tx, secondFactorChallenge, u, now, MFAChallengeLifetime)
+		return err
 	}
-	putChallenge := func(tx store.Tx, now time.Time) error {
-		return tx.PutVerificationToken(w.slug, store.VerificationToken{
-			ID: id, UserID: u.ID, Email: u.Email, SecretHash: hashSecret(secret),
-			Purpose: store.PurposeSecondFactor, CreatedAt: now, ExpiresAt: now.Add(MFAChallengeLifetime),
-		})
-	}
+	var err error
 	if att != nil {
 		err = att.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
 			if now.Before(st.LockedUntil) {
@@ -379,44 +375,17 @@ func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u s
 	return &Error{Code: CodeMFARequired, Message: "a second-factor code is required", Challenge: token}
 }
 
-// checkChallenge returns the challenge with the id and its user if the
-// secret matches and the challenge may be used at now, and otherwise the
-// error VerifySecondFactor reports.
-func (w *Workspace) checkChallenge(tx store.Tx, id, secret string, now time.Time) (store.VerificationToken, store.User, error) {
-	t, err := tx.VerificationToken(w.slug, id)
-	switch {
-	case isNotFound(err) || err == nil && (t.Purpose != store.PurposeSecondFactor || !secretMatches(secret, t.SecretHash)):
-		return t, store.User{}, errChallengeInvalid()
-	case err != nil:
-		return t, store.User{}, err
-	case !t.UsedAt.IsZero():
-		return t, store.User{}, errorf(CodeTokenUsed, "this sign-in was completed already")
-	case !now.Before(t.ExpiresAt):
-		return t, store.User{}, errorf(CodeTokenExpired, "this sign-in has expired: sign in again")
-	}
-	u, err := w.user(tx, t.UserID)
-	switch {
-	case ErrorCode(err) == CodeNotFound:
-		return t, u, errChallengeInvalid()
-	case err != nil:
-		return t, u, err
-	case !u.Enabled:
-		return t, u, errInvalidCredentials()
-	}
-	return t, u, nil
-}
-
 func errChallengeInvalid() *Error { return errorf(CodeTokenInvalid, "unknown sign-in challenge") }
 
 // challengeUser returns the user of a challenge that may still be used.
 func (w *Workspace) challengeUser(ctx context.Context, challenge string) (store.User, string, string, error) {
-	id, secret, ok := parseToken(challengePrefix, challenge)
-	if !ok {
-		return store.User{}, "", "", errChallengeInvalid()
+	id, secret, err := secondFactorChallenge.parse(challenge)
+	if err != nil {
+		return store.User{}, "", "", err
 	}
 	var u store.User
-	err := w.view(ctx, func(tx store.Tx) (err error) {
-		_, u, err = w.checkChallenge(tx, id, secret, w.svc.timestamp())
+	err = w.view(ctx, func(tx store.Tx) (err error) {
+		_, u, err = w.checkSingleUse(tx, secondFactorChallenge, id, secret, w.svc.timestamp())
 		return err
 	})
 	return u, id, secret, fromStore(err, "user")
@@ -475,7 +444,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 	var codes []string
 	err = w.codeAttempt(ctx, u.ID, u.Username, func(tx store.Tx, now time.Time) (bool, error) {
 		codes = nil
-		t, user, err := w.checkChallenge(tx, id, secret, now)
+		t, user, err := w.checkSingleUse(tx, secondFactorChallenge, id, secret, now)
 		if err != nil {
 			return false, err
 		}
@@ -498,9 +467,8 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		if !ok || err != nil {
 			return false, err
 		}
-		t.UsedAt = now
 		u = user
-		return true, tx.PutVerificationToken(w.slug, t)
+		return true, w.useSingleUse(tx, t, now)
 	})
 	if err != nil {
 		return VerifiedSecondFactor{}, err

@@ -86,12 +86,12 @@ func (w *Workspace) RequestPasswordReset(ctx context.Context, email string, opts
 // hashing budget; if ctx ends meanwhile, ResetPassword returns ctx.Err()
 // as it is and changes nothing.
 func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (User, error) {
-	id, secret, ok := parseToken(resetPrefix, token)
-	if !ok {
-		return User{}, errResetTokenInvalid()
+	id, secret, err := passwordReset.parse(token)
+	if err != nil {
+		return User{}, err
 	}
 	check := func(tx store.Tx) (store.VerificationToken, store.User, error) {
-		t, err := w.checkResetToken(tx, id, secret, w.svc.timestamp())
+		t, _, err := w.checkSingleUse(tx, passwordReset, id, secret, w.svc.timestamp())
 		if err != nil {
 			return t, store.User{}, err
 		}
@@ -99,7 +99,7 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 		return t, u, err
 	}
 	// Check before hashing: a bad token or password costs no hash.
-	err := w.view(ctx, func(tx store.Tx) error { _, _, err := check(tx); return err })
+	err = w.view(ctx, func(tx store.Tx) error { _, _, err := check(tx); return err })
 	if err != nil {
 		return User{}, fromStore(err, "password reset token")
 	}
@@ -114,8 +114,7 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 			return err
 		}
 		now := w.svc.timestamp()
-		t.UsedAt = now
-		if err := tx.PutVerificationToken(w.slug, t); err != nil {
+		if err := w.useSingleUse(tx, t, now); err != nil {
 			return err
 		}
 		user.PasswordHash, user.UpdatedAt, user.Version = encoded, now, newVersion(user.Version)
@@ -142,44 +141,18 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 // that a reset page can say a link is over before the user types a new
 // password. It changes nothing.
 func (w *Workspace) CheckPasswordResetToken(ctx context.Context, token string) error {
-	id, secret, ok := parseToken(resetPrefix, token)
-	if !ok {
-		return errResetTokenInvalid()
+	id, secret, err := passwordReset.parse(token)
+	if err != nil {
+		return err
 	}
-	err := w.view(ctx, func(tx store.Tx) error {
-		_, err := w.checkResetToken(tx, id, secret, w.svc.timestamp())
+	err = w.view(ctx, func(tx store.Tx) error {
+		_, _, err := w.checkSingleUse(tx, passwordReset, id, secret, w.svc.timestamp())
 		return err
 	})
 	return fromStore(err, "password reset token")
 }
 
 func errResetTokenInvalid() *Error { return errorf(CodeTokenInvalid, "invalid password reset token") }
-
-// checkResetToken returns the reset token with the id if the secret
-// matches and the token may be used at now by an enabled user who still
-// has the address it was sent to, and otherwise the error ResetPassword
-// reports.
-func (w *Workspace) checkResetToken(tx store.Tx, id, secret string, now time.Time) (store.VerificationToken, error) {
-	t, err := tx.VerificationToken(w.slug, id)
-	switch {
-	case isNotFound(err) || err == nil && (t.Purpose != store.PurposePasswordReset || !secretMatches(secret, t.SecretHash)):
-		return t, errResetTokenInvalid()
-	case err != nil:
-		return t, err
-	case !t.UsedAt.IsZero():
-		return t, errorf(CodeTokenUsed, "the password reset token was used already")
-	case !now.Before(t.ExpiresAt):
-		return t, errorf(CodeTokenExpired, "the password reset token has expired")
-	}
-	u, err := w.user(tx, t.UserID)
-	switch {
-	case ErrorCode(err) == CodeNotFound || err == nil && (!u.Enabled || u.Email != t.Email):
-		return t, errResetTokenInvalid()
-	case err != nil:
-		return t, err
-	}
-	return t, nil
-}
 
 // ChangePassword replaces a signed-in user's password, given the current
 // one: a wrong current password is CodeUnauthenticated and counts toward

@@ -3,6 +3,7 @@ package identity_test
 import (
 	"net/mail"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,10 +207,10 @@ func TestResetPassword(t *testing.T) {
 	}
 }
 
-// TestResetTokensHaveOnePurpose: a reset token does not verify an email
-// and a verification token does not reset a password, even when the
-// prefix is changed to the other's.
-func TestResetTokensHaveOnePurpose(t *testing.T) {
+// TestSingleUseTokensHaveOneKind: a verification link's token, a reset
+// link's token and a second-factor challenge each work for their own step
+// only, even when the prefix is changed to another kind's.
+func TestSingleUseTokensHaveOneKind(t *testing.T) {
 	e := newTestEnv(t, nil)
 	e.setSMTP(resetSMTP())
 	q := e.queue(nil)
@@ -220,17 +221,37 @@ func TestResetTokensHaveOnePurpose(t *testing.T) {
 	}
 	att := e.sendReset(q, 2)
 	reset := resetLinkPattern.FindStringSubmatch(att.Mail.Link)[1]
+	e.enrol(e.ada.ID)
+	challenge := e.challenge(identity.CodeMFARequired)
 
-	_, err := e.ws.ConfirmEmail(e.ctx, "idv_"+reset[4:])
-	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
-	_, err = e.ws.ResetPassword(e.ctx, "idr_"+verify[4:], "a brand new password")
-	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
+	// Each kind's step, given a token of another kind under its prefix.
+	steps := map[string]func(token string) error{
+		"idv_": func(token string) error { _, err := e.ws.ConfirmEmail(e.ctx, token); return err },
+		"idr_": func(token string) error { return e.ws.CheckPasswordResetToken(e.ctx, token) },
+		"idc_": func(token string) error {
+			_, err := e.ws.VerifySecondFactor(e.ctx, token, "000000")
+			return err
+		},
+	}
+	tokens := []string{verify, reset, challenge}
+	for _, token := range tokens {
+		for prefix, step := range steps {
+			if strings.HasPrefix(token, prefix) {
+				continue
+			}
+			identitytest.WantCode(t, step(prefix+token[4:]), identity.CodeTokenInvalid)
+		}
+	}
 	if _, err := e.ws.ConfirmEmail(e.ctx, verify); err != nil {
 		t.Errorf("the verification token itself: %v", err)
 	}
 	if _, err := e.ws.ResetPassword(e.ctx, reset, "a brand new password"); err != nil {
 		t.Errorf("the reset token itself: %v", err)
 	}
+	// Ada's challenge itself, with a wrong code: refused for the code, not
+	// for the challenge.
+	_, err := e.ws.VerifySecondFactor(e.ctx, challenge, "000000")
+	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 }
 
 // TestChangePassword: the current password is needed and a wrong one

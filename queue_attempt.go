@@ -137,20 +137,13 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 		if err != nil || drop != nil {
 			return err
 		}
-		prefix, purpose, lifetime := verificationPrefix, store.PurposeVerifyEmail, m.server.tokenLifetime()
+		kind, lifetime := emailVerification, m.server.tokenLifetime()
 		if m.job.Kind == MailPasswordReset {
-			prefix, purpose, lifetime = resetPrefix, store.PurposePasswordReset, PasswordResetTokenLifetime
+			kind, lifetime = passwordReset, PasswordResetTokenLifetime
 		}
-		id, secret, tok, err := newToken(prefix)
-		if err != nil {
-			return err
-		}
-		token = tok
 		m.lifetime = lifetime
-		return tx.PutVerificationToken(job.Workspace, store.VerificationToken{
-			ID: id, UserID: m.user.ID, Email: m.user.Email, SecretHash: hashSecret(secret),
-			Purpose: purpose, CreatedAt: at, ExpiresAt: at.Add(lifetime),
-		})
+		token, err = w.issueSingleUse(tx, kind, m.user, at, lifetime)
+		return err
 	})
 	switch {
 	case errors.Is(err, ErrLeaseLost):

@@ -3,7 +3,6 @@ package identity
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/identitylib/identity/store"
 )
@@ -134,14 +133,14 @@ func (w *Workspace) SendVerificationEmail(ctx context.Context, userID int64) err
 // unknown here. Confirming does not depend on the SMTP settings, which may
 // have changed since sending, nor on the user being enabled.
 func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error) {
-	id, secret, ok := parseToken(verificationPrefix, token)
-	if !ok {
-		return User{}, errTokenInvalid()
+	id, secret, err := emailVerification.parse(token)
+	if err != nil {
+		return User{}, err
 	}
 	now := w.svc.timestamp()
 	// Refuse a bad token in a read, so that guessing costs no write.
-	err := w.view(ctx, func(tx store.Tx) error {
-		_, _, err := w.checkVerificationToken(tx, id, secret, now)
+	err = w.view(ctx, func(tx store.Tx) error {
+		_, _, err := w.checkSingleUse(tx, emailVerification, id, secret, now)
 		return err
 	})
 	if err != nil {
@@ -149,13 +148,12 @@ func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error
 	}
 	var u store.User
 	err = w.update(ctx, func(tx store.Tx) error {
-		t, user, err := w.checkVerificationToken(tx, id, secret, now)
+		t, user, err := w.checkSingleUse(tx, emailVerification, id, secret, now)
 		if err != nil {
 			return err
 		}
 		u = user
-		t.UsedAt = now
-		if err := tx.PutVerificationToken(w.slug, t); err != nil {
+		if err := w.useSingleUse(tx, t, now); err != nil {
 			return err
 		}
 		if u.EmailVerified {
@@ -171,35 +169,6 @@ func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error
 		return User{}, fromStore(err, "verification token")
 	}
 	return userFromRecord(u), nil
-}
-
-// checkVerificationToken returns the token with the id and its user if
-// the secret matches and the token may be used at now, and otherwise the
-// error ConfirmEmail reports.
-func (w *Workspace) checkVerificationToken(tx store.Tx, id, secret string, now time.Time) (store.VerificationToken, store.User, error) {
-	t, err := tx.VerificationToken(w.slug, id)
-	switch {
-	case isNotFound(err):
-		return t, store.User{}, errTokenInvalid()
-	case err != nil:
-		return t, store.User{}, err
-	case t.Purpose != store.PurposeVerifyEmail || !secretMatches(secret, t.SecretHash):
-		return t, store.User{}, errTokenInvalid()
-	case !t.UsedAt.IsZero():
-		return t, store.User{}, errorf(CodeTokenUsed, "the verification token was used already")
-	case !now.Before(t.ExpiresAt):
-		return t, store.User{}, errorf(CodeTokenExpired, "the verification token has expired")
-	}
-	u, err := w.user(tx, t.UserID)
-	switch {
-	case ErrorCode(err) == CodeNotFound:
-		return t, u, errTokenInvalid()
-	case err != nil:
-		return t, u, err
-	case u.Email != t.Email:
-		return t, u, errorf(CodeTokenInvalid, "the verification token was sent to an address that is no longer the user's email")
-	}
-	return t, u, nil
 }
 
 func errTokenInvalid() *Error {

@@ -33,6 +33,11 @@ type TokenSigner interface {
 	// RS256 or ES256, has more than one signature, or whose signature does
 	// not verify is an error.
 	Verify(token string, key func(kid, alg string) (crypto.PublicKey, error)) (typ string, payload []byte, err error)
+	// PublicJWK returns the JSON Web Key (RFC 7517) of the verification
+	// key pub, as JSON, for the provider's key set: key ID kid, algorithm
+	// alg and use "sig". A key Verify would refuse for alg, and a private
+	// key, is an error.
+	PublicJWK(kid, alg string, pub crypto.PublicKey) ([]byte, error)
 }
 
 // TokenLifetimes are how long the tokens a workspace issues live. A zero
@@ -75,7 +80,8 @@ const (
 	idTokenType     = "JWT"
 )
 
-// Scopes the provider knows. Others are ignored, as OpenID Connect asks.
+// Scopes the provider knows (ProviderScopes). Others are ignored, as
+// OpenID Connect asks.
 const (
 	ScopeOpenID  = "openid"
 	ScopeProfile = "profile"
@@ -466,6 +472,14 @@ func subject(g store.Grant) string {
 	return strconv.FormatInt(g.UserID, 10)
 }
 
+// idTokenClaims are the claims sign and standardClaims may put in an ID
+// token (and GetUserInfo in its answer) besides the mapped ones, as
+// ProviderMetadata.Claims lists them.
+var idTokenClaims = []string{
+	"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
+	"name", "preferred_username", "updated_at", "email", "email_verified",
+}
+
 // standardClaims returns the OpenID Connect claims the scopes ask for:
 // name, preferred_username and updated_at for profile; email and
 // email_verified for email.
@@ -497,7 +511,7 @@ func leftHalfHash(token string) string {
 func knownScopes(scopes []string) []string {
 	out := []string{}
 	for _, s := range scopes {
-		if (s == ScopeOpenID || s == ScopeProfile || s == ScopeEmail) && !slices.Contains(out, s) {
+		if IsProviderScope(s) && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}

@@ -224,3 +224,13 @@ func isNil(v any) bool {
 	}
 	return false
 }
+
+// PublicJWK returns the JSON Web Key of pub as JSON, as
+// identity.TokenSigner asks: PublicJWK's key, marshalled.
+func (Signer) PublicJWK(kid, alg string, pub crypto.PublicKey) ([]byte, error) {
+	jwk, err := PublicJWK(kid, alg, pub)
+	if err != nil {
+		return nil, err
+	}
+	return jwk.MarshalJSON()
+}

@@ -3,10 +3,8 @@ package oidc
 import (
 	"context"
 	"net/http"
-	"slices"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
 	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
@@ -42,28 +40,17 @@ func (s *server) fail(ctx context.Context, kind endpointKind, err error) error {
 // Discovery serves the OpenID Provider Configuration of the workspace.
 func (s *server) Discovery(ctx context.Context, _ *op.Request[struct{}]) (*op.Response, error) {
 	rq := requestOf(ctx)
-	mappers, err := rq.ws.ListClaimMappers(ctx)
+	md, err := rq.ws.Provider().GetMetadata(ctx)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
-	return op.NewResponse(discovery(rq.issuer, mappers)), nil
+	return op.NewResponse(discovery(rq.issuer, md)), nil
 }
 
-// standardClaims are the claims the provider's ID tokens and userinfo
-// may carry besides the mapped ones.
-var standardClaims = []string{
-	"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
-	"name", "preferred_username", "updated_at", "email", "email_verified",
-}
-
-// discovery returns the configuration of the provider at issuer.
-func discovery(issuer string, mappers []identity.ClaimMapper) *zoidc.DiscoveryConfiguration {
-	claims := slices.Clone(standardClaims)
-	for _, m := range mappers {
-		if m.IncludeInID && !slices.Contains(claims, m.ClaimName) {
-			claims = append(claims, m.ClaimName)
-		}
-	}
+// discovery returns the configuration of the provider at issuer: the
+// endpoints this package serves, and what the workspace supports as the
+// identity package says (md).
+func discovery(issuer string, md identity.ProviderMetadata) *zoidc.DiscoveryConfiguration {
 	clientAuth := []zoidc.AuthMethod{zoidc.AuthMethodBasic, zoidc.AuthMethodPost, zoidc.AuthMethodNone}
 	return &zoidc.DiscoveryConfiguration{
 		Issuer:                                    issuer,
@@ -74,16 +61,16 @@ func discovery(issuer string, mappers []identity.ClaimMapper) *zoidc.DiscoveryCo
 		RevocationEndpoint:                        issuer + "/" + pathRevoke,
 		EndSessionEndpoint:                        issuer + "/" + pathEndSession,
 		JwksURI:                                   issuer + "/" + pathKeys,
-		ScopesSupported:                           []string{identity.ScopeOpenID, identity.ScopeProfile, identity.ScopeEmail},
+		ScopesSupported:                           md.Scopes,
 		ResponseTypesSupported:                    []string{string(zoidc.ResponseTypeCode)},
 		ResponseModesSupported:                    []string{string(zoidc.ResponseModeQuery)},
 		GrantTypesSupported:                       []zoidc.GrantType{zoidc.GrantTypeCode, zoidc.GrantTypeRefreshToken, zoidc.GrantTypeClientCredentials},
 		SubjectTypesSupported:                     []string{"public"},
-		IDTokenSigningAlgValuesSupported:          []string{identity.RS256, identity.ES256},
+		IDTokenSigningAlgValuesSupported:          md.SigningAlgorithms,
 		TokenEndpointAuthMethodsSupported:         clientAuth,
 		RevocationEndpointAuthMethodsSupported:    clientAuth,
 		IntrospectionEndpointAuthMethodsSupported: []zoidc.AuthMethod{zoidc.AuthMethodBasic, zoidc.AuthMethodPost},
-		ClaimsSupported:                           claims,
+		ClaimsSupported:                           md.Claims,
 		CodeChallengeMethodsSupported:             []zoidc.CodeChallengeMethod{zoidc.CodeChallengeMethodS256},
 		RequestParameterSupported:                 false,
 		RequestURIParameterSupported:              false,
@@ -93,14 +80,9 @@ func discovery(issuer string, mappers []identity.ClaimMapper) *zoidc.DiscoveryCo
 // Keys serves the workspace's JWKS: every published signing key (next,
 // active, and retired ones whose tokens may live).
 func (s *server) Keys(ctx context.Context, _ *op.Request[struct{}]) (*op.Response, error) {
-	rq := requestOf(ctx)
-	keys, err := rq.ws.ListSigningKeys(ctx)
+	set, err := requestOf(ctx).ws.Provider().GetKeySet(ctx)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
-	}
-	set := jose.JSONWebKeySet{Keys: make([]jose.JSONWebKey, 0, len(keys))}
-	for _, k := range keys {
-		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.PublicKey, KeyID: k.ID, Algorithm: k.Algorithm, Use: "sig"})
 	}
 	return op.NewResponse(set), nil
 }
@@ -259,9 +241,7 @@ func (c client) GrantTypes() []zoidc.GrantType {
 	return out
 }
 
-func (c client) IsScopeAllowed(scope string) bool {
-	return scope == identity.ScopeOpenID || scope == identity.ScopeProfile || scope == identity.ScopeEmail
-}
+func (c client) IsScopeAllowed(scope string) bool { return identity.IsProviderScope(scope) }
 
 func (c client) RestrictAdditionalIdTokenScopes() func([]string) []string {
 	return func(scopes []string) []string { return scopes }

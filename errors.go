@@ -80,7 +80,8 @@ const (
 	CodeMFAEnrollmentRequired Code = "mfa_enrollment_required"
 )
 
-// Sentinel errors for errors.Is: an *Error matches the sentinel of its code.
+// Sentinel errors for errors.Is, one for every Code: an *Error matches the
+// sentinel of its code.
 var (
 	ErrInvalid         = &Error{Code: CodeInvalid}
 	ErrNotFound        = &Error{Code: CodeNotFound}
@@ -100,6 +101,9 @@ var (
 	ErrInvalidGrant         = &Error{Code: CodeInvalidGrant}
 	ErrLoginRequired        = &Error{Code: CodeLoginRequired}
 	ErrLocked               = &Error{Code: CodeLocked}
+
+	ErrMFARequired           = &Error{Code: CodeMFARequired}
+	ErrMFAEnrollmentRequired = &Error{Code: CodeMFAEnrollmentRequired}
 )
 
 // Error is the one error type of the library.

@@ -8,10 +8,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"hash"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1609,9 +1614,14 @@ func TestCataloguesOfNames(t *testing.T) {
 		"precondition_failed": identity.ErrPreconditionFailed, "idempotency_key_reused": identity.ErrIdempotencyKeyReused,
 		"idempotency_key_in_use": identity.ErrIdempotencyKeyInUse,
 		"invalid_grant":          identity.ErrInvalidGrant, "login_required": identity.ErrLoginRequired,
+		"locked": identity.ErrLocked, "mfa_required": identity.ErrMFARequired,
+		"mfa_enrollment_required": identity.ErrMFAEnrollmentRequired,
 	}
-	if len(codes) != 16 {
-		t.Fatalf("%d documented codes, want 16", len(codes))
+	if len(codes) != 19 {
+		t.Fatalf("%d documented codes, want 19", len(codes))
+	}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(codes)), declaredCodes(t)); diff != "" {
+		t.Errorf("codes with a sentinel (-want +declared):\n%s", diff)
 	}
 	for code, sentinel := range codes {
 		if got := identity.ErrorCode(sentinel); got != code {
@@ -1719,4 +1729,37 @@ func TestTimesAreUTCMicroseconds(t *testing.T) {
 	if u.CreatedAt.Location() != time.UTC {
 		t.Errorf("CreatedAt in %v, want UTC", u.CreatedAt.Location())
 	}
+}
+
+// declaredCodes returns the values of the constants of type Code that
+// errors.go declares, sorted: what a new code must come with a sentinel
+// for.
+func declaredCodes(t *testing.T) []identity.Code {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []identity.Code
+	ast.Inspect(f, func(n ast.Node) bool {
+		spec, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		if id, ok := spec.Type.(*ast.Ident); !ok || id.Name != "Code" {
+			return false
+		}
+		for _, v := range spec.Values {
+			if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				codes = append(codes, identity.Code(s))
+			}
+		}
+		return false
+	})
+	slices.Sort(codes)
+	return codes
 }

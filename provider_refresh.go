@@ -1,0 +1,105 @@
+package identity
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/identitylib/identity/store"
+)
+
+// RefreshTokens exchanges a refresh token for new tokens, for the client
+// VerifyClient returned (refresh token rotation): the token presented is
+// used up and the result carries its successor. The tokens carry the
+// claims the mappers give now: a mapper or attribute deleted since is not
+// in them. scopes may narrow the grant's scopes (none means all of them;
+// a scope the grant lacks is CodeInvalid on "scope").
+//
+// A refresh token that is unknown, another client's, expired, of a
+// revoked or expired grant, or whose user is disabled is
+// CodeInvalidGrant. A refresh token used before is CodeInvalidGrant too,
+// and it revokes its grant, every token of the family, and emits
+// token.refresh_reused: either the client or an attacker holds a stolen
+// copy.
+func (p *Provider) RefreshTokens(ctx context.Context, client OAuthClient, refreshToken string, scopes []string) (Tokens, error) {
+	w := p.w
+	if err := w.tokensReady(); err != nil {
+		return Tokens{}, err
+	}
+	if !client.HasGrantType(GrantRefreshToken) {
+		return Tokens{}, errorf(CodeForbidden, "the client may not use the refresh_token grant")
+	}
+	id, secret, ok := parseToken(refreshPrefix, refreshToken)
+	if !ok {
+		return Tokens{}, errInvalidGrant("malformed refresh token")
+	}
+	return w.redeem(ctx, "refresh token", func(tx store.Tx) (issuance, error) {
+		return w.rotateRefresh(tx, client, id, secret, scopes)
+	})
+}
+
+// rotateRefresh does RefreshTokens' work in tx. Its refusals commit, so
+// that what it wrote (a reuse's revocation) stays.
+func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret string, scopes []string) (issuance, error) {
+	now := w.svc.timestamp()
+	rt, err := tx.RefreshToken(w.slug, id)
+	switch {
+	case isNotFound(err):
+		return issuance{}, refuse(errInvalidGrant("unknown refresh token"))
+	case err != nil:
+		return issuance{}, err
+	case !secretMatches(secret, rt.SecretHash):
+		return issuance{}, refuse(errInvalidGrant("wrong refresh token secret"))
+	}
+	g, err := tx.Grant(w.slug, rt.GrantID)
+	if err != nil {
+		return issuance{}, err
+	}
+	switch {
+	case g.ClientID != client.ID:
+		return issuance{}, refuse(errInvalidGrant("another client's refresh token"))
+	case !rt.UsedAt.IsZero():
+		if err := w.refreshReused(tx, g, now); err != nil {
+			return issuance{}, err
+		}
+		return issuance{}, refuse(errInvalidGrant("refresh token used before"))
+	case !g.RevokedAt.IsZero() || !now.Before(g.ExpiresAt) || !now.Before(rt.ExpiresAt):
+		return issuance{}, refuse(errInvalidGrant("grant revoked or expired"))
+	}
+	if len(scopes) > 0 {
+		narrowed := knownScopes(scopes)
+		for _, s := range scopes {
+			if !slices.Contains(g.Scopes, s) {
+				var p problems
+				p.add("scope", RuleUnknown, "asks for more than the grant holds")
+				return issuance{}, refuse(p.err("scope exceeds the grant"))
+			}
+		}
+		g.Scopes = narrowed
+	}
+	is, err := w.gatherUser(tx, issuance{grant: g, now: now})
+	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
+		return issuance{}, refuse(errInvalidGrant("user disabled or gone"))
+	}
+	if err != nil {
+		return issuance{}, err
+	}
+	rt.UsedAt = now
+	if err := tx.PutRefreshToken(w.slug, rt); err != nil {
+		return issuance{}, err
+	}
+	is.refresh, err = w.newRefreshToken(tx, g, now)
+	return is, err
+}
+
+// refreshReused revokes a grant whose refresh token came back after it
+// was used, and emits token.refresh_reused.
+func (w *Workspace) refreshReused(tx store.Tx, g store.Grant, now time.Time) error {
+	if !g.RevokedAt.IsZero() {
+		return nil
+	}
+	if err := w.revokeGrant(tx, g.ID, revokedRefreshReused, now); err != nil {
+		return err
+	}
+	return w.emit(tx, EventTokenRefreshReused, refreshReusedEvent{GrantID: g.ID, ClientID: g.ClientID, UserID: g.UserID})
+}

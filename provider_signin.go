@@ -1,0 +1,109 @@
+package identity
+
+import (
+	"context"
+
+	"github.com/identitylib/identity/store"
+)
+
+// SignIn is a sign-in that completed an authorization request: where to
+// send the browser, and the session it started.
+type SignIn struct {
+	// Authorization holds the code, the redirect URI and the state to
+	// send the browser back to the client with.
+	Authorization Authorization
+	// CreatedSession is the session started, with its token for the
+	// provider's cookie (ResumeSignIn takes it).
+	CreatedSession
+}
+
+// SignIn signs a user in for a stored authorization request (a sign-in
+// page's form): it authenticates like Workspace.Login (one
+// CodeUnauthenticated error, "invalid credentials", whether the user is
+// unknown, the password wrong or the user disabled, and login.failed),
+// starts a session, completes the request with a code and emits
+// login.succeeded.
+//
+// A user who needs a second factor gets Authenticate's CodeMFARequired or
+// CodeMFAEnrollmentRequired instead, with Error.Challenge; after
+// Workspace.VerifySecondFactor, CompleteSignIn finishes the request.
+func (p *Provider) SignIn(ctx context.Context, requestID, login, password string) (SignIn, error) {
+	if _, err := p.GetPendingAuthorization(ctx, requestID); err != nil {
+		return SignIn{}, err
+	}
+	u, err := p.w.Authenticate(ctx, login, password)
+	if err != nil {
+		return SignIn{}, err
+	}
+	return p.CompleteSignIn(ctx, requestID, u.ID)
+}
+
+// CompleteSignIn completes a stored authorization request for a user the
+// program authenticated (Workspace.VerifySecondFactor after SignIn asked
+// for a code, or a sign-in of its own): it starts a session, issues the
+// code and emits login.succeeded in one transaction, and returns what
+// SignIn returns. A disabled user is CodeUnauthenticated; a request that
+// is unknown, completed or expired CodeTokenInvalid or CodeTokenExpired.
+func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID int64) (SignIn, error) {
+	w := p.w
+	session, token, err := w.newSession(userID)
+	if err != nil {
+		return SignIn{}, err
+	}
+	// The session, the code and the event commit together: a request that
+	// expired or was completed meanwhile leaves no session behind.
+	var auth Authorization
+	var u store.User
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		if u, err = w.putSession(tx, session); err != nil {
+			return err
+		}
+		auth, err = w.completeRequest(tx, requestID, sessionFromRecord(session))
+		return err
+	})
+	if ErrorCode(err) == CodeForbidden {
+		// Disabled between the password check and now: the same answer.
+		return SignIn{}, errInvalidCredentials()
+	}
+	if err != nil {
+		return SignIn{}, fromStore(err, "authorization request")
+	}
+	created := CreatedSession{User: userFromRecord(u), Session: sessionFromRecord(session), Secret: token}
+	return SignIn{Authorization: auth, CreatedSession: created}, nil
+}
+
+// ResumeSignIn completes a stored authorization request for the session
+// of sessionToken, started for it a moment before (a sign-in page that
+// showed recovery codes between the second factor and the return to the
+// client, since a code lives only AuthorizationCodeLifetime). The session
+// must be valid (CodeUnauthenticated otherwise); the request as for
+// CompleteSignIn.
+func (p *Provider) ResumeSignIn(ctx context.Context, requestID, sessionToken string) (Authorization, error) {
+	w := p.w
+	v, err := w.VerifySession(ctx, sessionToken)
+	if err != nil {
+		return Authorization{}, err
+	}
+	var auth Authorization
+	err = w.update(ctx, func(tx store.Tx) (err error) {
+		auth, err = w.completeRequest(tx, requestID, v.Session)
+		return err
+	})
+	return auth, fromStore(err, "authorization request")
+}
+
+// completeRequest issues the code of a pending request for a session in
+// tx, with login.succeeded.
+func (w *Workspace) completeRequest(tx store.Tx, requestID string, s Session) (Authorization, error) {
+	now := w.svc.timestamp()
+	rec, err := w.pendingRequest(tx, requestID, now)
+	if err != nil {
+		return Authorization{}, err
+	}
+	code, err := w.issueCode(tx, rec, s, now)
+	if err != nil {
+		return Authorization{}, err
+	}
+	err = w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: s.UserID, ClientID: rec.ClientID, SessionID: s.ID})
+	return Authorization{Code: code, RedirectURI: rec.RedirectURI, State: rec.State}, err
+}

@@ -1,33 +1,34 @@
 // Package identity is an embedded library for multi-workspace identity
 // management: users with argon2id-hashed passwords, per-user attributes,
-// claim mappers that project attributes into token claims, webhook endpoint
-// subscriptions, scoped API keys, OAuth clients (see CreateClient), the
-// rules of an OpenID Provider per workspace (signing keys, IssueTokens,
-// VerifyAccessToken, Authorize, SignIn, ExchangeCode, RefreshTokens; the
-// HTTP side is package oidc), and verification email through a
-// workspace's SMTP server (see ConfirmEmail).
+// claim mappers that project attributes into token claims, sessions,
+// lockout, TOTP second factors, password reset and verification email,
+// OAuth clients and the rules of an OpenID Provider per workspace,
+// webhooks with a durable queue, and scoped API keys.
 //
 // A Service holds many workspaces over one store.Store. Open gives the
-// one-call default, a bbolt file. New takes any Store: store/pgstore for a
+// one-call default, a bbolt file; New takes any Store: store/pgstore for a
 // PostgreSQL database that several processes share, store/memstore for
 // tests, or another implementation that passes the store/storetest
 // conformance suite and the identitytest rules suite. A Workspace handle
-// carries every operation on one workspace:
+// carries what a program calls on one workspace:
 //
 //	svc, err := identity.Open("identity.db", nil)
 //	ws, err := svc.CreateWorkspace(ctx, "acme", nil)
 //	u, err := ws.CreateUser(ctx, identity.NewUser{Username: "ada", Email: "ada@example.com",
 //		FullName: "Ada Lovelace", Password: "correct horse battery"})
 //	err = ws.SetAttribute(ctx, u.ID, "department", "engineering")
-//	_, err = ws.PutClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"})
-//	claims, err := ws.Claims(ctx, u.ID, identity.AccessToken) // {"dept": "engineering"}
+//	_, err = ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"})
+//	claims, err := ws.GetClaims(ctx, u.ID, identity.AccessToken) // {"dept": "engineering"}
 //
 // Every rule lives in this package: validation (lengths count Unicode code
-// points), uniqueness, limits, defaults and errors. Each operation is one
-// store transaction, so nothing partial is ever written and every rule
-// holds under concurrent callers. Errors are *Error values with a Code;
-// test them with errors.Is against the sentinels (ErrNotFound, ErrConflict,
-// ErrInvalid, ...) or read ErrorCode.
+// points), uniqueness, limits, defaults and errors. A change commits in
+// one store transaction, so nothing partial is ever written and every
+// rule that reads before it writes holds under concurrent callers; the
+// few methods that write more than once (a sign-in reserves its attempt
+// before the password is hashed and records its outcome after) commit
+// each step whole. Errors are *Error values with a Code; test them with
+// errors.Is against the sentinels (ErrNotFound, ErrConflict, ErrInvalid,
+// ...) or read ErrorCode.
 //
 // Users, claim mappers and webhook endpoints carry a Version that changes on
 // every write; a Precondition (IfVersion) makes an update conditional on
@@ -36,47 +37,120 @@
 // outcome is stored with the key in the creating transaction and returned
 // to every retry.
 //
-// # Where things live
+// # Names
 //
-//	identity          the domain: Service, Workspace, every rule, the outbox, and the
-//	                  queue's rules (Queue: lease, record a result, retry schedule,
-//	                  Retry-After, disabling endpoints, what a verification email holds),
-//	                  tokens' rules (keys and their rotation, which claims, lifetimes,
-//	                  codes, refresh rotation and reuse, revocation)
-//	store             the Store and Tx contract and its records; the transaction front
-//	                  (RunView, RunUpdate) that enforces the lifecycle for every store
-//	  storetest       the store contract suite (Run) and benchmarks (RunBenchmarks)
-//	  boltstore       bbolt, the default; memstore for tests; pgstore for PostgreSQL
-//	identitytest      the domain rules suite, run over any Store (RunRules)
-//	delivery          the Dispatcher: loop, workers, per-endpoint caps, leases, Stats
-//	webhook           Standard Webhooks over HTTP: signing, the SSRF-guarded client
-//	smtpmail          SMTP submission and the verification email's MIME message
-//	jws               the TokenSigner over go-jose (this package imports no JOSE library)
-//	oidc              the OpenID Provider and its hosted sign-in page, over this package
-//	httpapi           the REST adapter
-//	examples          quickstart, embed, identityd (the server and admin CLI)
+// A method that takes a context starts with a verb: Get reads one thing,
+// List many (a page, or a set that a limit bounds), Create, Update and
+// Delete do what they say, Set creates or replaces, and the other verbs
+// name an action (Revoke, Assign, Verify, Exchange, ...). A method without
+// a context is an accessor (Slug, Issuer) or hands out a facet. A call that
+// returns more than one value and an error returns a struct, and a create
+// that returns a secret returns a Created* struct whose Secret is shown
+// only there.
 //
-// # Why it is shaped this way
+// Three audiences get their own surface. Workspace carries what a program
+// managing its users calls. Workspace.Provider returns the Provider, the
+// engine of the workspace's OpenID Provider, one method per step of the
+// protocol, for package oidc or another protocol adapter. Service.Queue
+// returns the Queue, which a dispatcher works (package delivery).
 //
-// The rules live here alone. A Store persists and guarantees atomicity; it
-// never decides whether a username is taken or a mapper is one too many,
-// so every store enforces the same rules, and a rule that reads before it
-// writes holds under concurrency because it runs in one serializable
-// transaction. Adapters talk in this package's types and decide nothing.
+// # Workspaces and API keys
 //
-// Dependencies point one way: delivery, webhook, smtpmail, jws, oidc and httpapi
-// import identity, never the reverse. Where this package needs something
-// done by an adapter, it declares the small interface and the adapter
-// implements it: QueueWatcher lets the dispatcher be woken after a commit
-// that queued a job and be told of a deleted endpoint, and TokenSigner
-// lets package jws sign and verify tokens. So this package imports no
-// HTTP, TLS, SMTP, MIME, JOSE or PostgreSQL code, and a program that
-// embeds it links only what it uses.
+// A workspace is created, listed and deleted on the Service; its settings
+// (password policy, lockout, second factors, SMTP, limits, retention) are
+// read and replaced on the Workspace. API keys carry scopes of the
+// management API; only a hash of a key is stored.
 //
-// The queue is an outbox: a change and the jobs it causes (webhook
-// deliveries, verification emails) commit in one transaction. The
-// dispatcher works the queue through Queue's four steps (Due, Lease,
-// Begin, Record), each one transaction here, so what a lease means and
-// what a result leads to is decided in one place for every store and
-// every dispatcher, in one process or many.
+//   - [Service.CreateWorkspace], [Service.GetWorkspace], [Service.ListWorkspaces], [Service.DeleteWorkspace]
+//   - [Workspace.Slug], [Workspace.CreatedAt], [Workspace.GetSettings], [Workspace.UpdateSettings]
+//   - [Workspace.CreateAPIKey], [Workspace.ListAPIKeys], [Workspace.RevokeAPIKey]
+//   - [Service.AuthorizeAPIKey], [Service.VerifyAPIKey]
+//
+// # Users and attributes
+//
+// Users have a unique username and email, a full name and a password;
+// attributes are opaque key/value pairs of a user, and claim mappers
+// project them into the claims of the tokens the workspace issues.
+//
+//   - [Workspace.CreateUser], [Workspace.GetUser], [Workspace.UpdateUser], [Workspace.ListUsers], [Workspace.ListUsersByAttribute]
+//   - [Workspace.DisableUser], [Workspace.EnableUser], [Workspace.DeleteUserPermanently]
+//   - [Workspace.ImportUsers], [Workspace.ExportUsers], [Workspace.ExportUsersJSONLines]
+//   - [Workspace.SetAttribute], [Workspace.ListAttributes], [Workspace.DeleteAttribute]
+//   - [Workspace.SetClaimMapper], [Workspace.GetClaimMapper], [Workspace.ListClaimMappers], [Workspace.DeleteClaimMapper], [Workspace.GetClaims]
+//
+// # Roles
+//
+// A role is a positive number assigned to a user directly.
+//
+//   - [Workspace.AssignRole], [Workspace.RemoveRole], [Workspace.ListUserRoles]
+//
+// # Passwords, sessions and lockout
+//
+// Authenticate checks a password under the workspace's lockout policy and
+// the Service's hashing budget; Login also starts a session. A user who
+// needs a second factor gets CodeMFARequired (or
+// CodeMFAEnrollmentRequired) with a challenge for VerifySecondFactor.
+// Email verification and password reset send their links through the
+// workspace's mail queue.
+//
+//   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser]
+//   - [Workspace.SetPassword], [Workspace.ChangePassword]
+//   - [Workspace.RequestPasswordReset], [Workspace.CheckPasswordResetToken], [Workspace.ResetPassword]
+//   - [Workspace.SendVerificationEmail], [Workspace.ConfirmEmail]
+//   - [Workspace.CreateSession], [Workspace.VerifySession], [Workspace.GetSession], [Workspace.ListSessions]
+//   - [Workspace.RevokeSession], [Workspace.RevokeUserSession]
+//
+// # Second factors
+//
+// A user enrols a TOTP factor and gets single-use recovery codes; a
+// sign-in that needs a factor ends with a challenge, which
+// VerifySecondFactor completes.
+//
+//   - [Workspace.BeginTOTPEnrollment], [Workspace.ConfirmTOTPEnrollment], [Workspace.GetMFAStatus]
+//   - [Workspace.VerifySecondFactor], [Workspace.BeginChallengeEnrollment]
+//   - [Workspace.RegenerateRecoveryCodes], [Workspace.RemoveSecondFactor], [Workspace.ResetMFA]
+//
+// # OAuth clients, tokens and the provider
+//
+// Each workspace is an OpenID Provider with its own issuer, clients and
+// rotating signing keys. A program that authenticates users itself
+// issues and verifies tokens on the Workspace; the Provider carries the
+// protocol's endpoints, which package oidc serves. Tokens are signed by
+// the Options.TokenSigner (package jws), so this package imports no JOSE
+// library.
+//
+//   - [Workspace.CreateClient], [Workspace.GetClient], [Workspace.ListClients], [Workspace.DeleteClient], [Workspace.AuthenticateClient]
+//   - [Workspace.Issuer], [Workspace.ListSigningKeys], [Workspace.RotateSigningKey], [Service.TokensReady]
+//   - [Workspace.IssueTokens], [Workspace.VerifyAccessToken]
+//   - [Workspace.Provider], [Provider.GetMetadata], [Provider.GetKeySet]
+//   - [Provider.GetAuthorizationClient], [Provider.Authorize], [Provider.GetPendingAuthorization]
+//   - [Provider.SignIn], [Provider.CompleteSignIn], [Provider.ResumeSignIn]
+//   - [Provider.VerifyClient], [Provider.ExchangeCode], [Provider.RefreshTokens], [Provider.ExchangeClientCredentials]
+//   - [Provider.IntrospectToken], [Provider.RevokeToken], [Provider.GetUserInfo], [Provider.EndSession]
+//
+// # Webhooks and the queue
+//
+// Events are queued in the transaction of the change that caused them (an
+// outbox), with verification and reset emails in the same queue. The
+// dispatcher (package delivery) works it through the Queue's steps, each
+// one transaction here, so what a lease means and what a result leads to
+// is decided in one place for every store and every dispatcher.
+//
+//   - [Workspace.CreateWebhook], [Workspace.GetWebhook], [Workspace.ListWebhooks], [Workspace.DeleteWebhook]
+//   - [Workspace.ListDeliveries], [Workspace.GetDelivery], [Workspace.RetryDelivery], [Workspace.ListEmailJobs]
+//   - [Service.Queue], [Service.WatchQueue], [Service.GetQueueStats], [Service.AllowsPrivateWebhooks]
+//   - [Queue.ListDue], [Queue.Lease], [Queue.Begin], [Queue.Record], [Queue.CountPending], [Queue.Now]
+//
+// # Operations
+//
+// Retention sweeps delete what has outlived its time; a backup is a
+// consistent copy of the store taken while it serves.
+//
+//   - [New], [Open], [Service.Close], [Service.Now]
+//   - [Service.Backup]
+//   - [Service.Sweep], [Service.SweepEvery], [Service.SweepIdempotency], [Service.SweepIdempotencyEvery]
+//   - [Service.PasswordHashing], [Service.PasswordHashingBudget]
+//
+// The layout of the repository, what each package holds and why it is
+// shaped this way, is in docs/architecture.md.
 package identity

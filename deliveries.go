@@ -44,7 +44,7 @@ type Delivery struct {
 	// failed ("endpoint disabled"); empty after a success.
 	LastError     string    `json:"lastError"`
 	LastAttemptAt time.Time `json:"lastAttemptAt,omitzero"`
-	// UserID is, for an email job (see EmailJobs), the user it is for; 0
+	// UserID is, for an email job (see ListEmailJobs), the user it is for; 0
 	// for webhook deliveries.
 	UserID int64 `json:"userId,omitempty"`
 	// NextAttemptAt is when a pending delivery is next due; zero once it
@@ -123,7 +123,7 @@ func (w *Workspace) GetDelivery(ctx context.Context, id int64) (Delivery, error)
 // attempt's status and error stay until the next attempt). A delivery
 // that is pending or succeeded, or whose endpoint is disabled, is a
 // CodeConflict error; an unknown delivery is a not-found error. Failed
-// email jobs (EmailJobs) can be retried too.
+// email jobs (ListEmailJobs) can be retried too.
 func (w *Workspace) RetryDelivery(ctx context.Context, id int64) error {
 	now := w.svc.timestamp()
 	err := w.update(ctx, func(tx store.Tx) error {

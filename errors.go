@@ -75,7 +75,7 @@ const (
 	CodeMFARequired Code = "mfa_required"
 	// CodeMFAEnrollmentRequired: the password was right and the workspace
 	// requires a second factor the user has not enrolled yet: enrol it
-	// for Error.Challenge (Workspace.ChallengeEnrollment) and confirm it
+	// for Error.Challenge (Workspace.BeginChallengeEnrollment) and confirm it
 	// with its first code (Workspace.VerifySecondFactor).
 	CodeMFAEnrollmentRequired Code = "mfa_enrollment_required"
 )

@@ -39,7 +39,7 @@ type Options struct {
 	// addresses. For local testing only. Default: false (guard on).
 	AllowPrivateWebhooks bool
 	// SessionLifetime is how long a session started by Login or
-	// StartSession lasts. Default: DefaultSessionLifetime (24 h).
+	// CreateSession lasts. Default: DefaultSessionLifetime (24 h).
 	SessionLifetime time.Duration
 	// IdempotencyLifetime is how long the outcome of a request made with
 	// an idempotency key is kept for its retries. Default:

@@ -34,7 +34,7 @@ func (m ClaimMapper) record() store.ClaimMapper {
 	}
 }
 
-// ClaimMapperSpec is the input of PutClaimMapper. A nil flag takes its
+// ClaimMapperSpec is the input of SetClaimMapper. A nil flag takes its
 // default: IncludeInAccess true, IncludeInID false.
 type ClaimMapperSpec struct {
 	// ClaimName: 1-128 characters, not reserved (see ReservedClaims),

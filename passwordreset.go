@@ -37,7 +37,7 @@ type PasswordResetOptions struct {
 // not, RequestPasswordReset does the same work (it queues a job; the
 // user is looked up only when the job is sent, and a job for an address
 // no enabled user has fails there, unsent, visible to administrators in
-// EmailJobs) and returns the same result. What it can refuse depends only
+// ListEmailJobs) and returns the same result. What it can refuse depends only
 // on the input and the workspace: an address that is not a plain email
 // address is CodeInvalid (field "email"), a workspace without SMTP
 // settings or without a link (SMTPSettings.ResetURL or opts.Link)

@@ -7,7 +7,7 @@ import (
 )
 
 // GetUserInfo returns the claims of the user an access token speaks for
-// (the OpenID Connect GetUserInfo endpoint), as they are now: sub; name,
+// (the OpenID Connect UserInfo endpoint), as they are now: sub; name,
 // preferred_username and updated_at with the profile scope; email and
 // email_verified with the email scope; and every claim mapper with
 // IncludeInID whose attribute the user has. The token must verify

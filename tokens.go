@@ -213,7 +213,7 @@ func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, 
 	}
 	if req.UserID <= 0 {
 		// A grant without a user is a client's own (client_credentials),
-		// which only ClientCredentialsTokens may make.
+		// which only Provider.ExchangeClientCredentials may make.
 		return Tokens{}, errorf(CodeNotFound, "user not found")
 	}
 	key, err := w.activeKey(ctx)

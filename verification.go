@@ -12,12 +12,12 @@ import (
 const verificationPrefix = "idv_"
 
 // EmailVerificationJob is the EventType of the deliveries that are
-// verification emails (see EmailJobs). It is no event type: webhook
+// verification emails (see ListEmailJobs). It is no event type: webhook
 // endpoints cannot subscribe to it.
 const EmailVerificationJob EventType = "email.verification"
 
 // PasswordResetJob is the EventType of the deliveries that are password
-// reset emails (see EmailJobs). Like EmailVerificationJob it is no event
+// reset emails (see ListEmailJobs). Like EmailVerificationJob it is no event
 // type.
 const PasswordResetJob EventType = "email.password_reset"
 
@@ -177,12 +177,12 @@ func errTokenInvalid() *Error {
 
 // ListEmailJobs returns one page of the workspace's email jobs, pending,
 // succeeded and failed, in ascending id order, with their number in all
-// (a nil page is the first DefaultPageLimit, as for Deliveries): a
+// (a nil page is the first DefaultPageLimit, as for ListDeliveries): a
 // Delivery each, with EndpointID 0 and
 // EventType EmailVerificationJob (UserID set) or PasswordResetJob (UserID
 // 0: a reset names an address, not a user); LastStatus
 // is the SMTP reply code of the last attempt (250 on success, 0 when no
-// reply came). Workspace.Deliveries, which lists an endpoint's deliveries,
+// reply came). Workspace.ListDeliveries, which lists an endpoint's deliveries,
 // never includes them. RetryDelivery queues a failed one again.
 func (w *Workspace) ListEmailJobs(ctx context.Context, page *Page) (List[Delivery], error) {
 	pg, err := page.resolve()

@@ -176,7 +176,7 @@ func (o *Options) check(cfg config) error {
 // checks every address dialed, after name resolution). A failed attempt
 // is retried per Retries; a 429 or 503 with Retry-After waits at least
 // that long, at most twice the scheduled wait. After the last retry the
-// delivery is marked failed and kept, for Workspace.Deliveries and
+// delivery is marked failed and kept, for Workspace.ListDeliveries and
 // Workspace.RetryDelivery.
 //
 // An endpoint is disabled (Enabled false) when it answers 410 Gone, or

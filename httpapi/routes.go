@@ -291,7 +291,7 @@ func resetMFA(ctx context.Context, w http.ResponseWriter, c *call) error {
 
 // previewClaims answers with the claims the workspace's mappers project
 // for the user into the token that the query parameter token names
-// (access or id), as Workspace.Claims computes them for an issuer.
+// (access or id), as Workspace.GetClaims computes them for an issuer.
 func previewClaims(ctx context.Context, w http.ResponseWriter, c *call) error {
 	id, err := c.id("userId", "user")
 	if err != nil {

@@ -30,7 +30,7 @@
 // Store, so several processes over one PostgreSQL database serve the same
 // workspaces.
 //
-// Every protocol rule is the identity package's (Workspace.Authorize,
+// Every protocol rule is the identity package's (Provider.Authorize,
 // SignIn, ExchangeCode, RefreshTokens, ...); this package carries requests
 // to it and its answers back. The JSON endpoints run on
 // github.com/zitadel/oidc/v3's op.Server, which parses requests, checks
@@ -65,16 +65,16 @@
 //
 // # The second factor
 //
-// When a user needs a second factor (Workspace.SignIn returns
+// When a user needs a second factor (Provider.SignIn returns
 // identity.CodeMFARequired), the sign-in page asks for a code of the
 // user's authenticator app or a recovery code, and a right one completes
-// the authorization (Workspace.VerifySecondFactor, then CompleteSignIn).
+// the authorization (Workspace.VerifySecondFactor, then Provider.CompleteSignIn).
 // A wrong code, and a locked account, get the same message. Under
 // identity.MFARequired a user without a factor enrols on the way
 // (identity.CodeMFAEnrollmentRequired): the page shows the QR code, the
 // key and the otpauth URI, takes the first code, starts the session and
 // shows the ten recovery codes once; their Continue then completes the
-// authorization (Workspace.ResumeSignIn), since an authorization code
+// authorization (Provider.ResumeSignIn), since an authorization code
 // lives only a minute.
 //
 // # The account page

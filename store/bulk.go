@@ -24,6 +24,7 @@ type Bulk interface {
 	// the workspace: whether UserIDByUsername, or UserIDByEmail, would
 	// find a user. It returns ErrNotFound when the workspace does not
 	// exist.
+	//guard:read
 	UserKeysTaken(slug string, usernames, emails []string) (usernameTaken, emailTaken []bool, err error)
 
 	// InsertUsers creates users none of whose ids is in use, each with its
@@ -35,6 +36,7 @@ type Bulk interface {
 	// After an error the Tx may refuse every later call, as after a
 	// failed statement: fn should return an error, and nothing of the
 	// transaction is kept.
+	//guard:write
 	InsertUsers(slug string, users []UserInsert) error
 
 	// UserWithClaimInputs returns in one read what User(slug, id),
@@ -43,12 +45,14 @@ type Bulk interface {
 	// and the workspace's claim mappers in ascending AttributeKey order.
 	// It returns ErrNotFound when the workspace or the user does not
 	// exist.
+	//guard:read
 	UserWithClaimInputs(slug string, id int64) (User, map[string]string, []ClaimMapper, error)
 
 	// UserWithAttributes returns in one read what User(slug, id) and
 	// UserAttributes(slug, id) would return: the user and its attributes
 	// (an empty, non-nil map when there are none). It returns ErrNotFound
 	// when the workspace or the user does not exist.
+	//guard:read
 	UserWithAttributes(slug string, id int64) (User, map[string]string, error)
 }
 

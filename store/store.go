@@ -92,6 +92,12 @@ type Store interface {
 // EndpointID and UserID 0, or JobMail with EndpointID 0 and a UserID
 // that is not negative. So no endpoint shares EndpointID 0 with the mail
 // jobs, and a store may tell the kinds apart by it.
+//
+// Each method's doc comment ends with the marker //guard:read or
+// //guard:write: the front's forwarding methods (guard.go) are generated
+// from these interfaces with go generate, and the marker says whether a
+// method is refused in a View. A method without one stops the generator,
+// so a new method is classified where it is declared.
 type Tx interface {
 	Records
 	Queue
@@ -101,14 +107,18 @@ type Tx interface {
 type Records interface {
 	// PutWorkspace creates the workspace (and its empty namespace) or
 	// replaces its record.
+	//guard:write
 	PutWorkspace(w Workspace) error
 	// Workspace returns the workspace with the slug.
+	//guard:read
 	Workspace(slug string) (Workspace, error)
 	// Workspaces returns every workspace in ascending slug order.
+	//guard:read
 	Workspaces() ([]Workspace, error)
 	// NextID returns the next value of the workspace's sequence seq: 1 for
 	// the first call, then strictly increasing. A value is never returned
 	// again by a later committed transaction.
+	//guard:write
 	NextID(slug string, seq Sequence) (int64, error)
 
 	// PutUser inserts or replaces the user with u.ID and keeps the indexes
@@ -116,34 +126,45 @@ type Records interface {
 	// full name (for prefix search). If Fold(u.Username) or Fold(u.Email)
 	// already belongs to another user it returns ErrConflict and writes
 	// nothing.
+	//guard:write
 	PutUser(slug string, u User) error
 	// User returns the user with the id.
+	//guard:read
 	User(slug string, id int64) (User, error)
 	// UserIDByUsername returns the id of the user whose Fold(Username)
 	// equals Fold(username).
+	//guard:read
 	UserIDByUsername(slug, username string) (int64, error)
 	// UserIDByEmail returns the id of the user whose Fold(Email) equals
 	// Fold(email).
+	//guard:read
 	UserIDByEmail(slug, email string) (int64, error)
 	// Users returns one page of users in ascending id order and the number
 	// of users that match q in all. See UserQuery.
+	//guard:read
 	Users(slug string, q UserQuery) (users []User, total int, err error)
 
 	// UserRoles returns the user's directly assigned role ids, ascending.
+	//guard:read
 	UserRoles(slug string, userID int64) ([]int64, error)
 	// AddUserRole records the role as directly assigned; adding it again is
 	// not an error.
+	//guard:write
 	AddUserRole(slug string, userID, roleID int64) error
 	// RemoveUserRole removes a directly assigned role, or returns
 	// ErrNotFound if it is not assigned.
+	//guard:write
 	RemoveUserRole(slug string, userID, roleID int64) error
 
 	// UserAttributes returns the user's attributes (an empty, non-nil map
 	// when there are none).
+	//guard:read
 	UserAttributes(slug string, userID int64) (map[string]string, error)
 	// PutUserAttribute creates or replaces one attribute.
+	//guard:write
 	PutUserAttribute(slug string, userID int64, key, value string) error
 	// DeleteUserAttribute removes one attribute, or returns ErrNotFound.
+	//guard:write
 	DeleteUserAttribute(slug string, userID int64, key string) error
 	// UsersByAttribute returns one page of the users whose attribute
 	// q.Key has exactly the value q.Value (compared byte for byte, no
@@ -152,118 +173,156 @@ type Records interface {
 	// the page and the offset (and, where the store counts its index
 	// entries for the total, as PostgreSQL does, the users with the
 	// value), never the number of users.
+	//guard:read
 	UsersByAttribute(slug string, q AttributeQuery) (users []User, total int, err error)
 
 	// ClaimMappers returns the workspace's mappers in ascending
 	// AttributeKey order.
+	//guard:read
 	ClaimMappers(slug string) ([]ClaimMapper, error)
 	// PutClaimMapper creates or replaces the mapper for m.AttributeKey.
+	//guard:write
 	PutClaimMapper(slug string, m ClaimMapper) error
 	// DeleteClaimMapper removes the mapper, or returns ErrNotFound.
+	//guard:write
 	DeleteClaimMapper(slug, attributeKey string) error
 
 	// PutWebhook creates or replaces the endpoint with w.ID.
+	//guard:write
 	PutWebhook(slug string, w Webhook) error
 	// Webhook returns the endpoint with the id.
+	//guard:read
 	Webhook(slug string, id int64) (Webhook, error)
 	// Webhooks returns one page of endpoints in ascending id order (skip
 	// offset, at most limit) and the number of endpoints in all.
+	//guard:read
 	Webhooks(slug string, offset, limit int) (hooks []Webhook, total int, err error)
 	// WebhooksForEvent returns the endpoints (enabled or not) whose Events
 	// hold eventType, in ascending id order. A store keeps an index by
 	// event type in step with PutWebhook and DeleteWebhook, so that an
 	// event costs in proportion to the endpoints subscribed to it, not to
 	// the workspace's endpoints (memstore, built for tests, scans).
+	//guard:read
 	WebhooksForEvent(slug, eventType string) ([]Webhook, error)
 	// DeleteWebhook removes the endpoint and every delivery of it (with
 	// their due-index entries), or returns ErrNotFound.
+	//guard:write
 	DeleteWebhook(slug string, id int64) error
 
 	// PutSession creates or replaces the session with s.ID and keeps the
 	// per-user index in step.
+	//guard:write
 	PutSession(slug string, s Session) error
 	// Session returns the session with the id.
+	//guard:read
 	Session(slug, id string) (Session, error)
 	// UserSessions returns every session of the user (active, expired and
 	// revoked) in ascending CreatedAt order, ties by id.
+	//guard:read
 	UserSessions(slug string, userID int64) ([]Session, error)
 	// UserSessionsPage returns one page of the user's sessions in the
 	// order of UserSessions (skip offset, at most limit; limit <= 0 means
 	// none) and the number of the user's sessions in all. A page costs
 	// what it returns plus a walk of the keys before it, never reading
 	// the records it skips.
+	//guard:read
 	UserSessionsPage(slug string, userID int64, offset, limit int) (sessions []Session, total int, err error)
 
 	// PutAPIKey creates or replaces the key record with k.ID. The
 	// workspace k.Workspace must exist.
+	//guard:write
 	PutAPIKey(k APIKey) error
 	// APIKey returns the key record with the id, whatever its workspace.
+	//guard:read
 	APIKey(id string) (APIKey, error)
 	// APIKeys returns the workspace's key records in ascending id order.
+	//guard:read
 	APIKeys(slug string) ([]APIKey, error)
 	// DeleteAPIKey removes the key record, or returns ErrNotFound.
+	//guard:write
 	DeleteAPIKey(id string) error
 
 	// PutOAuthClient creates or replaces the OAuth client with c.ID in the
 	// workspace. Client ids are unique within a workspace only.
+	//guard:write
 	PutOAuthClient(slug string, c OAuthClient) error
 	// OAuthClient returns the workspace's OAuth client with the id.
+	//guard:read
 	OAuthClient(slug, id string) (OAuthClient, error)
 	// OAuthClients returns the workspace's OAuth clients in ascending id
 	// order (byte order, as Go compares strings).
+	//guard:read
 	OAuthClients(slug string) ([]OAuthClient, error)
 	// DeleteOAuthClient removes the OAuth client, or returns ErrNotFound.
+	//guard:write
 	DeleteOAuthClient(slug, id string) error
 
 	// PutSigningKey creates or replaces the workspace's token signing key
 	// with k.ID.
+	//guard:write
 	PutSigningKey(slug string, k SigningKey) error
 	// SigningKeys returns the workspace's signing keys (every state) in
 	// ascending CreatedAt order, ties by id.
+	//guard:read
 	SigningKeys(slug string) ([]SigningKey, error)
 	// DeleteSigningKey removes the signing key, or returns ErrNotFound.
+	//guard:write
 	DeleteSigningKey(slug, id string) error
 
 	// PutAuthRequest creates or replaces the authorization request with
 	// r.ID.
+	//guard:write
 	PutAuthRequest(slug string, r AuthRequest) error
 	// AuthRequest returns the authorization request with the id.
+	//guard:read
 	AuthRequest(slug, id string) (AuthRequest, error)
 
 	// PutGrant creates or replaces the grant with g.ID and keeps the
 	// per-user index in step (a grant with UserID 0 belongs to no user).
+	//guard:write
 	PutGrant(slug string, g Grant) error
 	// Grant returns the grant with the id.
+	//guard:read
 	Grant(slug, id string) (Grant, error)
 	// UserGrants returns every grant of the user (active, expired and
 	// revoked) in ascending CreatedAt order, ties by id.
+	//guard:read
 	UserGrants(slug string, userID int64) ([]Grant, error)
 
 	// PutRefreshToken creates or replaces the refresh token with t.ID.
+	//guard:write
 	PutRefreshToken(slug string, t RefreshToken) error
 	// RefreshToken returns the refresh token with the id.
+	//guard:read
 	RefreshToken(slug, id string) (RefreshToken, error)
 
 	// PutLoginAttempts creates or replaces the lockout state of the user
 	// a.UserID.
+	//guard:write
 	PutLoginAttempts(slug string, a LoginAttempts) error
 	// LoginAttempts returns the lockout state of the user, or ErrNotFound
 	// when none was ever stored.
+	//guard:read
 	LoginAttempts(slug string, userID int64) (LoginAttempts, error)
 
 	// PutSecondFactor creates or replaces the second factor of the user
 	// f.UserID.
+	//guard:write
 	PutSecondFactor(slug string, f SecondFactor) error
 	// SecondFactor returns the user's second factor, or ErrNotFound when
 	// it has none.
+	//guard:read
 	SecondFactor(slug string, userID int64) (SecondFactor, error)
 	// DeleteSecondFactor removes the user's second factor, or returns
 	// ErrNotFound when it has none.
+	//guard:write
 	DeleteSecondFactor(slug string, userID int64) error
 
 	// PutVerificationToken creates or replaces the token with t.ID.
+	//guard:write
 	PutVerificationToken(slug string, t VerificationToken) error
 	// VerificationToken returns the token with the id.
+	//guard:read
 	VerificationToken(slug, id string) (VerificationToken, error)
 
 	// DeleteUser removes the user with the id and every record a store
@@ -283,6 +342,7 @@ type Records interface {
 	// refresh tokens) rather than by scanning a workspace's records, so
 	// that the cost is in proportion to what the user has; memstore, built
 	// for tests, scans some and says so.
+	//guard:write
 	DeleteUser(slug string, id int64) error
 	// DeleteWorkspace removes the workspace and everything that belongs to
 	// it, in this transaction: its record, sequences, users and all that
@@ -294,23 +354,29 @@ type Records interface {
 	// lockout states, second factors and idempotency records. It returns
 	// ErrNotFound when the workspace does not exist. A workspace created
 	// again with the slug starts empty, its sequences at 1.
+	//guard:write
 	DeleteWorkspace(slug string) error
 
 	// PutIdempotency creates or replaces the record for (r.Workspace,
 	// r.Scope, r.Key). The workspace must exist.
+	//guard:write
 	PutIdempotency(r IdempotencyRecord) error
 	// Idempotency returns the record for the key, expired or not.
+	//guard:read
 	Idempotency(slug, scope, key string) (IdempotencyRecord, error)
 	// DeleteIdempotency removes the record, or returns ErrNotFound.
+	//guard:write
 	DeleteIdempotency(slug, scope, key string) error
 	// DeleteExpiredIdempotency removes up to limit records of any
 	// workspace whose ExpiresAt is at or before now, earliest ExpiresAt
 	// first, and returns how many it removed.
+	//guard:write
 	DeleteExpiredIdempotency(now time.Time, limit int) (int, error)
 
 	// DeleteEndedSessions removes up to limit sessions of the workspace
 	// whose EndedAt is at or before before, earliest first, with their
 	// per-user index entries, and returns how many it removed.
+	//guard:write
 	DeleteEndedSessions(slug string, before time.Time, limit int) (int, error)
 	// DeleteExpiredTokens removes up to limit records of the workspace
 	// whose ExpiresAt is at or before before: single-use tokens (every
@@ -320,6 +386,7 @@ type Records interface {
 	// removed. Used or not does not matter: what expired is removed. It
 	// removes single-use tokens first, then authorization requests,
 	// refresh tokens and grants, each kind earliest ExpiresAt first.
+	//guard:write
 	DeleteExpiredTokens(slug string, before time.Time, limit int) (int, error)
 }
 
@@ -330,8 +397,10 @@ type Queue interface {
 	// webhook job, d.EndpointID, must exist (ErrNotFound otherwise); a mail
 	// job has EndpointID 0 and belongs to no endpoint. The store keeps a
 	// due index in step: a pending job is due at d.DueAt().
+	//guard:write
 	PutDelivery(slug string, d Delivery) error
 	// Delivery returns the delivery with the id.
+	//guard:read
 	Delivery(slug string, id int64) (Delivery, error)
 	// ClaimDelivery reads the delivery with the id, like Delivery, for a
 	// write that follows in this transaction (a dispatcher's lease). It
@@ -340,13 +409,16 @@ type Queue interface {
 	// treats it as taken and moves on instead of waiting. A store whose
 	// Update transactions run one at a time never sees a held delivery.
 	// It is a write: inside View the front returns ErrReadOnly.
+	//guard:write
 	ClaimDelivery(slug string, id int64) (Delivery, bool, error)
 	// Deliveries returns every webhook job of the endpoint (pending,
 	// succeeded and failed) in ascending id order; none for an unknown
 	// endpoint.
+	//guard:read
 	Deliveries(slug string, endpointID int64) ([]Delivery, error)
 	// MailJobs returns every mail job of the workspace (pending, succeeded
 	// and failed) in ascending id order.
+	//guard:read
 	MailJobs(slug string) ([]Delivery, error)
 	// DeliveriesPage returns one page of the endpoint's webhook jobs in
 	// ascending id order (skip offset, at most limit; limit <= 0 means
@@ -355,19 +427,24 @@ type Queue interface {
 	// returns. (Deliveries, MailJobs and UserSessions list in full for
 	// the identity package's own work in one transaction: failing an
 	// endpoint's pending jobs, revoking a user's sessions, an export.)
+	//guard:read
 	DeliveriesPage(slug string, endpointID int64, offset, limit int) (jobs []Delivery, total int, err error)
 	// MailJobsPage returns one page of the workspace's mail jobs in
 	// ascending id order and the number of them in all, as
 	// DeliveriesPage does.
+	//guard:read
 	MailJobsPage(slug string, offset, limit int) (jobs []Delivery, total int, err error)
 	// DueDeliveries returns up to limit pending deliveries of every
 	// workspace whose DueAt is at or before now, in ascending DueAt order
 	// (ties in any stable order).
+	//guard:read
 	DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error)
 	// NextDueAt returns the earliest DueAt of any pending delivery of any
 	// workspace, and false when there is none.
+	//guard:read
 	NextDueAt() (time.Time, bool, error)
 	// PendingDeliveries counts the pending deliveries of every workspace.
+	//guard:read
 	PendingDeliveries() (int, error)
 	// DeleteFinishedDeliveries removes up to limit jobs of the workspace
 	// of the kind with the status (DeliverySucceeded or DeliveryFailed;
@@ -378,6 +455,7 @@ type Queue interface {
 	// A store indexes finished jobs, ended sessions and the records
 	// DeleteExpiredTokens removes by that time, so that a sweep costs in
 	// proportion to what it removes (memstore, built for tests, scans).
+	//guard:write
 	DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error)
 }
 

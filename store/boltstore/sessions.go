@@ -27,7 +27,7 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 		return err
 	}
 	sessions, k := sp.bucket(bucketSessions), []byte(s.ID)
-	if err := sp.moveUserSession(k, sessions.Get(k), s); err != nil {
+	if err := moveIndexEntry(sessions, sp.bucket(bucketUserSessions), k, s, decodeSession, sessionEntry); err != nil {
 		return err
 	}
 	if err := sp.resweep(bucketSessions, k, sessions.Get(k), sweepKey(sweepSession, s.EndedAt(), k)); err != nil {
@@ -36,39 +36,13 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 	return sessions.Put(k, v)
 }
 
-// moveUserSession points user_sessions at s instead of at prev, the record
-// stored under the session key k (nil if none).
-func (sp *space) moveUserSession(k, prev []byte, s store.Session) error {
-	index := sp.bucket(bucketUserSessions)
-	next := userSessionKey(s.UserID, s.CreatedAt, s.ID)
-	if prev != nil {
-		old, err := decodeSession(k, prev)
-		if err != nil {
-			return err
-		}
-		if prevKey := userSessionKey(old.UserID, old.CreatedAt, old.ID); !bytes.Equal(prevKey, next) {
-			if err := index.Delete(prevKey); err != nil {
-				return err
-			}
-		}
-	}
-	return index.Put(next, nil)
-}
-
 // Session implements store.Tx.
 func (t *tx) Session(slug, id string) (store.Session, error) {
 	sp, err := t.space(slug)
 	if err != nil {
 		return store.Session{}, err
 	}
-	if id == "" {
-		return store.Session{}, notFound("session %q", id)
-	}
-	v := sp.bucket(bucketSessions).Get([]byte(id))
-	if v == nil {
-		return store.Session{}, notFound("session %q", id)
-	}
-	return decodeSession([]byte(id), v)
+	return getRecord(sp.bucket(bucketSessions), []byte(id), decodeSession, "session %q", id)
 }
 
 // UserSessions implements store.Tx: a prefix scan of user_sessions, whose

@@ -1,9 +1,9 @@
 package boltstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/identitylib/identity/store"
@@ -139,22 +139,8 @@ func (t *tx) UserGrants(slug string, userID int64) ([]store.Grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	grants, prefix := sp.bucket(bucketGrants), idKey(userID)
-	var out []store.Grant
-	c := sp.bucket(bucketUserGrants).Cursor()
-	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		id := k[2*idKeyLen:]
-		v := grants.Get(id)
-		if v == nil {
-			return nil, fmt.Errorf("boltstore: user_grants names grant %q, which does not exist", id)
-		}
-		g, err := decodeGrant(id, v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, nil
+	out, _, err := userRecords(sp, bucketUserGrants, bucketGrants, idKey(userID), 0, math.MaxInt, "grant", decodeGrant)
+	return out, err
 }
 
 // Refresh tokens.

@@ -6,9 +6,11 @@
 //	go generate ./store
 //
 // It reads the package's non-test Go files. Each method of the forwarded
-// interfaces (and of the interfaces they embed) must end its doc comment
-// with one of two markers, which say what the front checks before it
-// forwards the call:
+// interfaces (and of the interfaces they embed) must carry one of two
+// markers as the comment at the end of its line, which say what the front
+// checks before it forwards the call:
+//
+//	PutUser(slug string, u User) error //guard:write
 //
 //	//guard:read    the transaction has not ended (store.ErrTxDone)
 //	//guard:write   that, and it is not a View's (store.ErrReadOnly)
@@ -65,7 +67,7 @@ var forwarded = []struct {
 // hand-written methods of guarded (read and write).
 const recvName = "g"
 
-// The markers of a method's doc comment.
+// The markers of a method, the comment at the end of its line.
 const (
 	markRead  = "//guard:read"
 	markWrite = "//guard:write"
@@ -283,7 +285,7 @@ func (p *pkg) methods(name string) ([]group, error) {
 			}
 			groups = append(groups, embedded...)
 		case *ast.FuncType:
-			m, err := p.method(f.Names[0].Name, f.Doc, t)
+			m, err := p.method(f.Names[0].Name, f.Comment, t)
 			if err != nil {
 				return nil, err
 			}
@@ -298,22 +300,23 @@ func (p *pkg) methods(name string) ([]group, error) {
 	return groups, nil
 }
 
-// method reads one interface method: its marker, parameters, results and
-// check function.
-func (p *pkg) method(name string, doc *ast.CommentGroup, ft *ast.FuncType) (method, error) {
+// method reads one interface method: its marker (in comment, the
+// comment at the end of its line), parameters, results and check
+// function.
+func (p *pkg) method(name string, comment *ast.CommentGroup, ft *ast.FuncType) (method, error) {
 	m := method{name: name, pos: ft.Pos()}
 	where := p.fset.Position(ft.Pos())
 
 	var marks []string
-	if doc != nil {
-		for _, c := range doc.List {
+	if comment != nil {
+		for _, c := range comment.List {
 			if c.Text == markRead || c.Text == markWrite {
 				marks = append(marks, c.Text)
 			}
 		}
 	}
 	if len(marks) != 1 {
-		return m, fmt.Errorf("%s: %s has %d of the markers %s and %s in its doc comment, want exactly one",
+		return m, fmt.Errorf("%s: %s has %d of the markers %s and %s at the end of its line, want exactly one",
 			where, name, len(marks), markRead, markWrite)
 	}
 	m.write = marks[0] == markWrite

@@ -52,15 +52,12 @@ type Rec struct{}
 type Kind string
 
 type Tx interface {
-	//guard:write
-	PutRec(slug string, g Rec) error
-	//guard:read
-	Rec(slug string) (Rec, Kind, time.Time, []int, error)
+	PutRec(slug string, g Rec) error //guard:write
+	Rec(slug string) (Rec, Kind, time.Time, []int, error) //guard:read
 }
 
 type Bulk interface {
-	//guard:read
-	Many(ids ...int64) error
+	Many(ids ...int64) error //guard:read
 }
 
 func checkPutRec(string, Rec) error { return nil }
@@ -91,14 +88,15 @@ func TestGenerateRefuses(t *testing.T) {
 		name, decls, want string
 	}{
 		{"no marker", "type Tx interface {\n\tM() error\n}", "want exactly one"},
-		{"two markers", "type Tx interface {\n\t//guard:read\n\t//guard:write\n\tM() error\n}", "want exactly one"},
-		{"a put marked read", "type Tx interface {\n\t//guard:read\n\tPutX() error\n}", "a method named Put... writes"},
-		{"no error", "type Tx interface {\n\t//guard:read\n\tM() int\n}", "does not return an error last"},
-		{"a check of no method", "type Tx interface {\n\t//guard:write\n\tPutX() error\n}\nfunc checkPutY() error { return nil }",
+		{"a marker in the doc comment", "type Tx interface {\n\t//guard:read\n\tM() error\n}", "want exactly one"},
+		{"a marker with more text", "type Tx interface {\n\tM() error //guard:read, mostly\n}", "want exactly one"},
+		{"a put marked read", "type Tx interface {\n\tPutX() error //guard:read\n}", "a method named Put... writes"},
+		{"no error", "type Tx interface {\n\tM() int //guard:read\n}", "does not return an error last"},
+		{"a check of no method", "type Tx interface {\n\tPutX() error //guard:write\n}\nfunc checkPutY() error { return nil }",
 			"checkPutY checks no method"},
-		{"a check with other parameters", "type Tx interface {\n\t//guard:write\n\tPutX(id int64) error\n}\nfunc checkPutX(id int) error { return nil }",
+		{"a check with other parameters", "type Tx interface {\n\tPutX(id int64) error //guard:write\n}\nfunc checkPutX(id int) error { return nil }",
 			"must take the parameters of PutX (int64)"},
-		{"an unknown zero value", "import \"net/netip\"\ntype Tx interface {\n\t//guard:read\n\tM() (netip.Addr, error)\n}",
+		{"an unknown zero value", "import \"net/netip\"\ntype Tx interface {\n\tM() (netip.Addr, error) //guard:read\n}",
 			"the zero value of netip.Addr is unknown"},
 	} {
 		src := "package store\n\n" + c.decls + "\n\ntype Bulk interface{}\n"

@@ -24,7 +24,7 @@ type Bulk interface {
 	// the workspace: whether UserIDByUsername, or UserIDByEmail, would
 	// find a user. It returns ErrNotFound when the workspace does not
 	// exist.
-	UserKeysTaken(slug string, usernames, emails []string) (usernameTaken, emailTaken []bool, err error)
+	UserKeysTaken(slug string, usernames, emails []string) (usernameTaken, emailTaken []bool, err error) //guard:read
 
 	// InsertUsers creates users none of whose ids is in use, each with its
 	// attributes, roles and second factor, as PutUser, PutUserAttribute,
@@ -35,7 +35,7 @@ type Bulk interface {
 	// After an error the Tx may refuse every later call, as after a
 	// failed statement: fn should return an error, and nothing of the
 	// transaction is kept.
-	InsertUsers(slug string, users []UserInsert) error
+	InsertUsers(slug string, users []UserInsert) error //guard:write
 
 	// UserWithClaimInputs returns in one read what User(slug, id),
 	// UserAttributes(slug, id) and ClaimMappers(slug) would return: the
@@ -43,13 +43,13 @@ type Bulk interface {
 	// and the workspace's claim mappers in ascending AttributeKey order.
 	// It returns ErrNotFound when the workspace or the user does not
 	// exist.
-	UserWithClaimInputs(slug string, id int64) (User, map[string]string, []ClaimMapper, error)
+	UserWithClaimInputs(slug string, id int64) (User, map[string]string, []ClaimMapper, error) //guard:read
 
 	// UserWithAttributes returns in one read what User(slug, id) and
 	// UserAttributes(slug, id) would return: the user and its attributes
 	// (an empty, non-nil map when there are none). It returns ErrNotFound
 	// when the workspace or the user does not exist.
-	UserWithAttributes(slug string, id int64) (User, map[string]string, error)
+	UserWithAttributes(slug string, id int64) (User, map[string]string, error) //guard:read
 }
 
 // UserInsert is one user of Bulk.InsertUsers, with what belongs to it.

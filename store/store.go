@@ -92,6 +92,12 @@ type Store interface {
 // EndpointID and UserID 0, or JobMail with EndpointID 0 and a UserID
 // that is not negative. So no endpoint shares EndpointID 0 with the mail
 // jobs, and a store may tell the kinds apart by it.
+//
+// Each method is marked //guard:read or //guard:write at the end of its
+// line: the front's forwarding methods (guard.go) are generated from
+// these interfaces with go generate, and the marker says whether a method
+// is refused in a View. A method without one stops the generator, so a
+// new method is classified where it is declared.
 type Tx interface {
 	Records
 	Queue
@@ -101,50 +107,50 @@ type Tx interface {
 type Records interface {
 	// PutWorkspace creates the workspace (and its empty namespace) or
 	// replaces its record.
-	PutWorkspace(w Workspace) error
+	PutWorkspace(w Workspace) error //guard:write
 	// Workspace returns the workspace with the slug.
-	Workspace(slug string) (Workspace, error)
+	Workspace(slug string) (Workspace, error) //guard:read
 	// Workspaces returns every workspace in ascending slug order.
-	Workspaces() ([]Workspace, error)
+	Workspaces() ([]Workspace, error) //guard:read
 	// NextID returns the next value of the workspace's sequence seq: 1 for
 	// the first call, then strictly increasing. A value is never returned
 	// again by a later committed transaction.
-	NextID(slug string, seq Sequence) (int64, error)
+	NextID(slug string, seq Sequence) (int64, error) //guard:write
 
 	// PutUser inserts or replaces the user with u.ID and keeps the indexes
 	// in step: username and email (unique, case-insensitive by Fold) and the
 	// full name (for prefix search). If Fold(u.Username) or Fold(u.Email)
 	// already belongs to another user it returns ErrConflict and writes
 	// nothing.
-	PutUser(slug string, u User) error
+	PutUser(slug string, u User) error //guard:write
 	// User returns the user with the id.
-	User(slug string, id int64) (User, error)
+	User(slug string, id int64) (User, error) //guard:read
 	// UserIDByUsername returns the id of the user whose Fold(Username)
 	// equals Fold(username).
-	UserIDByUsername(slug, username string) (int64, error)
+	UserIDByUsername(slug, username string) (int64, error) //guard:read
 	// UserIDByEmail returns the id of the user whose Fold(Email) equals
 	// Fold(email).
-	UserIDByEmail(slug, email string) (int64, error)
+	UserIDByEmail(slug, email string) (int64, error) //guard:read
 	// Users returns one page of users in ascending id order and the number
 	// of users that match q in all. See UserQuery.
-	Users(slug string, q UserQuery) (users []User, total int, err error)
+	Users(slug string, q UserQuery) (users []User, total int, err error) //guard:read
 
 	// UserRoles returns the user's directly assigned role ids, ascending.
-	UserRoles(slug string, userID int64) ([]int64, error)
+	UserRoles(slug string, userID int64) ([]int64, error) //guard:read
 	// AddUserRole records the role as directly assigned; adding it again is
 	// not an error.
-	AddUserRole(slug string, userID, roleID int64) error
+	AddUserRole(slug string, userID, roleID int64) error //guard:write
 	// RemoveUserRole removes a directly assigned role, or returns
 	// ErrNotFound if it is not assigned.
-	RemoveUserRole(slug string, userID, roleID int64) error
+	RemoveUserRole(slug string, userID, roleID int64) error //guard:write
 
 	// UserAttributes returns the user's attributes (an empty, non-nil map
 	// when there are none).
-	UserAttributes(slug string, userID int64) (map[string]string, error)
+	UserAttributes(slug string, userID int64) (map[string]string, error) //guard:read
 	// PutUserAttribute creates or replaces one attribute.
-	PutUserAttribute(slug string, userID int64, key, value string) error
+	PutUserAttribute(slug string, userID int64, key, value string) error //guard:write
 	// DeleteUserAttribute removes one attribute, or returns ErrNotFound.
-	DeleteUserAttribute(slug string, userID int64, key string) error
+	DeleteUserAttribute(slug string, userID int64, key string) error //guard:write
 	// UsersByAttribute returns one page of the users whose attribute
 	// q.Key has exactly the value q.Value (compared byte for byte, no
 	// folding), in ascending id order, and the number of them in all. A
@@ -152,119 +158,119 @@ type Records interface {
 	// the page and the offset (and, where the store counts its index
 	// entries for the total, as PostgreSQL does, the users with the
 	// value), never the number of users.
-	UsersByAttribute(slug string, q AttributeQuery) (users []User, total int, err error)
+	UsersByAttribute(slug string, q AttributeQuery) (users []User, total int, err error) //guard:read
 
 	// ClaimMappers returns the workspace's mappers in ascending
 	// AttributeKey order.
-	ClaimMappers(slug string) ([]ClaimMapper, error)
+	ClaimMappers(slug string) ([]ClaimMapper, error) //guard:read
 	// PutClaimMapper creates or replaces the mapper for m.AttributeKey.
-	PutClaimMapper(slug string, m ClaimMapper) error
+	PutClaimMapper(slug string, m ClaimMapper) error //guard:write
 	// DeleteClaimMapper removes the mapper, or returns ErrNotFound.
-	DeleteClaimMapper(slug, attributeKey string) error
+	DeleteClaimMapper(slug, attributeKey string) error //guard:write
 
 	// PutWebhook creates or replaces the endpoint with w.ID.
-	PutWebhook(slug string, w Webhook) error
+	PutWebhook(slug string, w Webhook) error //guard:write
 	// Webhook returns the endpoint with the id.
-	Webhook(slug string, id int64) (Webhook, error)
+	Webhook(slug string, id int64) (Webhook, error) //guard:read
 	// Webhooks returns one page of endpoints in ascending id order (skip
 	// offset, at most limit) and the number of endpoints in all.
-	Webhooks(slug string, offset, limit int) (hooks []Webhook, total int, err error)
+	Webhooks(slug string, offset, limit int) (hooks []Webhook, total int, err error) //guard:read
 	// WebhooksForEvent returns the endpoints (enabled or not) whose Events
 	// hold eventType, in ascending id order. A store keeps an index by
 	// event type in step with PutWebhook and DeleteWebhook, so that an
 	// event costs in proportion to the endpoints subscribed to it, not to
 	// the workspace's endpoints (memstore, built for tests, scans).
-	WebhooksForEvent(slug, eventType string) ([]Webhook, error)
+	WebhooksForEvent(slug, eventType string) ([]Webhook, error) //guard:read
 	// DeleteWebhook removes the endpoint and every delivery of it (with
 	// their due-index entries), or returns ErrNotFound.
-	DeleteWebhook(slug string, id int64) error
+	DeleteWebhook(slug string, id int64) error //guard:write
 
 	// PutSession creates or replaces the session with s.ID and keeps the
 	// per-user index in step.
-	PutSession(slug string, s Session) error
+	PutSession(slug string, s Session) error //guard:write
 	// Session returns the session with the id.
-	Session(slug, id string) (Session, error)
+	Session(slug, id string) (Session, error) //guard:read
 	// UserSessions returns every session of the user (active, expired and
 	// revoked) in ascending CreatedAt order, ties by id.
-	UserSessions(slug string, userID int64) ([]Session, error)
+	UserSessions(slug string, userID int64) ([]Session, error) //guard:read
 	// UserSessionsPage returns one page of the user's sessions in the
 	// order of UserSessions (skip offset, at most limit; limit <= 0 means
 	// none) and the number of the user's sessions in all. A page costs
 	// what it returns plus a walk of the keys before it, never reading
 	// the records it skips.
-	UserSessionsPage(slug string, userID int64, offset, limit int) (sessions []Session, total int, err error)
+	UserSessionsPage(slug string, userID int64, offset, limit int) (sessions []Session, total int, err error) //guard:read
 
 	// PutAPIKey creates or replaces the key record with k.ID. The
 	// workspace k.Workspace must exist.
-	PutAPIKey(k APIKey) error
+	PutAPIKey(k APIKey) error //guard:write
 	// APIKey returns the key record with the id, whatever its workspace.
-	APIKey(id string) (APIKey, error)
+	APIKey(id string) (APIKey, error) //guard:read
 	// APIKeys returns the workspace's key records in ascending id order.
-	APIKeys(slug string) ([]APIKey, error)
+	APIKeys(slug string) ([]APIKey, error) //guard:read
 	// DeleteAPIKey removes the key record, or returns ErrNotFound.
-	DeleteAPIKey(id string) error
+	DeleteAPIKey(id string) error //guard:write
 
 	// PutOAuthClient creates or replaces the OAuth client with c.ID in the
 	// workspace. Client ids are unique within a workspace only.
-	PutOAuthClient(slug string, c OAuthClient) error
+	PutOAuthClient(slug string, c OAuthClient) error //guard:write
 	// OAuthClient returns the workspace's OAuth client with the id.
-	OAuthClient(slug, id string) (OAuthClient, error)
+	OAuthClient(slug, id string) (OAuthClient, error) //guard:read
 	// OAuthClients returns the workspace's OAuth clients in ascending id
 	// order (byte order, as Go compares strings).
-	OAuthClients(slug string) ([]OAuthClient, error)
+	OAuthClients(slug string) ([]OAuthClient, error) //guard:read
 	// DeleteOAuthClient removes the OAuth client, or returns ErrNotFound.
-	DeleteOAuthClient(slug, id string) error
+	DeleteOAuthClient(slug, id string) error //guard:write
 
 	// PutSigningKey creates or replaces the workspace's token signing key
 	// with k.ID.
-	PutSigningKey(slug string, k SigningKey) error
+	PutSigningKey(slug string, k SigningKey) error //guard:write
 	// SigningKeys returns the workspace's signing keys (every state) in
 	// ascending CreatedAt order, ties by id.
-	SigningKeys(slug string) ([]SigningKey, error)
+	SigningKeys(slug string) ([]SigningKey, error) //guard:read
 	// DeleteSigningKey removes the signing key, or returns ErrNotFound.
-	DeleteSigningKey(slug, id string) error
+	DeleteSigningKey(slug, id string) error //guard:write
 
 	// PutAuthRequest creates or replaces the authorization request with
 	// r.ID.
-	PutAuthRequest(slug string, r AuthRequest) error
+	PutAuthRequest(slug string, r AuthRequest) error //guard:write
 	// AuthRequest returns the authorization request with the id.
-	AuthRequest(slug, id string) (AuthRequest, error)
+	AuthRequest(slug, id string) (AuthRequest, error) //guard:read
 
 	// PutGrant creates or replaces the grant with g.ID and keeps the
 	// per-user index in step (a grant with UserID 0 belongs to no user).
-	PutGrant(slug string, g Grant) error
+	PutGrant(slug string, g Grant) error //guard:write
 	// Grant returns the grant with the id.
-	Grant(slug, id string) (Grant, error)
+	Grant(slug, id string) (Grant, error) //guard:read
 	// UserGrants returns every grant of the user (active, expired and
 	// revoked) in ascending CreatedAt order, ties by id.
-	UserGrants(slug string, userID int64) ([]Grant, error)
+	UserGrants(slug string, userID int64) ([]Grant, error) //guard:read
 
 	// PutRefreshToken creates or replaces the refresh token with t.ID.
-	PutRefreshToken(slug string, t RefreshToken) error
+	PutRefreshToken(slug string, t RefreshToken) error //guard:write
 	// RefreshToken returns the refresh token with the id.
-	RefreshToken(slug, id string) (RefreshToken, error)
+	RefreshToken(slug, id string) (RefreshToken, error) //guard:read
 
 	// PutLoginAttempts creates or replaces the lockout state of the user
 	// a.UserID.
-	PutLoginAttempts(slug string, a LoginAttempts) error
+	PutLoginAttempts(slug string, a LoginAttempts) error //guard:write
 	// LoginAttempts returns the lockout state of the user, or ErrNotFound
 	// when none was ever stored.
-	LoginAttempts(slug string, userID int64) (LoginAttempts, error)
+	LoginAttempts(slug string, userID int64) (LoginAttempts, error) //guard:read
 
 	// PutSecondFactor creates or replaces the second factor of the user
 	// f.UserID.
-	PutSecondFactor(slug string, f SecondFactor) error
+	PutSecondFactor(slug string, f SecondFactor) error //guard:write
 	// SecondFactor returns the user's second factor, or ErrNotFound when
 	// it has none.
-	SecondFactor(slug string, userID int64) (SecondFactor, error)
+	SecondFactor(slug string, userID int64) (SecondFactor, error) //guard:read
 	// DeleteSecondFactor removes the user's second factor, or returns
 	// ErrNotFound when it has none.
-	DeleteSecondFactor(slug string, userID int64) error
+	DeleteSecondFactor(slug string, userID int64) error //guard:write
 
 	// PutVerificationToken creates or replaces the token with t.ID.
-	PutVerificationToken(slug string, t VerificationToken) error
+	PutVerificationToken(slug string, t VerificationToken) error //guard:write
 	// VerificationToken returns the token with the id.
-	VerificationToken(slug, id string) (VerificationToken, error)
+	VerificationToken(slug, id string) (VerificationToken, error) //guard:read
 
 	// DeleteUser removes the user with the id and every record a store
 	// keeps under the user's id, in this transaction: the user record and
@@ -283,7 +289,7 @@ type Records interface {
 	// refresh tokens) rather than by scanning a workspace's records, so
 	// that the cost is in proportion to what the user has; memstore, built
 	// for tests, scans some and says so.
-	DeleteUser(slug string, id int64) error
+	DeleteUser(slug string, id int64) error //guard:write
 	// DeleteWorkspace removes the workspace and everything that belongs to
 	// it, in this transaction: its record, sequences, users and all that
 	// DeleteUser removes, claim mappers, webhooks and every job of the
@@ -294,24 +300,24 @@ type Records interface {
 	// lockout states, second factors and idempotency records. It returns
 	// ErrNotFound when the workspace does not exist. A workspace created
 	// again with the slug starts empty, its sequences at 1.
-	DeleteWorkspace(slug string) error
+	DeleteWorkspace(slug string) error //guard:write
 
 	// PutIdempotency creates or replaces the record for (r.Workspace,
 	// r.Scope, r.Key). The workspace must exist.
-	PutIdempotency(r IdempotencyRecord) error
+	PutIdempotency(r IdempotencyRecord) error //guard:write
 	// Idempotency returns the record for the key, expired or not.
-	Idempotency(slug, scope, key string) (IdempotencyRecord, error)
+	Idempotency(slug, scope, key string) (IdempotencyRecord, error) //guard:read
 	// DeleteIdempotency removes the record, or returns ErrNotFound.
-	DeleteIdempotency(slug, scope, key string) error
+	DeleteIdempotency(slug, scope, key string) error //guard:write
 	// DeleteExpiredIdempotency removes up to limit records of any
 	// workspace whose ExpiresAt is at or before now, earliest ExpiresAt
 	// first, and returns how many it removed.
-	DeleteExpiredIdempotency(now time.Time, limit int) (int, error)
+	DeleteExpiredIdempotency(now time.Time, limit int) (int, error) //guard:write
 
 	// DeleteEndedSessions removes up to limit sessions of the workspace
 	// whose EndedAt is at or before before, earliest first, with their
 	// per-user index entries, and returns how many it removed.
-	DeleteEndedSessions(slug string, before time.Time, limit int) (int, error)
+	DeleteEndedSessions(slug string, before time.Time, limit int) (int, error) //guard:write
 	// DeleteExpiredTokens removes up to limit records of the workspace
 	// whose ExpiresAt is at or before before: single-use tokens (every
 	// purpose), authorization requests, refresh tokens and grants (a
@@ -320,7 +326,7 @@ type Records interface {
 	// removed. Used or not does not matter: what expired is removed. It
 	// removes single-use tokens first, then authorization requests,
 	// refresh tokens and grants, each kind earliest ExpiresAt first.
-	DeleteExpiredTokens(slug string, before time.Time, limit int) (int, error)
+	DeleteExpiredTokens(slug string, before time.Time, limit int) (int, error) //guard:write
 }
 
 // Queue is the queue of jobs: webhook deliveries and mail jobs, with the
@@ -330,9 +336,9 @@ type Queue interface {
 	// webhook job, d.EndpointID, must exist (ErrNotFound otherwise); a mail
 	// job has EndpointID 0 and belongs to no endpoint. The store keeps a
 	// due index in step: a pending job is due at d.DueAt().
-	PutDelivery(slug string, d Delivery) error
+	PutDelivery(slug string, d Delivery) error //guard:write
 	// Delivery returns the delivery with the id.
-	Delivery(slug string, id int64) (Delivery, error)
+	Delivery(slug string, id int64) (Delivery, error) //guard:read
 	// ClaimDelivery reads the delivery with the id, like Delivery, for a
 	// write that follows in this transaction (a dispatcher's lease). It
 	// returns false, and no error, when there is no such delivery or
@@ -340,14 +346,14 @@ type Queue interface {
 	// treats it as taken and moves on instead of waiting. A store whose
 	// Update transactions run one at a time never sees a held delivery.
 	// It is a write: inside View the front returns ErrReadOnly.
-	ClaimDelivery(slug string, id int64) (Delivery, bool, error)
+	ClaimDelivery(slug string, id int64) (Delivery, bool, error) //guard:write
 	// Deliveries returns every webhook job of the endpoint (pending,
 	// succeeded and failed) in ascending id order; none for an unknown
 	// endpoint.
-	Deliveries(slug string, endpointID int64) ([]Delivery, error)
+	Deliveries(slug string, endpointID int64) ([]Delivery, error) //guard:read
 	// MailJobs returns every mail job of the workspace (pending, succeeded
 	// and failed) in ascending id order.
-	MailJobs(slug string) ([]Delivery, error)
+	MailJobs(slug string) ([]Delivery, error) //guard:read
 	// DeliveriesPage returns one page of the endpoint's webhook jobs in
 	// ascending id order (skip offset, at most limit; limit <= 0 means
 	// none) and the number of its jobs in all; none for an unknown
@@ -355,20 +361,20 @@ type Queue interface {
 	// returns. (Deliveries, MailJobs and UserSessions list in full for
 	// the identity package's own work in one transaction: failing an
 	// endpoint's pending jobs, revoking a user's sessions, an export.)
-	DeliveriesPage(slug string, endpointID int64, offset, limit int) (jobs []Delivery, total int, err error)
+	DeliveriesPage(slug string, endpointID int64, offset, limit int) (jobs []Delivery, total int, err error) //guard:read
 	// MailJobsPage returns one page of the workspace's mail jobs in
 	// ascending id order and the number of them in all, as
 	// DeliveriesPage does.
-	MailJobsPage(slug string, offset, limit int) (jobs []Delivery, total int, err error)
+	MailJobsPage(slug string, offset, limit int) (jobs []Delivery, total int, err error) //guard:read
 	// DueDeliveries returns up to limit pending deliveries of every
 	// workspace whose DueAt is at or before now, in ascending DueAt order
 	// (ties in any stable order).
-	DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error)
+	DueDeliveries(now time.Time, limit int) ([]QueuedDelivery, error) //guard:read
 	// NextDueAt returns the earliest DueAt of any pending delivery of any
 	// workspace, and false when there is none.
-	NextDueAt() (time.Time, bool, error)
+	NextDueAt() (time.Time, bool, error) //guard:read
 	// PendingDeliveries counts the pending deliveries of every workspace.
-	PendingDeliveries() (int, error)
+	PendingDeliveries() (int, error) //guard:read
 	// DeleteFinishedDeliveries removes up to limit jobs of the workspace
 	// of the kind with the status (DeliverySucceeded or DeliveryFailed;
 	// pending jobs are never removed: 0 for DeliveryPending) whose
@@ -378,7 +384,7 @@ type Queue interface {
 	// A store indexes finished jobs, ended sessions and the records
 	// DeleteExpiredTokens removes by that time, so that a sweep costs in
 	// proportion to what it removes (memstore, built for tests, scans).
-	DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error)
+	DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error) //guard:write
 }
 
 // Sequence names a per-workspace id sequence.

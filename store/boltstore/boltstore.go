@@ -366,6 +366,13 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
+var _ store.Exclusive = (*Store)(nil)
+
+// Exclusive implements store.Exclusive: it returns true, because the
+// file's lock keeps every other Store, of this process or another, from
+// opening the file while this one has it open (see Open).
+func (s *Store) Exclusive() bool { return true }
+
 // isClosed reports whether Close has been called.
 func (s *Store) isClosed() bool {
 	select {

@@ -359,3 +359,16 @@ const lockRetry = 50 * time.Millisecond
 // openWait bounds a wait for Open to give up: far beyond any Timeout the
 // tests set, so that only an Open that never gives up runs into it.
 const openWait = 5 * time.Minute
+
+// TestExclusive: a Store says it alone changes its file, which the
+// file's lock (TestSecondOpenFailsFast) makes true.
+func TestExclusive(t *testing.T) {
+	var st store.Store = newStore(t)
+	e, ok := st.(store.Exclusive)
+	if !ok {
+		t.Fatal("a boltstore.Store does not implement store.Exclusive")
+	}
+	if !e.Exclusive() {
+		t.Error("Exclusive() = false, want true")
+	}
+}

@@ -703,7 +703,10 @@ func encodeLoginAttempts(a store.LoginAttempts) ([]byte, error) {
 	return json.Marshal(r)
 }
 
-func decodeLoginAttempts(userID int64, v []byte) (store.LoginAttempts, error) {
+// decodeLoginAttempts decodes the record v stored under k, the user's id
+// key.
+func decodeLoginAttempts(k, v []byte) (store.LoginAttempts, error) {
+	userID := decodeID(k)
 	var r loginAttemptsRecord
 	if err := json.Unmarshal(v, &r); err != nil {
 		return store.LoginAttempts{}, fmt.Errorf("boltstore: login attempts of user %d: %w", userID, err)
@@ -741,7 +744,10 @@ func encodeSecondFactor(f store.SecondFactor) ([]byte, error) {
 	})
 }
 
-func decodeSecondFactor(userID int64, v []byte) (store.SecondFactor, error) {
+// decodeSecondFactor decodes the record v stored under k, the user's id
+// key.
+func decodeSecondFactor(k, v []byte) (store.SecondFactor, error) {
+	userID := decodeID(k)
 	var r secondFactorRecord
 	if err := json.Unmarshal(v, &r); err != nil {
 		return store.SecondFactor{}, fmt.Errorf("boltstore: second factor of user %d: %w", userID, err)

@@ -54,6 +54,24 @@ func grantTokenKey(grantID, tokenID string) []byte {
 	return append(appendString(make([]byte, 0, binary.MaxVarintLen64+len(grantID)+len(tokenID)), grantID), tokenID...)
 }
 
+// The entry of each record in the index that follows it, nil for none.
+
+func sessionEntry(s store.Session) []byte { return userSessionKey(s.UserID, s.CreatedAt, s.ID) }
+
+func tokenEntry(v store.VerificationToken) []byte { return userRecordKey(v.UserID, v.ID) }
+
+func authRequestEntry(r store.AuthRequest) []byte { return userRecordKey(r.UserID, r.ID) }
+
+func refreshTokenEntry(r store.RefreshToken) []byte { return grantTokenKey(r.GrantID, r.ID) }
+
+// grantEntry is nil for a grant of user 0, which belongs to no user.
+func grantEntry(g store.Grant) []byte {
+	if g.UserID == 0 {
+		return nil
+	}
+	return userGrantKey(g.UserID, g.CreatedAt, g.ID)
+}
+
 // moveEntry makes the index b hold next instead of prev; nil stands for
 // no entry.
 func moveEntry(b *bbolt.Bucket, prev, next []byte) error {

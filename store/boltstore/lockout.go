@@ -14,11 +14,7 @@ func (t *tx) PutLoginAttempts(slug string, a store.LoginAttempts) error {
 	if err != nil {
 		return err
 	}
-	v, err := encodeLoginAttempts(a)
-	if err != nil {
-		return err
-	}
-	return sp.bucket(bucketLoginAttempts).Put(idKey(a.UserID), v)
+	return putRecord(sp.bucket(bucketLoginAttempts), idKey(a.UserID), a, encodeLoginAttempts)
 }
 
 // LoginAttempts implements store.Tx.
@@ -27,9 +23,5 @@ func (t *tx) LoginAttempts(slug string, userID int64) (store.LoginAttempts, erro
 	if err != nil {
 		return store.LoginAttempts{}, err
 	}
-	v := sp.bucket(bucketLoginAttempts).Get(idKey(userID))
-	if v == nil { // a record is never empty: JSON is at least "{}"
-		return store.LoginAttempts{}, notFound("login attempts of user %d", userID)
-	}
-	return decodeLoginAttempts(userID, v)
+	return getRecord(sp.bucket(bucketLoginAttempts), idKey(userID), decodeLoginAttempts, "login attempts of user %d", userID)
 }

@@ -1,9 +1,9 @@
 package boltstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/identitylib/identity/store"
@@ -23,15 +23,6 @@ func errEmptyID(what string) error {
 	return fmt.Errorf("boltstore: the %s id is empty", what)
 }
 
-// getByID returns the value stored under id in the workspace's bucket n,
-// or nil; the empty id, which no record has, finds nothing.
-func (sp *space) getByID(n nested, id string) []byte {
-	if id == "" {
-		return nil
-	}
-	return sp.bucket(n).Get([]byte(id))
-}
-
 // Signing keys.
 
 // PutSigningKey implements store.Tx.
@@ -43,11 +34,7 @@ func (t *tx) PutSigningKey(slug string, k store.SigningKey) error {
 	if k.ID == "" {
 		return errEmptyID("signing key")
 	}
-	v, err := encodeSigningKey(k)
-	if err != nil {
-		return err
-	}
-	return sp.bucket(bucketSigningKeys).Put([]byte(k.ID), v)
+	return putRecord(sp.bucket(bucketSigningKeys), []byte(k.ID), k, encodeSigningKey)
 }
 
 // SigningKeys implements store.Tx. The bucket is in id order; the keys
@@ -57,12 +44,7 @@ func (t *tx) SigningKeys(slug string) ([]store.SigningKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []store.SigningKey
-	err = sp.bucket(bucketSigningKeys).ForEach(func(k, v []byte) error {
-		key, err := decodeSigningKey(k, v)
-		out = append(out, key)
-		return err
-	})
+	out, err := listRecords(sp.bucket(bucketSigningKeys), decodeSigningKey)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +59,7 @@ func (t *tx) DeleteSigningKey(slug, id string) error {
 	if err != nil {
 		return err
 	}
-	if sp.getByID(bucketSigningKeys, id) == nil { // a record is never empty
-		return notFound("signing key %q", id)
-	}
-	return sp.bucket(bucketSigningKeys).Delete([]byte(id))
+	return deleteRecord(sp.bucket(bucketSigningKeys), []byte(id), "signing key %q", id)
 }
 
 // Authorization requests.
@@ -99,15 +78,7 @@ func (t *tx) PutAuthRequest(slug string, r store.AuthRequest) error {
 		return err
 	}
 	requests, k := sp.bucket(bucketAuthRequests), []byte(r.ID)
-	var prev []byte
-	if old := requests.Get(k); old != nil {
-		o, err := decodeAuthRequest(k, old)
-		if err != nil {
-			return err
-		}
-		prev = userRecordKey(o.UserID, o.ID)
-	}
-	if err := moveEntry(sp.bucket(bucketUserAuthRequests), prev, userRecordKey(r.UserID, r.ID)); err != nil {
+	if err := moveIndexEntry(requests, sp.bucket(bucketUserAuthRequests), k, r, decodeAuthRequest, authRequestEntry); err != nil {
 		return err
 	}
 	if err := sp.resweep(bucketAuthRequests, k, requests.Get(k), sweepKey(sweepAuthRequest, r.ExpiresAt, k)); err != nil {
@@ -122,11 +93,7 @@ func (t *tx) AuthRequest(slug, id string) (store.AuthRequest, error) {
 	if err != nil {
 		return store.AuthRequest{}, err
 	}
-	v := sp.getByID(bucketAuthRequests, id)
-	if v == nil {
-		return store.AuthRequest{}, notFound("authorization request %q", id)
-	}
-	return decodeAuthRequest([]byte(id), v)
+	return getRecord(sp.bucket(bucketAuthRequests), []byte(id), decodeAuthRequest, "authorization request %q", id)
 }
 
 // Grants.
@@ -145,7 +112,7 @@ func (t *tx) PutGrant(slug string, g store.Grant) error {
 		return err
 	}
 	grants, k := sp.bucket(bucketGrants), []byte(g.ID)
-	if err := sp.moveUserGrant(k, grants.Get(k), g); err != nil {
+	if err := moveIndexEntry(grants, sp.bucket(bucketUserGrants), k, g, decodeGrant, grantEntry); err != nil {
 		return err
 	}
 	if err := sp.resweep(bucketGrants, k, grants.Get(k), sweepKey(sweepGrant, g.ExpiresAt, k)); err != nil {
@@ -154,45 +121,13 @@ func (t *tx) PutGrant(slug string, g store.Grant) error {
 	return grants.Put(k, v)
 }
 
-// moveUserGrant points user_grants at g instead of at prev, the record
-// stored under the grant key k (nil if none). A grant of user 0 belongs
-// to no user and has no entry.
-func (sp *space) moveUserGrant(k, prev []byte, g store.Grant) error {
-	index := sp.bucket(bucketUserGrants)
-	var next []byte
-	if g.UserID != 0 {
-		next = userGrantKey(g.UserID, g.CreatedAt, g.ID)
-	}
-	if prev != nil {
-		old, err := decodeGrant(k, prev)
-		if err != nil {
-			return err
-		}
-		if old.UserID != 0 {
-			if prevKey := userGrantKey(old.UserID, old.CreatedAt, old.ID); !bytes.Equal(prevKey, next) {
-				if err := index.Delete(prevKey); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if next == nil {
-		return nil
-	}
-	return index.Put(next, nil)
-}
-
 // Grant implements store.Tx.
 func (t *tx) Grant(slug, id string) (store.Grant, error) {
 	sp, err := t.space(slug)
 	if err != nil {
 		return store.Grant{}, err
 	}
-	v := sp.getByID(bucketGrants, id)
-	if v == nil {
-		return store.Grant{}, notFound("grant %q", id)
-	}
-	return decodeGrant([]byte(id), v)
+	return getRecord(sp.bucket(bucketGrants), []byte(id), decodeGrant, "grant %q", id)
 }
 
 // UserGrants implements store.Tx: a prefix scan of user_grants, whose
@@ -204,22 +139,8 @@ func (t *tx) UserGrants(slug string, userID int64) ([]store.Grant, error) {
 	if err != nil {
 		return nil, err
 	}
-	grants, prefix := sp.bucket(bucketGrants), idKey(userID)
-	var out []store.Grant
-	c := sp.bucket(bucketUserGrants).Cursor()
-	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		id := k[2*idKeyLen:]
-		v := grants.Get(id)
-		if v == nil {
-			return nil, fmt.Errorf("boltstore: user_grants names grant %q, which does not exist", id)
-		}
-		g, err := decodeGrant(id, v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, nil
+	out, _, err := userRecords(sp, bucketUserGrants, bucketGrants, idKey(userID), 0, math.MaxInt, "grant", decodeGrant)
+	return out, err
 }
 
 // Refresh tokens.
@@ -245,15 +166,7 @@ func (t *tx) PutRefreshToken(slug string, r store.RefreshToken) error {
 		return err
 	}
 	tokens, k := sp.bucket(bucketRefreshTokens), []byte(r.ID)
-	var prev []byte
-	if old := tokens.Get(k); old != nil {
-		o, err := decodeRefreshToken(k, old)
-		if err != nil {
-			return err
-		}
-		prev = grantTokenKey(o.GrantID, o.ID)
-	}
-	if err := moveEntry(sp.bucket(bucketGrantRefreshTokens), prev, grantTokenKey(r.GrantID, r.ID)); err != nil {
+	if err := moveIndexEntry(tokens, sp.bucket(bucketGrantRefreshTokens), k, r, decodeRefreshToken, refreshTokenEntry); err != nil {
 		return err
 	}
 	if err := sp.resweep(bucketRefreshTokens, k, tokens.Get(k), sweepKey(sweepRefreshToken, r.ExpiresAt, k)); err != nil {
@@ -268,9 +181,5 @@ func (t *tx) RefreshToken(slug, id string) (store.RefreshToken, error) {
 	if err != nil {
 		return store.RefreshToken{}, err
 	}
-	v := sp.getByID(bucketRefreshTokens, id)
-	if v == nil {
-		return store.RefreshToken{}, notFound("refresh token %q", id)
-	}
-	return decodeRefreshToken([]byte(id), v)
+	return getRecord(sp.bucket(bucketRefreshTokens), []byte(id), decodeRefreshToken, "refresh token %q", id)
 }

@@ -38,14 +38,14 @@ func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
 	if c.ID == "" {
 		return errEmptyClientID
 	}
-	v, err := json.Marshal(clientRecord{
+	return putRecord(sp.bucket(bucketOAuthClients), []byte(c.ID), c, encodeClient)
+}
+
+func encodeClient(c store.OAuthClient) ([]byte, error) {
+	return json.Marshal(clientRecord{
 		Name: c.Name, Public: c.Public, RedirectURIs: c.RedirectURIs, PostLogout: c.PostLogoutRedirectURIs,
 		GrantTypes: c.GrantTypes, SecretHash: c.SecretHash, CreatedAt: toMicros(c.CreatedAt),
 	})
-	if err != nil {
-		return err
-	}
-	return sp.bucket(bucketOAuthClients).Put([]byte(c.ID), v)
 }
 
 func decodeClient(id, v []byte) (store.OAuthClient, error) {
@@ -66,14 +66,7 @@ func (t *tx) OAuthClient(slug, id string) (store.OAuthClient, error) {
 	if err != nil {
 		return store.OAuthClient{}, err
 	}
-	var v []byte
-	if id != "" {
-		v = sp.bucket(bucketOAuthClients).Get([]byte(id))
-	}
-	if v == nil {
-		return store.OAuthClient{}, notFound("OAuth client %q", id)
-	}
-	return decodeClient([]byte(id), v)
+	return getRecord(sp.bucket(bucketOAuthClients), []byte(id), decodeClient, "OAuth client %q", id)
 }
 
 // OAuthClients implements store.Tx: the bucket in key order.
@@ -82,13 +75,7 @@ func (t *tx) OAuthClients(slug string) ([]store.OAuthClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []store.OAuthClient
-	err = sp.bucket(bucketOAuthClients).ForEach(func(k, v []byte) error {
-		c, err := decodeClient(k, v)
-		out = append(out, c)
-		return err
-	})
-	return out, err
+	return listRecords(sp.bucket(bucketOAuthClients), decodeClient)
 }
 
 // DeleteOAuthClient implements store.Tx.
@@ -97,11 +84,7 @@ func (t *tx) DeleteOAuthClient(slug, id string) error {
 	if err != nil {
 		return err
 	}
-	b := sp.bucket(bucketOAuthClients)
-	if id == "" || b.Get([]byte(id)) == nil { // a record is never empty
-		return notFound("OAuth client %q", id)
-	}
-	return b.Delete([]byte(id))
+	return deleteRecord(sp.bucket(bucketOAuthClients), []byte(id), "OAuth client %q", id)
 }
 
 // Verification tokens.
@@ -124,15 +107,7 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 		return err
 	}
 	tokens, k := sp.bucket(bucketTokens), []byte(v.ID)
-	var prev []byte
-	if old := tokens.Get(k); old != nil {
-		o, err := decodeToken(k, old)
-		if err != nil {
-			return err
-		}
-		prev = userRecordKey(o.UserID, o.ID)
-	}
-	if err := moveEntry(sp.bucket(bucketUserTokens), prev, userRecordKey(v.UserID, v.ID)); err != nil {
+	if err := moveIndexEntry(tokens, sp.bucket(bucketUserTokens), k, v, decodeToken, tokenEntry); err != nil {
 		return err
 	}
 	if err := sp.resweep(bucketTokens, k, tokens.Get(k), sweepKey(sweepToken, v.ExpiresAt, k)); err != nil {
@@ -147,14 +122,7 @@ func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error)
 	if err != nil {
 		return store.VerificationToken{}, err
 	}
-	var v []byte
-	if id != "" {
-		v = sp.bucket(bucketTokens).Get([]byte(id))
-	}
-	if v == nil {
-		return store.VerificationToken{}, notFound("verification token %q", id)
-	}
-	return decodeToken([]byte(id), v)
+	return getRecord(sp.bucket(bucketTokens), []byte(id), decodeToken, "verification token %q", id)
 }
 
 // Idempotency records. A record lives in its workspace's idempotency
@@ -269,12 +237,8 @@ func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, erro
 	if err != nil {
 		return store.IdempotencyRecord{}, err
 	}
-	k := idemKey(scope, key)
-	v := sp.bucket(bucketIdempotency).Get(k)
-	if v == nil {
-		return store.IdempotencyRecord{}, notFound("idempotency key %q", key)
-	}
-	return decodeIdem(slug, k, v)
+	decode := func(k, v []byte) (store.IdempotencyRecord, error) { return decodeIdem(slug, k, v) }
+	return getRecord(sp.bucket(bucketIdempotency), idemKey(scope, key), decode, "idempotency key %q", key)
 }
 
 // DeleteIdempotency implements store.Tx.

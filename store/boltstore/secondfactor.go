@@ -14,11 +14,7 @@ func (t *tx) PutSecondFactor(slug string, f store.SecondFactor) error {
 	if err != nil {
 		return err
 	}
-	v, err := encodeSecondFactor(f)
-	if err != nil {
-		return err
-	}
-	return sp.bucket(bucketSecondFactors).Put(idKey(f.UserID), v)
+	return putRecord(sp.bucket(bucketSecondFactors), idKey(f.UserID), f, encodeSecondFactor)
 }
 
 // SecondFactor implements store.Tx.
@@ -27,11 +23,7 @@ func (t *tx) SecondFactor(slug string, userID int64) (store.SecondFactor, error)
 	if err != nil {
 		return store.SecondFactor{}, err
 	}
-	v := sp.bucket(bucketSecondFactors).Get(idKey(userID))
-	if v == nil { // a record is never empty: JSON is at least "{}"
-		return store.SecondFactor{}, notFound("second factor of user %d", userID)
-	}
-	return decodeSecondFactor(userID, v)
+	return getRecord(sp.bucket(bucketSecondFactors), idKey(userID), decodeSecondFactor, "second factor of user %d", userID)
 }
 
 // DeleteSecondFactor implements store.Tx.
@@ -40,9 +32,5 @@ func (t *tx) DeleteSecondFactor(slug string, userID int64) error {
 	if err != nil {
 		return err
 	}
-	b := sp.bucket(bucketSecondFactors)
-	if b.Get(idKey(userID)) == nil { // a record is never empty
-		return notFound("second factor of user %d", userID)
-	}
-	return b.Delete(idKey(userID))
+	return deleteRecord(sp.bucket(bucketSecondFactors), idKey(userID), "second factor of user %d", userID)
 }

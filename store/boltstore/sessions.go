@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/identitylib/identity/store"
 )
@@ -27,7 +28,7 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 		return err
 	}
 	sessions, k := sp.bucket(bucketSessions), []byte(s.ID)
-	if err := sp.moveUserSession(k, sessions.Get(k), s); err != nil {
+	if err := moveIndexEntry(sessions, sp.bucket(bucketUserSessions), k, s, decodeSession, sessionEntry); err != nil {
 		return err
 	}
 	if err := sp.resweep(bucketSessions, k, sessions.Get(k), sweepKey(sweepSession, s.EndedAt(), k)); err != nil {
@@ -36,39 +37,13 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 	return sessions.Put(k, v)
 }
 
-// moveUserSession points user_sessions at s instead of at prev, the record
-// stored under the session key k (nil if none).
-func (sp *space) moveUserSession(k, prev []byte, s store.Session) error {
-	index := sp.bucket(bucketUserSessions)
-	next := userSessionKey(s.UserID, s.CreatedAt, s.ID)
-	if prev != nil {
-		old, err := decodeSession(k, prev)
-		if err != nil {
-			return err
-		}
-		if prevKey := userSessionKey(old.UserID, old.CreatedAt, old.ID); !bytes.Equal(prevKey, next) {
-			if err := index.Delete(prevKey); err != nil {
-				return err
-			}
-		}
-	}
-	return index.Put(next, nil)
-}
-
 // Session implements store.Tx.
 func (t *tx) Session(slug, id string) (store.Session, error) {
 	sp, err := t.space(slug)
 	if err != nil {
 		return store.Session{}, err
 	}
-	if id == "" {
-		return store.Session{}, notFound("session %q", id)
-	}
-	v := sp.bucket(bucketSessions).Get([]byte(id))
-	if v == nil {
-		return store.Session{}, notFound("session %q", id)
-	}
-	return decodeSession([]byte(id), v)
+	return getRecord(sp.bucket(bucketSessions), []byte(id), decodeSession, "session %q", id)
 }
 
 // UserSessions implements store.Tx: a prefix scan of user_sessions, whose
@@ -79,22 +54,8 @@ func (t *tx) UserSessions(slug string, userID int64) ([]store.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	sessions, prefix := sp.bucket(bucketSessions), idKey(userID)
-	var out []store.Session
-	c := sp.bucket(bucketUserSessions).Cursor()
-	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		id := k[2*idKeyLen:]
-		v := sessions.Get(id)
-		if v == nil {
-			return nil, fmt.Errorf("boltstore: user_sessions names session %q, which does not exist", id)
-		}
-		s, err := decodeSession(id, v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	out, _, err := userRecords(sp, bucketUserSessions, bucketSessions, idKey(userID), 0, math.MaxInt, "session", decodeSession)
+	return out, err
 }
 
 // UserSessionsPage implements store.Tx: the prefix scan of UserSessions,
@@ -104,22 +65,31 @@ func (t *tx) UserSessionsPage(slug string, userID int64, offset, limit int) ([]s
 	if err != nil {
 		return nil, 0, err
 	}
-	sessions, prefix := sp.bucket(bucketSessions), idKey(userID)
-	var out []store.Session
+	return userRecords(sp, bucketUserSessions, bucketSessions, idKey(userID), offset, limit, "session", decodeSession)
+}
+
+// userRecords returns one page of the records of the bucket records that
+// the per-user index (user_sessions, user_grants, whose keys are
+// userIndexKey's) lists under prefix, a user's id key, in the index's
+// order: those from offset on, at most limit of them. It returns how
+// many the index lists in all too, and reads only the page's records.
+func userRecords[T any](sp *space, index, records nested, prefix []byte, offset, limit int, what string,
+	decode func(k, v []byte) (T, error)) ([]T, int, error) {
+	var out []T
 	total := 0
-	c := sp.bucket(bucketUserSessions).Cursor()
+	c := sp.bucket(index).Cursor()
 	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if total >= offset && len(out) < limit {
 			id := k[2*idKeyLen:]
-			v := sessions.Get(id)
+			v := sp.bucket(records).Get(id)
 			if v == nil {
-				return nil, 0, fmt.Errorf("boltstore: user_sessions names session %q, which does not exist", id)
+				return nil, 0, fmt.Errorf("boltstore: %s names %s %q, which does not exist", nestedNames[index], what, id)
 			}
-			s, err := decodeSession(id, v)
+			r, err := decode(id, v)
 			if err != nil {
 				return nil, 0, err
 			}
-			out = append(out, s)
+			out = append(out, r)
 		}
 		total++
 	}

@@ -222,19 +222,9 @@ func (t *tx) DeleteEndedSessions(slug string, before time.Time, limit int) (int,
 		return 0, nil
 	}
 	keys, ids := sp.due(sweepSession, before, limit)
-	sessions := sp.bucket(bucketSessions)
 	for i, id := range ids {
-		if v := sessions.Get(id); v != nil {
-			s, err := decodeSession(id, v)
-			if err != nil {
-				return 0, err
-			}
-			if err := sp.bucket(bucketUserSessions).Delete(userSessionKey(s.UserID, s.CreatedAt, s.ID)); err != nil {
-				return 0, err
-			}
-			if err := sessions.Delete(id); err != nil {
-				return 0, err
-			}
+		if _, err := deleteIndexed(sp.bucket(bucketSessions), sp.bucket(bucketUserSessions), id, decodeSession, sessionEntry); err != nil {
+			return 0, err
 		}
 		if err := sp.bucket(bucketSweep).Delete(keys[i]); err != nil {
 			return 0, err
@@ -276,44 +266,11 @@ func (t *tx) DeleteExpiredTokens(slug string, before time.Time, limit int) (int,
 func (sp *space) deleteExpired(class byte, id []byte) (int, error) {
 	switch class {
 	case sweepToken:
-		v := sp.bucket(bucketTokens).Get(id)
-		if v == nil {
-			return 0, nil
-		}
-		r, err := decodeToken(id, v)
-		if err != nil {
-			return 0, err
-		}
-		if err := moveEntry(sp.bucket(bucketUserTokens), userRecordKey(r.UserID, r.ID), nil); err != nil {
-			return 0, err
-		}
-		return 1, sp.bucket(bucketTokens).Delete(id)
+		return deleteIndexed(sp.bucket(bucketTokens), sp.bucket(bucketUserTokens), id, decodeToken, tokenEntry)
 	case sweepAuthRequest:
-		v := sp.bucket(bucketAuthRequests).Get(id)
-		if v == nil {
-			return 0, nil
-		}
-		r, err := decodeAuthRequest(id, v)
-		if err != nil {
-			return 0, err
-		}
-		if err := moveEntry(sp.bucket(bucketUserAuthRequests), userRecordKey(r.UserID, r.ID), nil); err != nil {
-			return 0, err
-		}
-		return 1, sp.bucket(bucketAuthRequests).Delete(id)
+		return deleteIndexed(sp.bucket(bucketAuthRequests), sp.bucket(bucketUserAuthRequests), id, decodeAuthRequest, authRequestEntry)
 	case sweepRefreshToken:
-		v := sp.bucket(bucketRefreshTokens).Get(id)
-		if v == nil {
-			return 0, nil
-		}
-		r, err := decodeRefreshToken(id, v)
-		if err != nil {
-			return 0, err
-		}
-		if err := sp.bucket(bucketGrantRefreshTokens).Delete(grantTokenKey(r.GrantID, r.ID)); err != nil {
-			return 0, err
-		}
-		return 1, sp.bucket(bucketRefreshTokens).Delete(id)
+		return deleteIndexed(sp.bucket(bucketRefreshTokens), sp.bucket(bucketGrantRefreshTokens), id, decodeRefreshToken, refreshTokenEntry)
 	case sweepGrant:
 		v := sp.bucket(bucketGrants).Get(id)
 		if v == nil {
@@ -339,10 +296,8 @@ func (sp *space) deleteExpired(class byte, id []byte) (int, error) {
 		if err := deleteKeys(tokens, tokenKeys); err != nil {
 			return 0, err
 		}
-		if g.UserID != 0 {
-			if err := sp.bucket(bucketUserGrants).Delete(userGrantKey(g.UserID, g.CreatedAt, g.ID)); err != nil {
-				return 0, err
-			}
+		if err := moveEntry(sp.bucket(bucketUserGrants), grantEntry(g), nil); err != nil {
+			return 0, err
 		}
 		return n, sp.bucket(bucketGrants).Delete(id)
 	}

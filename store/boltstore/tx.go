@@ -75,6 +75,89 @@ func notFound(format string, args ...any) error {
 	return fmt.Errorf("boltstore: "+format+": %w", append(args, store.ErrNotFound)...)
 }
 
+// Records. Every kind of record is stored whole under its key, encoded
+// by its encode function and decoded by its decode function (codec.go),
+// and never empty, so that a nil Get means no record. These helpers are
+// the reads and writes that every kind shares; a record that indexes
+// follow moves its entries before it is put.
+
+// getRecord returns the record stored under k in b, or an error wrapping
+// store.ErrNotFound that names it as format and args do. The empty key,
+// which bbolt cannot store, finds nothing.
+func getRecord[T any](b *bbolt.Bucket, k []byte, decode func(k, v []byte) (T, error), format string, args ...any) (T, error) {
+	var v []byte
+	if len(k) > 0 {
+		v = b.Get(k)
+	}
+	if v == nil {
+		var zero T
+		return zero, notFound(format, args...)
+	}
+	return decode(k, v)
+}
+
+// putRecord stores r under k in b.
+func putRecord[T any](b *bbolt.Bucket, k []byte, r T, encode func(T) ([]byte, error)) error {
+	v, err := encode(r)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, v)
+}
+
+// deleteRecord deletes the record stored under k in b, or returns an
+// error wrapping store.ErrNotFound that names it as format and args do.
+func deleteRecord(b *bbolt.Bucket, k []byte, format string, args ...any) error {
+	if len(k) == 0 || b.Get(k) == nil {
+		return notFound(format, args...)
+	}
+	return b.Delete(k)
+}
+
+// listRecords returns every record of b, in key order.
+func listRecords[T any](b *bbolt.Bucket, decode func(k, v []byte) (T, error)) ([]T, error) {
+	var out []T
+	err := b.ForEach(func(k, v []byte) error {
+		r, err := decode(k, v)
+		out = append(out, r)
+		return err
+	})
+	return out, err
+}
+
+// moveIndexEntry makes index hold the entry of r, which entryOf returns
+// (nil for none), instead of the entry of the record stored under k in
+// records before r replaces it, if there is one.
+func moveIndexEntry[T any](records, index *bbolt.Bucket, k []byte, r T, decode func(k, v []byte) (T, error), entryOf func(T) []byte) error {
+	var prev []byte
+	if v := records.Get(k); v != nil {
+		old, err := decode(k, v)
+		if err != nil {
+			return err
+		}
+		prev = entryOf(old)
+	}
+	return moveEntry(index, prev, entryOf(r))
+}
+
+// deleteIndexed deletes the record stored under k in records with its
+// entry in index, which entryOf returns, and returns 1; with no record
+// there it returns 0. The record's sweep entry is the caller's.
+func deleteIndexed[T any](records, index *bbolt.Bucket, k []byte, decode func(k, v []byte) (T, error), entryOf func(T) []byte) (int, error) {
+	v := records.Get(k)
+	if v == nil {
+		return 0, nil
+	}
+	r, err := decode(k, v)
+	if err != nil {
+		return 0, err
+	}
+	if err := moveEntry(index, entryOf(r), nil); err != nil {
+		return 0, err
+	}
+	return 1, records.Delete(k)
+}
+
 // Workspaces.
 
 // PutWorkspace implements store.Tx.
@@ -82,11 +165,7 @@ func (t *tx) PutWorkspace(w store.Workspace) error {
 	if err := t.createSpace(w.Slug); err != nil {
 		return fmt.Errorf("boltstore: workspace %q: %w", w.Slug, err)
 	}
-	v, err := encodeWorkspace(w)
-	if err != nil {
-		return err
-	}
-	return t.btx.Bucket(bucketWorkspaces).Put([]byte(w.Slug), v)
+	return putRecord(t.btx.Bucket(bucketWorkspaces), []byte(w.Slug), w, encodeWorkspace)
 }
 
 // createSpace creates the workspace's bucket and its nested buckets unless
@@ -105,22 +184,12 @@ func (t *tx) createSpace(slug string) error {
 
 // Workspace implements store.Tx.
 func (t *tx) Workspace(slug string) (store.Workspace, error) {
-	v := t.btx.Bucket(bucketWorkspaces).Get([]byte(slug))
-	if v == nil {
-		return store.Workspace{}, notFound("workspace %q", slug)
-	}
-	return decodeWorkspace([]byte(slug), v)
+	return getRecord(t.btx.Bucket(bucketWorkspaces), []byte(slug), decodeWorkspace, "workspace %q", slug)
 }
 
 // Workspaces implements store.Tx.
 func (t *tx) Workspaces() ([]store.Workspace, error) {
-	var out []store.Workspace
-	err := t.btx.Bucket(bucketWorkspaces).ForEach(func(k, v []byte) error {
-		w, err := decodeWorkspace(k, v)
-		out = append(out, w)
-		return err
-	})
-	return out, err
+	return listRecords(t.btx.Bucket(bucketWorkspaces), decodeWorkspace)
 }
 
 // NextID implements store.Tx with the bbolt sequence of a bucket per
@@ -243,13 +312,7 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []store.ClaimMapper
-	err = sp.bucket(bucketMappers).ForEach(func(k, v []byte) error {
-		m, err := decodeMapper(k, v)
-		out = append(out, m)
-		return err
-	})
-	return out, err
+	return listRecords(sp.bucket(bucketMappers), decodeMapper)
 }
 
 // PutClaimMapper implements store.Tx.
@@ -258,11 +321,7 @@ func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
 	if err != nil {
 		return err
 	}
-	v, err := encodeMapper(m)
-	if err != nil {
-		return err
-	}
-	return sp.bucket(bucketMappers).Put([]byte(m.AttributeKey), v)
+	return putRecord(sp.bucket(bucketMappers), []byte(m.AttributeKey), m, encodeMapper)
 }
 
 // DeleteClaimMapper implements store.Tx.
@@ -271,11 +330,7 @@ func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
 	if err != nil {
 		return err
 	}
-	b, k := sp.bucket(bucketMappers), []byte(attributeKey)
-	if b.Get(k) == nil { // a mapper record is never empty
-		return notFound("claim mapper %q", attributeKey)
-	}
-	return b.Delete(k)
+	return deleteRecord(sp.bucket(bucketMappers), []byte(attributeKey), "claim mapper %q", attributeKey)
 }
 
 // Webhooks.
@@ -303,12 +358,7 @@ func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
 	if err != nil {
 		return store.Webhook{}, err
 	}
-	k := idKey(id)
-	v := sp.bucket(bucketWebhooks).Get(k)
-	if v == nil {
-		return store.Webhook{}, notFound("webhook %d", id)
-	}
-	return decodeWebhook(k, v)
+	return getRecord(sp.bucket(bucketWebhooks), idKey(id), decodeWebhook, "webhook %d", id)
 }
 
 // Webhooks implements store.Tx. It walks every endpoint to count them:
@@ -362,20 +412,12 @@ func (t *tx) PutAPIKey(k store.APIKey) error {
 	if _, err := t.space(k.Workspace); err != nil {
 		return err
 	}
-	v, err := encodeAPIKey(k)
-	if err != nil {
-		return err
-	}
-	return t.btx.Bucket(bucketAPIKeys).Put([]byte(k.ID), v)
+	return putRecord(t.btx.Bucket(bucketAPIKeys), []byte(k.ID), k, encodeAPIKey)
 }
 
 // APIKey implements store.Tx.
 func (t *tx) APIKey(id string) (store.APIKey, error) {
-	v := t.btx.Bucket(bucketAPIKeys).Get([]byte(id))
-	if v == nil {
-		return store.APIKey{}, notFound("api key %q", id)
-	}
-	return decodeAPIKey([]byte(id), v)
+	return getRecord(t.btx.Bucket(bucketAPIKeys), []byte(id), decodeAPIKey, "api key %q", id)
 }
 
 // APIKeys implements store.Tx. It decodes every key of every workspace:
@@ -397,9 +439,5 @@ func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
 
 // DeleteAPIKey implements store.Tx.
 func (t *tx) DeleteAPIKey(id string) error {
-	b := t.btx.Bucket(bucketAPIKeys)
-	if b.Get([]byte(id)) == nil {
-		return notFound("api key %q", id)
-	}
-	return b.Delete([]byte(id))
+	return deleteRecord(t.btx.Bucket(bucketAPIKeys), []byte(id), "api key %q", id)
 }

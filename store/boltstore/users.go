@@ -156,12 +156,7 @@ func (t *tx) User(slug string, id int64) (store.User, error) {
 	if err != nil {
 		return store.User{}, err
 	}
-	k := idKey(id)
-	v := sp.bucket(bucketUsers).Get(k)
-	if v == nil {
-		return store.User{}, notFound("user %d", id)
-	}
-	return decodeUser(k, v)
+	return getRecord(sp.bucket(bucketUsers), idKey(id), decodeUser, "user %d", id)
 }
 
 // UserIDByUsername implements store.Tx.

@@ -97,18 +97,10 @@ func (t *tx) PutDelivery(slug string, d store.Delivery) error {
 	if _, ok := n.hooks[d.EndpointID]; !ok && d.Kind == store.JobWebhook {
 		return store.ErrNotFound
 	}
-	d = copyDelivery(d)
 	old, had := n.delivs[d.ID]
-	if had {
-		t.s.removeDelivery(n, old)
-	}
-	t.s.addDelivery(n, d)
-	t.onUndo(func() {
-		t.s.removeDelivery(n, d)
-		if had {
-			t.s.addDelivery(n, old)
-		}
-	})
+	add := func(j store.Delivery) { t.s.addDelivery(n, j) }
+	remove := func(j store.Delivery) { t.s.removeDelivery(n, j) }
+	replaceRecord(t, old, had, copyDelivery(d), add, remove)
 	return nil
 }
 
@@ -118,11 +110,7 @@ func (t *tx) Delivery(slug string, id int64) (store.Delivery, error) {
 	if err != nil {
 		return store.Delivery{}, err
 	}
-	d, ok := n.delivs[id]
-	if !ok {
-		return store.Delivery{}, store.ErrNotFound
-	}
-	return copyDelivery(d), nil
+	return getRecord(n.delivs, id, copyDelivery)
 }
 
 // ClaimDelivery implements store.Tx: Update holds the store's write lock,

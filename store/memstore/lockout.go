@@ -27,16 +27,7 @@ func (t *tx) PutLoginAttempts(slug string, a store.LoginAttempts) error {
 	if err != nil {
 		return err
 	}
-	a = copyLoginAttempts(a)
-	old, had := n.loginAttempts[a.UserID]
-	n.loginAttempts[a.UserID] = a
-	t.onUndo(func() {
-		if had {
-			n.loginAttempts[a.UserID] = old
-		} else {
-			delete(n.loginAttempts, a.UserID)
-		}
-	})
+	setRecord(t, n.loginAttempts, a.UserID, copyLoginAttempts(a))
 	return nil
 }
 
@@ -46,9 +37,5 @@ func (t *tx) LoginAttempts(slug string, userID int64) (store.LoginAttempts, erro
 	if err != nil {
 		return store.LoginAttempts{}, err
 	}
-	a, ok := n.loginAttempts[userID]
-	if !ok {
-		return store.LoginAttempts{}, store.ErrNotFound
-	}
-	return copyLoginAttempts(a), nil
+	return getRecord(n.loginAttempts, userID, copyLoginAttempts)
 }

@@ -302,6 +302,62 @@ func copyAPIKey(k store.APIKey) store.APIKey {
 	return k
 }
 
+// Records of one kind are kept in a map by key. These helpers are the
+// reads and writes that every kind shares; each write records its
+// inverse in the transaction's undo log.
+
+// setRecord stores r under k in m.
+func setRecord[K comparable, V any](t *tx, m map[K]V, k K, r V) {
+	old, had := m[k]
+	m[k] = r
+	t.onUndo(func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	})
+}
+
+// getRecord returns a copy, made by clone, of the record stored under k
+// in m, or store.ErrNotFound.
+func getRecord[K comparable, V any](m map[K]V, k K, clone func(V) V) (V, error) {
+	r, ok := m[k]
+	if !ok {
+		var zero V
+		return zero, store.ErrNotFound
+	}
+	return clone(r), nil
+}
+
+// deleteRecord removes the record stored under k from m, or returns
+// store.ErrNotFound.
+func deleteRecord[K comparable, V any](t *tx, m map[K]V, k K) error {
+	old, ok := m[k]
+	if !ok {
+		return store.ErrNotFound
+	}
+	delete(m, k)
+	t.onUndo(func() { m[k] = old })
+	return nil
+}
+
+// replaceRecord stores r in place of old, the record stored before it
+// when had, through add and remove, which keep the indexes of a record
+// in step with it.
+func replaceRecord[V any](t *tx, old V, had bool, r V, add, remove func(V)) {
+	if had {
+		remove(old)
+	}
+	add(r)
+	t.onUndo(func() {
+		remove(r)
+		if had {
+			add(old)
+		}
+	})
+}
+
 // insertSorted inserts id into the ascending slice s if it is not there.
 func insertSorted(s []int64, id int64) ([]int64, bool) {
 	i, found := slices.BinarySearch(s, id)
@@ -656,15 +712,7 @@ func (t *tx) PutClaimMapper(slug string, m store.ClaimMapper) error {
 	if err != nil {
 		return err
 	}
-	old, had := n.mappers[m.AttributeKey]
-	n.mappers[m.AttributeKey] = m
-	t.onUndo(func() {
-		if had {
-			n.mappers[m.AttributeKey] = old
-		} else {
-			delete(n.mappers, m.AttributeKey)
-		}
-	})
+	setRecord(t, n.mappers, m.AttributeKey, m)
 	return nil
 }
 
@@ -674,13 +722,7 @@ func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
 	if err != nil {
 		return err
 	}
-	old, had := n.mappers[attributeKey]
-	if !had {
-		return store.ErrNotFound
-	}
-	delete(n.mappers, attributeKey)
-	t.onUndo(func() { n.mappers[attributeKey] = old })
-	return nil
+	return deleteRecord(t, n.mappers, attributeKey)
 }
 
 // Webhooks.
@@ -714,11 +756,7 @@ func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
 	if err != nil {
 		return store.Webhook{}, err
 	}
-	w, ok := n.hooks[id]
-	if !ok {
-		return store.Webhook{}, store.ErrNotFound
-	}
-	return copyWebhook(w), nil
+	return getRecord(n.hooks, id, copyWebhook)
 }
 
 // Webhooks implements store.Tx.
@@ -771,26 +809,13 @@ func (t *tx) PutAPIKey(k store.APIKey) error {
 	if _, err := t.ns(k.Workspace); err != nil {
 		return err
 	}
-	k = copyAPIKey(k)
-	old, had := t.s.keys[k.ID]
-	t.s.keys[k.ID] = k
-	t.onUndo(func() {
-		if had {
-			t.s.keys[k.ID] = old
-		} else {
-			delete(t.s.keys, k.ID)
-		}
-	})
+	setRecord(t, t.s.keys, k.ID, copyAPIKey(k))
 	return nil
 }
 
 // APIKey implements store.Tx.
 func (t *tx) APIKey(id string) (store.APIKey, error) {
-	k, ok := t.s.keys[id]
-	if !ok {
-		return store.APIKey{}, store.ErrNotFound
-	}
-	return copyAPIKey(k), nil
+	return getRecord(t.s.keys, id, copyAPIKey)
 }
 
 // APIKeys implements store.Tx. It scans every key in the store, so it is
@@ -811,11 +836,5 @@ func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
 
 // DeleteAPIKey implements store.Tx.
 func (t *tx) DeleteAPIKey(id string) error {
-	old, ok := t.s.keys[id]
-	if !ok {
-		return store.ErrNotFound
-	}
-	delete(t.s.keys, id)
-	t.onUndo(func() { t.s.keys[id] = old })
-	return nil
+	return deleteRecord(t, t.s.keys, id)
 }

@@ -30,16 +30,7 @@ func (t *tx) PutSigningKey(slug string, k store.SigningKey) error {
 	if err != nil {
 		return err
 	}
-	k = copySigningKey(k)
-	old, had := n.signingKeys[k.ID]
-	n.signingKeys[k.ID] = k
-	t.onUndo(func() {
-		if had {
-			n.signingKeys[k.ID] = old
-		} else {
-			delete(n.signingKeys, k.ID)
-		}
-	})
+	setRecord(t, n.signingKeys, k.ID, copySigningKey(k))
 	return nil
 }
 
@@ -66,13 +57,7 @@ func (t *tx) DeleteSigningKey(slug, id string) error {
 	if err != nil {
 		return err
 	}
-	old, ok := n.signingKeys[id]
-	if !ok {
-		return store.ErrNotFound
-	}
-	delete(n.signingKeys, id)
-	t.onUndo(func() { n.signingKeys[id] = old })
-	return nil
+	return deleteRecord(t, n.signingKeys, id)
 }
 
 // Authorization requests.
@@ -93,16 +78,7 @@ func (t *tx) PutAuthRequest(slug string, r store.AuthRequest) error {
 	if err != nil {
 		return err
 	}
-	r = copyAuthRequest(r)
-	old, had := n.authRequests[r.ID]
-	n.authRequests[r.ID] = r
-	t.onUndo(func() {
-		if had {
-			n.authRequests[r.ID] = old
-		} else {
-			delete(n.authRequests, r.ID)
-		}
-	})
+	setRecord(t, n.authRequests, r.ID, copyAuthRequest(r))
 	return nil
 }
 
@@ -112,11 +88,7 @@ func (t *tx) AuthRequest(slug, id string) (store.AuthRequest, error) {
 	if err != nil {
 		return store.AuthRequest{}, err
 	}
-	r, ok := n.authRequests[id]
-	if !ok {
-		return store.AuthRequest{}, store.ErrNotFound
-	}
-	return copyAuthRequest(r), nil
+	return getRecord(n.authRequests, id, copyAuthRequest)
 }
 
 // Grants.
@@ -136,18 +108,8 @@ func (t *tx) PutGrant(slug string, g store.Grant) error {
 	if err != nil {
 		return err
 	}
-	g = copyGrant(g)
 	old, had := n.grants[g.ID]
-	if had {
-		n.removeGrant(old)
-	}
-	n.addGrant(g)
-	t.onUndo(func() {
-		n.removeGrant(g)
-		if had {
-			n.addGrant(old)
-		}
-	})
+	replaceRecord(t, old, had, copyGrant(g), n.addGrant, n.removeGrant)
 	return nil
 }
 
@@ -185,11 +147,7 @@ func (t *tx) Grant(slug, id string) (store.Grant, error) {
 	if err != nil {
 		return store.Grant{}, err
 	}
-	g, ok := n.grants[id]
-	if !ok {
-		return store.Grant{}, store.ErrNotFound
-	}
-	return copyGrant(g), nil
+	return getRecord(n.grants, id, copyGrant)
 }
 
 // UserGrants implements store.Tx. It sorts the user's grants on each
@@ -226,16 +184,7 @@ func (t *tx) PutRefreshToken(slug string, r store.RefreshToken) error {
 	if err != nil {
 		return err
 	}
-	r = copyRefreshToken(r)
-	old, had := n.refreshTokens[r.ID]
-	n.refreshTokens[r.ID] = r
-	t.onUndo(func() {
-		if had {
-			n.refreshTokens[r.ID] = old
-		} else {
-			delete(n.refreshTokens, r.ID)
-		}
-	})
+	setRecord(t, n.refreshTokens, r.ID, copyRefreshToken(r))
 	return nil
 }
 
@@ -245,9 +194,5 @@ func (t *tx) RefreshToken(slug, id string) (store.RefreshToken, error) {
 	if err != nil {
 		return store.RefreshToken{}, err
 	}
-	r, ok := n.refreshTokens[id]
-	if !ok {
-		return store.RefreshToken{}, store.ErrNotFound
-	}
-	return copyRefreshToken(r), nil
+	return getRecord(n.refreshTokens, id, copyRefreshToken)
 }

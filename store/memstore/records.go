@@ -26,16 +26,7 @@ func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
 	if err != nil {
 		return err
 	}
-	c = copyClient(c)
-	old, had := n.clients[c.ID]
-	n.clients[c.ID] = c
-	t.onUndo(func() {
-		if had {
-			n.clients[c.ID] = old
-		} else {
-			delete(n.clients, c.ID)
-		}
-	})
+	setRecord(t, n.clients, c.ID, copyClient(c))
 	return nil
 }
 
@@ -45,11 +36,7 @@ func (t *tx) OAuthClient(slug, id string) (store.OAuthClient, error) {
 	if err != nil {
 		return store.OAuthClient{}, err
 	}
-	c, ok := n.clients[id]
-	if !ok {
-		return store.OAuthClient{}, store.ErrNotFound
-	}
-	return copyClient(c), nil
+	return getRecord(n.clients, id, copyClient)
 }
 
 // OAuthClients implements store.Tx. It sorts the workspace's clients on
@@ -72,13 +59,7 @@ func (t *tx) DeleteOAuthClient(slug, id string) error {
 	if err != nil {
 		return err
 	}
-	old, ok := n.clients[id]
-	if !ok {
-		return store.ErrNotFound
-	}
-	delete(n.clients, id)
-	t.onUndo(func() { n.clients[id] = old })
-	return nil
+	return deleteRecord(t, n.clients, id)
 }
 
 // Verification tokens.
@@ -97,16 +78,7 @@ func (t *tx) PutVerificationToken(slug string, v store.VerificationToken) error 
 	if err != nil {
 		return err
 	}
-	v = copyToken(v)
-	old, had := n.tokens[v.ID]
-	n.tokens[v.ID] = v
-	t.onUndo(func() {
-		if had {
-			n.tokens[v.ID] = old
-		} else {
-			delete(n.tokens, v.ID)
-		}
-	})
+	setRecord(t, n.tokens, v.ID, copyToken(v))
 	return nil
 }
 
@@ -116,11 +88,7 @@ func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error)
 	if err != nil {
 		return store.VerificationToken{}, err
 	}
-	v, ok := n.tokens[id]
-	if !ok {
-		return store.VerificationToken{}, store.ErrNotFound
-	}
-	return copyToken(v), nil
+	return getRecord(n.tokens, id, copyToken)
 }
 
 // Idempotency records.
@@ -143,17 +111,7 @@ func (t *tx) PutIdempotency(r store.IdempotencyRecord) error {
 	if err != nil {
 		return err
 	}
-	r = copyIdempotency(r)
-	k := idemKey{r.Scope, r.Key}
-	old, had := n.idem[k]
-	n.idem[k] = r
-	t.onUndo(func() {
-		if had {
-			n.idem[k] = old
-		} else {
-			delete(n.idem, k)
-		}
-	})
+	setRecord(t, n.idem, idemKey{r.Scope, r.Key}, copyIdempotency(r))
 	return nil
 }
 
@@ -163,11 +121,7 @@ func (t *tx) Idempotency(slug, scope, key string) (store.IdempotencyRecord, erro
 	if err != nil {
 		return store.IdempotencyRecord{}, err
 	}
-	r, ok := n.idem[idemKey{scope, key}]
-	if !ok {
-		return store.IdempotencyRecord{}, store.ErrNotFound
-	}
-	return copyIdempotency(r), nil
+	return getRecord(n.idem, idemKey{scope, key}, copyIdempotency)
 }
 
 // DeleteIdempotency implements store.Tx.
@@ -176,14 +130,7 @@ func (t *tx) DeleteIdempotency(slug, scope, key string) error {
 	if err != nil {
 		return err
 	}
-	k := idemKey{scope, key}
-	old, ok := n.idem[k]
-	if !ok {
-		return store.ErrNotFound
-	}
-	delete(n.idem, k)
-	t.onUndo(func() { n.idem[k] = old })
-	return nil
+	return deleteRecord(t, n.idem, idemKey{scope, key})
 }
 
 // DeleteExpiredIdempotency implements store.Tx. It scans every record of

@@ -29,16 +29,7 @@ func (t *tx) PutSecondFactor(slug string, f store.SecondFactor) error {
 	if err != nil {
 		return err
 	}
-	f = copySecondFactor(f)
-	old, had := n.secondFactors[f.UserID]
-	n.secondFactors[f.UserID] = f
-	t.onUndo(func() {
-		if had {
-			n.secondFactors[f.UserID] = old
-		} else {
-			delete(n.secondFactors, f.UserID)
-		}
-	})
+	setRecord(t, n.secondFactors, f.UserID, copySecondFactor(f))
 	return nil
 }
 
@@ -48,11 +39,7 @@ func (t *tx) SecondFactor(slug string, userID int64) (store.SecondFactor, error)
 	if err != nil {
 		return store.SecondFactor{}, err
 	}
-	f, ok := n.secondFactors[userID]
-	if !ok {
-		return store.SecondFactor{}, store.ErrNotFound
-	}
-	return copySecondFactor(f), nil
+	return getRecord(n.secondFactors, userID, copySecondFactor)
 }
 
 // DeleteSecondFactor implements store.Tx.
@@ -61,11 +48,5 @@ func (t *tx) DeleteSecondFactor(slug string, userID int64) error {
 	if err != nil {
 		return err
 	}
-	old, ok := n.secondFactors[userID]
-	if !ok {
-		return store.ErrNotFound
-	}
-	delete(n.secondFactors, userID)
-	t.onUndo(func() { n.secondFactors[userID] = old })
-	return nil
+	return deleteRecord(t, n.secondFactors, userID)
 }

@@ -21,18 +21,8 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 	if s.ID == "" {
 		return errEmptySessionID
 	}
-	s = copySession(s)
 	old, had := n.sessions[s.ID]
-	if had {
-		n.removeSession(old)
-	}
-	n.addSession(s)
-	t.onUndo(func() {
-		n.removeSession(s)
-		if had {
-			n.addSession(old)
-		}
-	})
+	replaceRecord(t, old, had, copySession(s), n.addSession, n.removeSession)
 	return nil
 }
 
@@ -63,11 +53,7 @@ func (t *tx) Session(slug, id string) (store.Session, error) {
 	if err != nil {
 		return store.Session{}, err
 	}
-	s, ok := n.sessions[id]
-	if !ok {
-		return store.Session{}, store.ErrNotFound
-	}
-	return copySession(s), nil
+	return getRecord(n.sessions, id, copySession)
 }
 
 // UserSessions implements store.Tx. It sorts the user's sessions on each

@@ -103,17 +103,12 @@ func (t *tx) delivery(slug string, id int64, suffix string) (store.Delivery, err
 	if !storable(slug) {
 		return store.Delivery{}, notFound("workspace %q", slug)
 	}
-	d, err := scanDelivery(t.row(
-		"SELECT "+deliveryColumns+" FROM deliveries WHERE workspace = $1 AND id = $2"+suffix, slug, id))
-	switch {
-	case err == nil:
+	d, err := getRow(t, slug, t.row("SELECT "+deliveryColumns+" FROM deliveries WHERE workspace = $1 AND id = $2"+suffix, slug, id),
+		func(r pgx.Row) (store.Delivery, error) { return scanDelivery(r) }, "delivery %d", id)
+	if err == nil {
 		t.knowSpace(slug)
-		return d, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.Delivery{}, t.missing(slug, "delivery %d", id)
-	default:
-		return store.Delivery{}, t.fail(err)
 	}
+	return d, err
 }
 
 // Deliveries implements store.Tx.
@@ -132,15 +127,8 @@ func (t *tx) jobs(slug, where string, args ...any) ([]store.Delivery, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	ds, err := collect(t, "SELECT "+deliveryColumns+" FROM deliveries WHERE workspace = $1 AND "+where+" ORDER BY id",
-		args, func(r pgx.Rows) (store.Delivery, error) { return scanDelivery(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return ds, nil
+	return listRows(t, slug, "SELECT "+deliveryColumns+" FROM deliveries WHERE workspace = $1 AND "+where+" ORDER BY id",
+		args, func(r pgx.Row) (store.Delivery, error) { return scanDelivery(r) })
 }
 
 // DueDeliveries implements store.Tx by reading the start of the due index.

@@ -66,11 +66,8 @@ func (t *tx) DeleteWorkspace(slug string) error {
 		return notFound("workspace %q", slug)
 	}
 	tag, err := t.exec("DELETE FROM workspaces WHERE slug = $1", slug)
-	if err != nil {
+	if err := deleted(tag, err, "workspace %q", slug); err != nil {
 		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("workspace %q", slug)
 	}
 	delete(t.spaces, slug)
 	delete(t.newUsers, slug)

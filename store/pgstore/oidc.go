@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"errors"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/identitylib/identity/store"
@@ -54,15 +52,8 @@ func (t *tx) SigningKeys(slug string) ([]store.SigningKey, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	keys, err := collect(t, "SELECT "+signingKeyColumns+" FROM signing_keys WHERE workspace = $1 ORDER BY created_at, id",
-		[]any{slug}, func(r pgx.Rows) (store.SigningKey, error) { return scanSigningKey(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return keys, nil
+	return listRows(t, slug, "SELECT "+signingKeyColumns+" FROM signing_keys WHERE workspace = $1 ORDER BY created_at, id",
+		[]any{slug}, scanSigningKey)
 }
 
 // DeleteSigningKey implements store.Tx.
@@ -74,13 +65,7 @@ func (t *tx) DeleteSigningKey(slug, id string) error {
 		return notFound("signing key %q", id)
 	}
 	tag, err := t.exec("DELETE FROM signing_keys WHERE workspace = $1 AND id = $2", slug, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("signing key %q", id)
-	}
-	return nil
+	return deleted(tag, err, "signing key %q", id)
 }
 
 // Authorization requests.
@@ -192,15 +177,8 @@ func (t *tx) Grant(slug, id string) (store.Grant, error) {
 	if !storable(id) {
 		return store.Grant{}, t.missing(slug, "grant %q", id)
 	}
-	g, err := scanGrant(t.row("SELECT "+grantColumns+" FROM grants WHERE workspace = $1 AND id = $2", slug, id))
-	switch {
-	case err == nil:
-		return g, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.Grant{}, t.missing(slug, "grant %q", id)
-	default:
-		return store.Grant{}, t.fail(err)
-	}
+	return getRow(t, slug, t.row("SELECT "+grantColumns+" FROM grants WHERE workspace = $1 AND id = $2", slug, id),
+		scanGrant, "grant %q", id)
 }
 
 // UserGrants implements store.Tx: a range scan of grants_user. User id 0
@@ -212,15 +190,8 @@ func (t *tx) UserGrants(slug string, userID int64) ([]store.Grant, error) {
 	if userID == 0 {
 		return nil, t.emptyResult(slug)
 	}
-	gs, err := collect(t, "SELECT "+grantColumns+" FROM grants WHERE workspace = $1 AND user_id = $2 ORDER BY created_at, id",
-		[]any{slug, userID}, func(r pgx.Rows) (store.Grant, error) { return scanGrant(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(gs) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return gs, nil
+	return listRows(t, slug, "SELECT "+grantColumns+" FROM grants WHERE workspace = $1 AND user_id = $2 ORDER BY created_at, id",
+		[]any{slug, userID}, scanGrant)
 }
 
 // Refresh tokens.

@@ -17,14 +17,7 @@ func (t *tx) ClaimMappers(slug string) ([]store.ClaimMapper, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	ms, err := collect(t, claimMappersSQL, []any{slug}, func(r pgx.Rows) (store.ClaimMapper, error) { return scanClaimMapper(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(ms) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return ms, nil
+	return listRows(t, slug, claimMappersSQL, []any{slug}, scanClaimMapper)
 }
 
 // claimMappersSQL reads the claim mappers of workspace $1 in ascending
@@ -62,13 +55,7 @@ func (t *tx) DeleteClaimMapper(slug, attributeKey string) error {
 		return notFound("workspace %q", slug)
 	}
 	tag, err := t.exec("DELETE FROM claim_mappers WHERE workspace = $1 AND attribute_key = $2", slug, []byte(attributeKey))
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("claim mapper %q", attributeKey)
-	}
-	return nil
+	return deleted(tag, err, "claim mapper %q", attributeKey)
 }
 
 // written returns the error of an INSERT ... SELECT ... FROM workspaces
@@ -82,6 +69,19 @@ func (t *tx) written(tag interface{ RowsAffected() int64 }, err error, slug stri
 		return notFound("workspace %q", slug)
 	}
 	t.knowSpace(slug)
+	return nil
+}
+
+// deleted returns the error of a DELETE of one record: err, or
+// store.ErrNotFound wrapped with the record, which format and args name,
+// when it deleted no row.
+func deleted(tag interface{ RowsAffected() int64 }, err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(format, args...)
+	}
 	return nil
 }
 
@@ -123,15 +123,8 @@ func (t *tx) Webhook(slug string, id int64) (store.Webhook, error) {
 	if !storable(slug) {
 		return store.Webhook{}, notFound("workspace %q", slug)
 	}
-	w, err := scanWebhook(t.row("SELECT "+webhookColumns+" FROM webhooks WHERE workspace = $1 AND id = $2", slug, id))
-	switch {
-	case err == nil:
-		return w, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.Webhook{}, t.missing(slug, "webhook endpoint %d", id)
-	default:
-		return store.Webhook{}, t.fail(err)
-	}
+	return getRow(t, slug, t.row("SELECT "+webhookColumns+" FROM webhooks WHERE workspace = $1 AND id = $2", slug, id),
+		scanWebhook, "webhook endpoint %d", id)
 }
 
 // Webhooks implements store.Tx: the page and the total in one round trip.
@@ -175,13 +168,7 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 		return notFound("workspace %q", slug)
 	}
 	tag, err := t.exec("DELETE FROM webhooks WHERE workspace = $1 AND id = $2", slug, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("webhook endpoint %d", id)
-	}
-	return nil
+	return deleted(tag, err, "webhook endpoint %d", id)
 }
 
 // Sessions.
@@ -226,15 +213,8 @@ func (t *tx) Session(slug, id string) (store.Session, error) {
 	if !storable(slug) {
 		return store.Session{}, notFound("workspace %q", slug)
 	}
-	s, err := scanSession(t.row("SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND id = $2", slug, []byte(id)))
-	switch {
-	case err == nil:
-		return s, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.Session{}, t.missing(slug, "session %q", id)
-	default:
-		return store.Session{}, t.fail(err)
-	}
+	return getRow(t, slug, t.row("SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND id = $2", slug, []byte(id)),
+		scanSession, "session %q", id)
 }
 
 // UserSessions implements store.Tx.
@@ -242,15 +222,8 @@ func (t *tx) UserSessions(slug string, userID int64) ([]store.Session, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	ss, err := collect(t, "SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND user_id = $2 ORDER BY created_at, id",
-		[]any{slug, userID}, func(r pgx.Rows) (store.Session, error) { return scanSession(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(ss) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return ss, nil
+	return listRows(t, slug, "SELECT "+sessionColumns+" FROM sessions WHERE workspace = $1 AND user_id = $2 ORDER BY created_at, id",
+		[]any{slug, userID}, scanSession)
 }
 
 // API keys.
@@ -305,15 +278,7 @@ func (t *tx) APIKeys(slug string) ([]store.APIKey, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	keys, err := collect(t, "SELECT "+apiKeyColumns+" FROM api_keys WHERE workspace = $1 ORDER BY id", []any{slug},
-		func(r pgx.Rows) (store.APIKey, error) { return scanAPIKey(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return keys, nil
+	return listRows(t, slug, "SELECT "+apiKeyColumns+" FROM api_keys WHERE workspace = $1 ORDER BY id", []any{slug}, scanAPIKey)
 }
 
 // DeleteAPIKey implements store.Tx.
@@ -322,13 +287,7 @@ func (t *tx) DeleteAPIKey(id string) error {
 		return notFound("API key %q", id)
 	}
 	tag, err := t.exec("DELETE FROM api_keys WHERE id = $1", id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("API key %q", id)
-	}
-	return nil
+	return deleted(tag, err, "API key %q", id)
 }
 
 // OAuth clients.
@@ -376,15 +335,8 @@ func (t *tx) OAuthClient(slug, id string) (store.OAuthClient, error) {
 	if !storable(id) {
 		return store.OAuthClient{}, t.missing(slug, "OAuth client %q", id)
 	}
-	c, err := scanClient(t.row("SELECT "+clientColumns+" FROM oauth_clients WHERE workspace = $1 AND id = $2", slug, id))
-	switch {
-	case err == nil:
-		return c, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.OAuthClient{}, t.missing(slug, "OAuth client %q", id)
-	default:
-		return store.OAuthClient{}, t.fail(err)
-	}
+	return getRow(t, slug, t.row("SELECT "+clientColumns+" FROM oauth_clients WHERE workspace = $1 AND id = $2", slug, id),
+		scanClient, "OAuth client %q", id)
 }
 
 // OAuthClients implements store.Tx. Ids are text COLLATE "C", so they
@@ -393,15 +345,7 @@ func (t *tx) OAuthClients(slug string) ([]store.OAuthClient, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	cs, err := collect(t, "SELECT "+clientColumns+" FROM oauth_clients WHERE workspace = $1 ORDER BY id", []any{slug},
-		func(r pgx.Rows) (store.OAuthClient, error) { return scanClient(r) })
-	if err != nil {
-		return nil, err
-	}
-	if len(cs) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return cs, nil
+	return listRows(t, slug, "SELECT "+clientColumns+" FROM oauth_clients WHERE workspace = $1 ORDER BY id", []any{slug}, scanClient)
 }
 
 // DeleteOAuthClient implements store.Tx.
@@ -413,13 +357,7 @@ func (t *tx) DeleteOAuthClient(slug, id string) error {
 		return notFound("OAuth client %q", id)
 	}
 	tag, err := t.exec("DELETE FROM oauth_clients WHERE workspace = $1 AND id = $2", slug, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("OAuth client %q", id)
-	}
-	return nil
+	return deleted(tag, err, "OAuth client %q", id)
 }
 
 // Verification tokens.
@@ -515,13 +453,7 @@ func (t *tx) DeleteIdempotency(slug, scope, key string) error {
 	}
 	tag, err := t.exec("DELETE FROM idempotency WHERE workspace = $1 AND scope = $2 AND key = $3",
 		slug, []byte(scope), []byte(key))
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("idempotency key %q in scope %q", key, scope)
-	}
-	return nil
+	return deleted(tag, err, "idempotency key %q in scope %q", key, scope)
 }
 
 // DeleteExpiredIdempotency implements store.Tx by walking the expiry

@@ -365,6 +365,37 @@ func collect[T any](t *tx, sql string, args []any, scan func(pgx.Rows) (T, error
 	return out, nil
 }
 
+// listRows runs a query for the records of the workspace slug and scans
+// each row with scan. Finding none is no error, unless the workspace does
+// not exist (store.ErrNotFound).
+func listRows[T any](t *tx, slug, sql string, args []any, scan func(pgx.Row) (T, error)) ([]T, error) {
+	out, err := collect(t, sql, args, func(r pgx.Rows) (T, error) { return scan(r) })
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, t.emptyResult(slug)
+	}
+	return out, nil
+}
+
+// getRow scans row, the result of a query for one record of the
+// workspace slug, with scan. With no row it returns the error of missing,
+// which names the record as format and args do.
+func getRow[T any](t *tx, slug string, row pgx.Row, scan func(pgx.Row) (T, error), format string, args ...any) (T, error) {
+	r, err := scan(row)
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		var zero T
+		return zero, t.missing(slug, format, args...)
+	default:
+		var zero T
+		return zero, t.fail(err)
+	}
+}
+
 // flushWrites appends to w the writes of what the transaction kept in
 // memory (see seqs and newUsers).
 func (t *tx) flushWrites(w []queued) []queued {

@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -188,16 +187,12 @@ func (t *tx) User(slug string, id int64) (store.User, error) {
 	if !storable(slug) {
 		return store.User{}, notFound("workspace %q", slug)
 	}
-	u, err := scanUser(t.row("SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id))
-	switch {
-	case err == nil:
+	u, err := getRow(t, slug, t.row("SELECT "+userColumns+" FROM users WHERE workspace = $1 AND id = $2", slug, id),
+		func(r pgx.Row) (store.User, error) { return scanUser(r) }, "user %d", id)
+	if err == nil {
 		t.knowUser(slug, id)
-		return u, nil
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.User{}, t.missing(slug, "user %d", id)
-	default:
-		return store.User{}, t.fail(err)
 	}
+	return u, err
 }
 
 // UserIDByUsername implements store.Tx.
@@ -409,15 +404,8 @@ func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
 	if !storable(slug) {
 		return nil, notFound("workspace %q", slug)
 	}
-	roles, err := collect(t, "SELECT role_id FROM user_roles WHERE workspace = $1 AND user_id = $2 ORDER BY role_id",
-		[]any{slug, userID}, func(r pgx.Rows) (id int64, err error) { return id, r.Scan(&id) })
-	if err != nil {
-		return nil, err
-	}
-	if len(roles) == 0 {
-		return nil, t.emptyResult(slug)
-	}
-	return roles, nil
+	return listRows(t, slug, "SELECT role_id FROM user_roles WHERE workspace = $1 AND user_id = $2 ORDER BY role_id",
+		[]any{slug, userID}, func(r pgx.Row) (id int64, err error) { return id, r.Scan(&id) })
 }
 
 // AddUserRole implements store.Tx. The user must exist (store.ErrNotFound
@@ -449,13 +437,7 @@ func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
 		return notFound("workspace %q", slug)
 	}
 	tag, err := t.exec("DELETE FROM user_roles WHERE workspace = $1 AND user_id = $2 AND role_id = $3", slug, userID, roleID)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("role %d of user %d", roleID, userID)
-	}
-	return nil
+	return deleted(tag, err, "role %d of user %d", roleID, userID)
 }
 
 // Attributes.
@@ -534,11 +516,5 @@ func (t *tx) DeleteUserAttribute(slug string, userID int64, key string) error {
 	}
 	tag, err := t.exec("DELETE FROM user_attributes WHERE workspace = $1 AND user_id = $2 AND key = $3",
 		slug, userID, []byte(key))
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("attribute %q of user %d", key, userID)
-	}
-	return nil
+	return deleted(tag, err, "attribute %q of user %d", key, userID)
 }

@@ -22,7 +22,7 @@ import (
 // fit this Service. A failure of the store or of w is CodeInternal, with
 // the cause in Err, and an ended ctx returns ctx.Err().
 func (s *Service) Backup(ctx context.Context, w io.Writer) (int64, error) {
-	b, ok := backuper(s.store)
+	b, ok := storeAs[store.Backuper](s.store)
 	if !ok {
 		return 0, errorf(CodeInvalid, "this store cannot take a backup of itself while it runs (back up a PostgreSQL database with pg_dump)")
 	}
@@ -36,17 +36,20 @@ func (s *Service) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	return n, &Error{Code: CodeInternal, Message: "backup failed", Err: err}
 }
 
-// backuper returns st's store.Backuper, looking through the wrappers the
-// Service puts around its store (see observed), which have an Unwrap
-// method returning the store they wrap.
-func backuper(st store.Store) (store.Backuper, bool) {
+// storeAs returns st as a T, one of the optional interfaces of a Store
+// (store.Backuper, store.Exclusive), looking through the wrappers the
+// Service puts around its store (see observed) and those a program puts
+// around its own, which have an Unwrap method returning the store they
+// wrap.
+func storeAs[T any](st store.Store) (T, bool) {
 	for {
-		if b, ok := st.(store.Backuper); ok {
-			return b, true
+		if t, ok := st.(T); ok {
+			return t, true
 		}
 		w, ok := st.(interface{ Unwrap() store.Store })
 		if !ok {
-			return nil, false
+			var zero T
+			return zero, false
 		}
 		st = w.Unwrap()
 	}

@@ -80,9 +80,10 @@ type Options struct {
 	// DeleteWorkspace) is refused by the next call whatever the TTL; the
 	// TTL bounds how long a key revoked by another process sharing the
 	// store (PostgreSQL) may still be accepted here. Zero means the
-	// default, which the store decides: KeyCacheNoExpiry over a bbolt file
-	// (*boltstore.Store, which one process holds at a time), no caching
-	// over any other store. Negative turns the cache off.
+	// default, which the store decides: KeyCacheNoExpiry over a store that
+	// alone changes its data (store.Exclusive: a bbolt file, which one
+	// process holds at a time), no caching over any other store. Negative
+	// turns the cache off.
 	KeyCacheTTL time.Duration
 
 	// Observer, when set, is told of the Service's store transactions,

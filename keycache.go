@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/identitylib/identity/store"
-	"github.com/identitylib/identity/store/boltstore"
 )
 
 // KeyCacheNoExpiry, as Options.KeyCacheTTL, keeps a verified API key in
@@ -23,10 +22,10 @@ const KeyCacheNoExpiry time.Duration = math.MaxInt64
 const maxCachedKeys = 10_000
 
 // keyCacheTTL resolves Options.KeyCacheTTL for st: 0 (off), a positive
-// TTL, or KeyCacheNoExpiry. By default a bbolt file, which one process
-// holds at a time, is cached until revoked; any other store, which other
-// processes may share (PostgreSQL) or whose sharing New cannot know, is
-// not cached.
+// TTL, or KeyCacheNoExpiry. By default a store that alone changes its data
+// (store.Exclusive: a bbolt file, which one process holds at a time) is
+// cached until revoked; any other store, which other processes may share
+// (PostgreSQL) or whose sharing New cannot know, is not cached.
 func keyCacheTTL(st store.Store, ttl time.Duration) time.Duration {
 	switch {
 	case ttl < 0:
@@ -34,7 +33,7 @@ func keyCacheTTL(st store.Store, ttl time.Duration) time.Duration {
 	case ttl > 0:
 		return ttl
 	}
-	if _, ok := st.(*boltstore.Store); ok {
+	if x, ok := storeAs[store.Exclusive](st); ok && x.Exclusive() {
 		return KeyCacheNoExpiry
 	}
 	return 0

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/internal/testutil"
@@ -168,6 +169,77 @@ func TestDocsBlocksMarked(t *testing.T) {
 	for _, page := range docPages(t) {
 		readDoc(t, page)
 	}
+}
+
+// docLink finds the targets of a page's inline links.
+var docLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocsLinks checks that every link of a page to a file of the clone
+// names a file that exists and, with a #fragment, a heading of a Markdown
+// file (as GitHub makes anchors of headings).
+func TestDocsLinks(t *testing.T) {
+	anchors := map[string][]string{} // Markdown file, relative to the root: its anchors
+	anchorsOf := func(file string) []string {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		src, err := os.ReadFile(filepath.Join(docRoot, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a []string
+		fenced := false
+		for line := range strings.Lines(string(src)) {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fenced = !fenced
+			}
+			if fenced || !strings.HasPrefix(line, "#") {
+				continue
+			}
+			a = append(a, headingAnchor(strings.TrimLeft(strings.TrimSpace(line), "# ")))
+		}
+		anchors[file] = a
+		return a
+	}
+	for _, page := range append(docPages(t), "BENCHMARKS.md") {
+		src, err := os.ReadFile(filepath.Join(docRoot, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range docLink.FindAllStringSubmatch(string(src), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, fragment, _ := strings.Cut(target, "#")
+			file := page
+			if path != "" {
+				file = filepath.Join(filepath.Dir(page), path)
+				if _, err := os.Stat(filepath.Join(docRoot, file)); err != nil {
+					t.Errorf("%s: the link %s names no file of the clone", page, target)
+					continue
+				}
+			}
+			if fragment != "" && strings.HasSuffix(file, ".md") && !slices.Contains(anchorsOf(file), fragment) {
+				t.Errorf("%s: the link %s names no heading of %s", page, target, file)
+			}
+		}
+	}
+}
+
+// headingAnchor returns the anchor GitHub gives a heading: lower case,
+// spaces as hyphens, and only letters, digits, hyphens and underscores.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // TestDocsOutputMatching pins how an output block matches what a block

@@ -29,12 +29,11 @@ import (
 	"github.com/identitylib/identity/store/memstore"
 )
 
-// The rules catalogue: every rule the project documents (README "Rules
-// and limits" and "Decisions worth knowing", docs/api.md, the doc
-// comments, DECISIONS.md), once, with its documented values written out
-// here literally, never taken from the code under test, and every limit
-// tried on both sides of its boundary. A rule changed by mistake fails
-// here, in the package that owns it.
+// The rules catalogue: every rule the project documents (docs/rules.md,
+// docs/api.md, the doc comments), once, with its documented values
+// written out here literally, never taken from the code under test, and
+// every limit tried on both sides of its boundary. A rule changed by
+// mistake fails here, in the package that owns it.
 
 // catalogueRow is one documented rule tried with one value.
 type catalogueRow struct {

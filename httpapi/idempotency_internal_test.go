@@ -11,7 +11,7 @@ import (
 // TestIdempotencyFingerprintGolden pins the fingerprint of one request to
 // a value computed elsewhere (openssl dgst -sha256 -hmac KEY over
 // "POST /t/:slug/api/v1/users\n" and the body): an HMAC-SHA-256 keyed
-// with the API key, as the README documents, so that a change of its
+// with the API key, as docs/api.md documents, so that a change of its
 // message or key shows here, and a stored fingerprint stays what earlier
 // versions stored.
 func TestIdempotencyFingerprintGolden(t *testing.T) {

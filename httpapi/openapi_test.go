@@ -313,9 +313,9 @@ type oasValidator struct {
 // without a credential is never answered 2xx or 403, and is answered 401
 // when it is otherwise valid.
 //
-// Lengths. DECISIONS.md counts lengths in code points while JSON Schema (and
-// kin-openapi) counts UTF-16 units; a minLength/maxLength failure that holds
-// when counted in code points is not treated as a failure.
+// Lengths. docs/rules.md counts lengths in code points while JSON Schema
+// (and kin-openapi) counts UTF-16 units; a minLength/maxLength failure that
+// holds when counted in code points is not treated as a failure.
 func newOpenAPIValidator(doc *openapi3.T, raw []byte, t errorfer) (*oasValidator, error) {
 	// Route on the path alone: the server URL {base_url} names the
 	// deployment's host, which a test server does not have.
@@ -629,7 +629,7 @@ func (v *oasValidator) checkProblemStatus(res *http.Response, body []byte) []str
 
 // onlyCodePointLengthArtifacts reports whether every failure in err is a
 // minLength or maxLength failure of a string that the limit admits when
-// its length is counted in code points, as DECISIONS.md counts it.
+// its length is counted in code points, as docs/rules.md counts it.
 func onlyCodePointLengthArtifacts(err error) bool {
 	leaves := leafErrors(err)
 	if len(leaves) == 0 {

@@ -18,7 +18,7 @@
 #
 # Environment: GREMLINS_FLAGS adds flags to gremlins unleash (for example
 # "--workers 1 --timeout-coefficient 20" on a busy machine). Set
-# IDENTITY_TEST_POSTGRES (see the README) for store/pgstore, whose tests
+# IDENTITY_TEST_POSTGRES (see CONTRIBUTING.md) for store/pgstore, whose tests
 # skip without a server: its mutants would all be NOT COVERED.
 #
 # Exit status: 0 when no mutant lived, 1 when some did, 2 on an error.

@@ -23,7 +23,8 @@ import (
 	"github.com/identitylib/identity"
 )
 
-// updateScreenshot rewrites the README's screenshot of the sign-in page.
+// updateScreenshot rewrites the screenshot of the sign-in page that
+// docs/oidc.md shows.
 var updateScreenshot = flag.Bool("update-screenshot", false, "write the sign-in page's screenshot to docs/signin.png")
 
 // chromium returns the path of Debian's chromium. Under CI=true a missing

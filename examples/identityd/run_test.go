@@ -223,8 +223,8 @@ func TestUsage(t *testing.T) {
 }
 
 // TestSynopses checks that the synopsis of every command names each flag
-// the command defines, and that the README's list of commands is the list
-// identityd -h prints.
+// the command defines, and that the list of commands in
+// docs/getting-started.md is the list identityd -h prints.
 func TestSynopses(t *testing.T) {
 	for _, c := range commands() {
 		fs := c.flagSet(io.Discard)
@@ -240,12 +240,12 @@ func TestSynopses(t *testing.T) {
 		})
 	}
 
-	readme, err := os.ReadFile("../../README.md")
+	guide, err := os.ReadFile("../../docs/getting-started.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var listed []string
-	for line := range strings.Lines(string(readme)) {
+	for line := range strings.Lines(string(guide)) {
 		if strings.HasPrefix(line, "identityd [-db FILE] ") {
 			syn, _, _ := strings.Cut(line, "#")
 			listed = append(listed, strings.TrimSpace(syn))
@@ -256,7 +256,7 @@ func TestSynopses(t *testing.T) {
 		want = append(want, c.synopsis())
 	}
 	if diff := cmp.Diff(want, listed); diff != "" {
-		t.Errorf("the README's command list differs from identityd -h (-want +got):\n%s", diff)
+		t.Errorf("the command list of docs/getting-started.md differs from identityd -h (-want +got):\n%s", diff)
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 )
 
 // Permanent deletion: the right to erasure for one user, and the end of a
-// whole workspace. Neither is part of the REST API (SPEC.md leaves
-// permanent deletion to the administrators); DisableUser is the REST
+// whole workspace. Neither is part of the REST API (permanent deletion is
+// the administrators' act, docs/rules.md); DisableUser is the REST
 // DELETE, and keeps everything.
 
 // DeletedUser is what DeleteUserPermanently removed, for the record an

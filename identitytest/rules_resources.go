@@ -422,7 +422,7 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 	}
 	all := identity.Scopes()
 	if len(all) != 8 {
-		t.Errorf("%d scopes, want the 8 of the spec", len(all))
+		t.Errorf("%d scopes, want the 8 of the management API", len(all))
 	}
 	created, err = e.ws.CreateAPIKey(e.ctx, "", all)
 	if err != nil {

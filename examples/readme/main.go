@@ -1,10 +1,6 @@
-//go:build ignore
-
 // Command readme is the README's example, whole: its function run is the
 // README's Go block, line for line, and examples/identityd's
-// TestDocsReadmeExample checks that and runs it with go run, which builds a
-// file it is given despite the ignore constraint that keeps it out of
-// ./... . It opens a bbolt file in a temporary directory, creates a user
+// TestDocsReadmeExample checks that and runs it. It opens a bbolt file in a temporary directory, creates a user
 // with an attribute and a claim mapper, signs the user in and prints the
 // claims of an access token:
 //
@@ -58,7 +54,7 @@ func run(ctx context.Context, path string) error {
 		return err
 	}
 
-	s, err := ws.Login(ctx, "ada", "analytical engine") // s.User, s.Session, s.Token
+	s, err := ws.Login(ctx, "ada", "analytical engine") // s.User, s.Session, s.Secret
 	if err != nil {
 		return err
 	}

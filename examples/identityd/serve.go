@@ -150,9 +150,21 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	srv := newServer(h, logger)
 	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "issuer_base", *issuerBase, "allow_private_webhooks", *allowPrivate,
 		"hash_memory_budget", *hashBudget, "memory_limit", debug.SetMemoryLimit(memoryLimit))
+	logFirstStep(ctx, svc, logger, e.dbName())
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err
+}
+
+// logFirstStep logs, when the database has no workspace yet, the command
+// that creates one: what a new user runs next, in another terminal, while
+// serve runs (the command reaches this process through the admin socket).
+func logFirstStep(ctx context.Context, svc *identity.Service, logger *slog.Logger, db string) {
+	workspaces, err := svc.ListWorkspaces(ctx)
+	if err != nil || len(workspaces) > 0 {
+		return // a failure shows in the first request that reads the store
+	}
+	logger.Info("no workspace yet: create one with", "command", "identityd -db "+db+" workspace create SLUG")
 }
 
 // startSweeper sweeps expired idempotency records now and then every

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -70,10 +72,34 @@ func TestServe(t *testing.T) {
 			t.Errorf("the log lacks %s:\n%s", want, log)
 		}
 	}
+	if strings.Contains(log.String(), "no workspace yet") {
+		t.Errorf("the log says there is no workspace, with acme in the database:\n%s", log)
+	}
 	if strings.Contains(log.String(), key) {
 		t.Errorf("the log shows the api key:\n%s", log)
 	}
 	openDB(t, db) // the database was closed: it opens at once
+}
+
+// TestServeFirstStep: serve on a database without workspaces says, in one
+// line, what to run next; the command it gives works while serve runs.
+func TestServeFirstStep(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "new.db")
+	_, log, stop := serveInProcess(t, db)
+	line := waitFor(t, log, regexp.MustCompile(`msg="no workspace yet: create one with" command="identityd -db (\S+) workspace create SLUG"`), procWait)
+	if line[1] != db {
+		t.Errorf("the command names the database %q, want %q", line[1], db)
+	}
+	var stdout, stderr testutil.SyncBuffer
+	if code := run(context.Background(), []string{"-db", line[1], "workspace", "create", "acme"}, &stdout, &stderr); code != exitOK {
+		t.Errorf("the command it gives: exit %d, %s", code, stderr.String())
+	}
+	if code := stop(); code != exitOK {
+		t.Fatalf("serve exited %d; log:\n%s", code, log)
+	}
+	if n := strings.Count(log.String(), "no workspace yet"); n != 1 {
+		t.Errorf("the hint is logged %d times, want once:\n%s", n, log)
+	}
 }
 
 func TestServeWithoutAccessLog(t *testing.T) {

@@ -45,7 +45,7 @@ func ExampleStart() {
 	defer receiver.Close()
 
 	svc, err := identity.New(memstore.New(), &identity.Options{
-		AllowPrivateWebhooks: true,                                                   // the receiver is on loopback
+		AllowPrivateWebhooks: true,                                                    // the receiver is on loopback
 		PasswordHashing:      &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1}, // fast, for the example
 	})
 	if err != nil {

@@ -52,21 +52,26 @@ var (
 	benchDrops []func(context.Context) error
 )
 
+// TestMain closes the benchmark databases and drops their schemas after
+// the tests, before pgtest.Main stops the throwaway PostgreSQL server it
+// may have started (see package pgtest).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
-	for _, db := range benchDBs {
-		db.svc.Close()
-	}
-	for _, drop := range benchDrops {
-		if err := drop(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "drop benchmark schema:", err)
+	os.Exit(pgtest.Main(func() int {
+		code := m.Run()
+		for _, db := range benchDBs {
+			db.svc.Close()
 		}
-	}
-	if benchDir != "" && benchDir != *benchKeep {
-		os.RemoveAll(benchDir)
-	}
-	os.Exit(code)
+		for _, drop := range benchDrops {
+			if err := drop(context.Background()); err != nil {
+				fmt.Fprintln(os.Stderr, "drop benchmark schema:", err)
+			}
+		}
+		if benchDir != "" && benchDir != *benchKeep {
+			os.RemoveAll(benchDir)
+		}
+		return code
+	}))
 }
 
 // openBenchService opens a new, empty database of the -bench.store kind

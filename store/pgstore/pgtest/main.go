@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -28,6 +30,10 @@ var errNoMain = errors.New("PostgreSQL is installed, but this package's TestMain
 // underMain is set while Main runs the tests: only then may BaseURL start
 // a server, since only Main stops it.
 var underMain atomic.Bool
+
+// skipped counts the tests that skipped for want of PostgreSQL, for the
+// line Main prints.
+var skipped atomic.Int64
 
 // server is the throwaway server of this test binary: started by the
 // first test that needs it, once, and stopped by Main.
@@ -55,6 +61,11 @@ var server struct {
 // immediate shutdown, from the kernel when the process ends, and a small
 // shell process that outlives the test binary removes the directory once
 // the server is gone.
+//
+// Without PostgreSQL, if tests skipped for want of it, Main prints one
+// line that says how many and what to install or set, where a developer
+// sees it: go test shows a passing package's output only with -v, so
+// without -v the line goes to the terminal, when there is one.
 func Main(run func() int) (code int) {
 	underMain.Store(true)
 	defer func() {
@@ -66,7 +77,15 @@ func Main(run func() int) (code int) {
 			}
 		}
 	}()
-	return run()
+	code = run()
+	if n := skipped.Load(); n > 0 {
+		tests := "tests"
+		if n == 1 {
+			tests = "test"
+		}
+		announce(fmt.Sprintf("%s: %d PostgreSQL %s skipped: %s", testedPackage(), n, tests, installHint))
+	}
+	return code
 }
 
 // throwaway returns the URL of the throwaway server, starting it if no
@@ -96,4 +115,13 @@ func stopThrowaway() error {
 		return nil
 	}
 	return c.stop()
+}
+
+// testedPackage returns the import path of the package under test, which
+// names the test binary's main package with a ".test" suffix.
+func testedPackage() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Path != "" {
+		return strings.TrimSuffix(bi.Path, ".test")
+	}
+	return "pgtest"
 }

@@ -20,8 +20,9 @@
 // its TestMain. Starting it takes a second or two.
 //
 // Without the variable and without PostgreSQL installed, the tests that
-// need PostgreSQL skip, with a message, unless CI=true: there they fail,
-// so that CI never passes without having run them.
+// need PostgreSQL skip, and the package says so in one line, unless
+// CI=true: there they fail, so that CI never passes without having run
+// them.
 //
 // Each call of URL (or Open) creates a schema with a fresh random name and
 // drops it, with everything in it, when the test ends. The URL it returns
@@ -73,6 +74,7 @@ func BaseURL(tb testing.TB) string {
 	}
 	base, err := throwaway()
 	if errors.Is(err, errNotInstalled) {
+		skipped.Add(1)
 		tb.Skip("no PostgreSQL server to test against: " + installHint +
 			" to the URL of a database where tests may create schemas")
 	}

@@ -14,7 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
+	"unsafe"
 )
 
 // installHint says what gives the tests a server.
@@ -319,4 +321,31 @@ func (c *cluster) stop() error {
 	c.guard.Close()
 	c.reaper.Wait()
 	return errors.Join(errs...)
+}
+
+// announce writes line where a developer sees it. go test shows the
+// output of a passing package only with -v, so without -v, the line goes
+// to the terminal, when the tests run in its foreground; else to standard
+// error, which go test shows with -v, in a package's directory, and when
+// the package fails.
+func announce(line string) {
+	if !testing.Verbose() {
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY|syscall.O_NOCTTY, 0); err == nil {
+			defer tty.Close()
+			if foreground(tty) {
+				fmt.Fprintln(tty, line)
+				return
+			}
+		}
+	}
+	fmt.Fprintln(os.Stderr, line)
+}
+
+// foreground reports whether this process is in the foreground process
+// group of the terminal tty: writing to it from the background could
+// stop the process (SIGTTOU) or print amid another program's output.
+func foreground(tty *os.File) bool {
+	var pgrp int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp)))
+	return errno == 0 && int(pgrp) == syscall.Getpgrp()
 }

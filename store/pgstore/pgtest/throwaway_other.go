@@ -2,6 +2,11 @@
 
 package pgtest
 
+import (
+	"fmt"
+	"os"
+)
+
 // installHint says what gives the tests a server: the throwaway server
 // relies on Linux's parent-death signal to go with the test process, so
 // elsewhere there is none.
@@ -15,3 +20,6 @@ func startThrowaway() (*cluster, error) { return nil, errNotInstalled }
 
 // stop has nothing to stop.
 func (c *cluster) stop() error { return nil }
+
+// announce writes line to standard error.
+func announce(line string) { fmt.Fprintln(os.Stderr, line) }

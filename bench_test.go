@@ -21,7 +21,8 @@ import (
 // precomputed argon2id hash, so loading a million users does not pay the
 // hashing cost a million times. Each size is built once per process.
 // -bench.store picks the store: a bbolt file, or a fresh schema on the
-// PostgreSQL server of IDENTITY_TEST_POSTGRES (see package pgtest).
+// PostgreSQL server of IDENTITY_TEST_POSTGRES, or without it on a
+// throwaway server (see package pgtest).
 //
 //	go test -run '^$' -bench . -benchtime 2s -bench.users 10000,1000000
 //	go test -run '^$' -bench . -bench.store postgres -bench.users 100000

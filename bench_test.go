@@ -21,7 +21,8 @@ import (
 // precomputed argon2id hash, so loading a million users does not pay the
 // hashing cost a million times. Each size is built once per process.
 // -bench.store picks the store: a bbolt file, or a fresh schema on the
-// PostgreSQL server of IDENTITY_TEST_POSTGRES (see package pgtest).
+// PostgreSQL server of IDENTITY_TEST_POSTGRES, or without it on a
+// throwaway server (see package pgtest).
 //
 //	go test -run '^$' -bench . -benchtime 2s -bench.users 10000,1000000
 //	go test -run '^$' -bench . -bench.store postgres -bench.users 100000
@@ -52,21 +53,26 @@ var (
 	benchDrops []func(context.Context) error
 )
 
+// TestMain closes the benchmark databases and drops their schemas after
+// the tests, before pgtest.Main stops the throwaway PostgreSQL server it
+// may have started (see package pgtest).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
-	for _, db := range benchDBs {
-		db.svc.Close()
-	}
-	for _, drop := range benchDrops {
-		if err := drop(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "drop benchmark schema:", err)
+	os.Exit(pgtest.Main(func() int {
+		code := m.Run()
+		for _, db := range benchDBs {
+			db.svc.Close()
 		}
-	}
-	if benchDir != "" && benchDir != *benchKeep {
-		os.RemoveAll(benchDir)
-	}
-	os.Exit(code)
+		for _, drop := range benchDrops {
+			if err := drop(context.Background()); err != nil {
+				fmt.Fprintln(os.Stderr, "drop benchmark schema:", err)
+			}
+		}
+		if benchDir != "" && benchDir != *benchKeep {
+			os.RemoveAll(benchDir)
+		}
+		return code
+	}))
 }
 
 // openBenchService opens a new, empty database of the -bench.store kind

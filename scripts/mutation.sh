@@ -18,8 +18,10 @@
 #
 # Environment: GREMLINS_FLAGS adds flags to gremlins unleash (for example
 # "--workers 1 --timeout-coefficient 20" on a busy machine). Set
-# IDENTITY_TEST_POSTGRES (see CONTRIBUTING.md) for store/pgstore, whose tests
-# skip without a server: its mutants would all be NOT COVERED.
+# IDENTITY_TEST_POSTGRES (see CONTRIBUTING.md) for store/pgstore: without
+# it, its tests start a throwaway server on each run if PostgreSQL is
+# installed, a second or two more per mutant, and skip if it is not: its
+# mutants would all be NOT COVERED.
 #
 # Exit status: 0 when no mutant lived, 1 when some did, 2 on an error.
 set -euo pipefail

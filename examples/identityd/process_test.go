@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity/internal/testutil"
+	"github.com/identitylib/identity/store/pgstore/pgtest"
 )
 
 // The tests in this file build identityd and run it as a process, to see
@@ -42,7 +43,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
+	// pgtest.Main starts a throwaway PostgreSQL server if a test needs
+	// one (see package pgtest) and stops it when the tests end.
+	code := pgtest.Main(m.Run)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

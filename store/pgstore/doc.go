@@ -374,5 +374,7 @@
 //
 // Tests run against the server named by the environment variable
 // IDENTITY_TEST_POSTGRES; package pgtest gives each test a schema of its
-// own.
+// own. Without the variable, the tests start a throwaway server of their
+// own if PostgreSQL is installed (Debian's postgresql package), in a
+// temporary directory removed when they end, and skip if it is not.
 package pgstore

@@ -9,9 +9,20 @@
 //	IDENTITY_TEST_POSTGRES='postgres://postgres@localhost:5432/postgres'
 //	IDENTITY_TEST_POSTGRES='postgres:///postgres?host=/tmp/pg&user=postgres'
 //
-// .ci/run starts a throwaway cluster and sets it. Without the variable the
-// tests that need PostgreSQL skip, with a message, unless CI=true: there
-// they fail, so that CI never passes without having run them.
+// .ci/run starts a throwaway cluster and sets it. Without the variable, a
+// test binary starts a throwaway server of its own when its first test
+// needs one, if PostgreSQL's server programs are installed (Debian's
+// postgresql package; see EnvBin): a cluster made by initdb in a temporary
+// directory, listening on a Unix socket in that directory and on no TCP
+// port, run as the postgres user when the tests run as root. It serves
+// the rest of the test binary and is stopped and removed when the binary
+// ends; for that, every package whose tests use pgtest calls Main from
+// its TestMain. Starting it takes a second or two.
+//
+// Without the variable and without PostgreSQL installed, the tests that
+// need PostgreSQL skip, and the package says so in one line, unless
+// CI=true: there they fail, so that CI never passes without having run
+// them.
 //
 // Each call of URL (or Open) creates a schema with a fresh random name and
 // drops it, with everything in it, when the test ends. The URL it returns
@@ -23,6 +34,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -42,18 +54,32 @@ const EnvURL = "IDENTITY_TEST_POSTGRES"
 // cleanupTimeout bounds dropping a test's schema.
 const cleanupTimeout = 30 * time.Second
 
-// BaseURL returns the value of EnvURL. Without it, it skips the test with
-// a message, or fails it when the environment variable CI is "true".
+// BaseURL returns the value of EnvURL. Without it, it returns the URL of
+// the throwaway server that Main lets it start (see the package
+// documentation), or skips the test with a message when PostgreSQL is not
+// installed. It fails the test if the server does not start, or if
+// PostgreSQL is installed but the package's TestMain does not call Main,
+// which stops the server. When the environment variable CI is "true", it
+// fails the test instead of starting a server or skipping: CI sets EnvURL
+// itself.
 func BaseURL(tb testing.TB) string {
 	tb.Helper()
-	base := os.Getenv(EnvURL)
-	if base == "" {
-		const msg = "no PostgreSQL server to test against: set " + EnvURL +
-			" to the URL of a database where tests may create schemas (.ci/run starts one)"
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(msg + "; CI=true, so the PostgreSQL tests must run")
-		}
-		tb.Skip(msg)
+	if base := os.Getenv(EnvURL); base != "" {
+		return base
+	}
+	if os.Getenv("CI") == "true" {
+		tb.Fatal("no PostgreSQL server to test against: set " + EnvURL +
+			" to the URL of a database where tests may create schemas (.ci/run starts one)" +
+			"; CI=true, so the PostgreSQL tests must run")
+	}
+	base, err := throwaway()
+	if errors.Is(err, errNotInstalled) {
+		skipped.Add(1)
+		tb.Skip("no PostgreSQL server to test against: " + installHint +
+			" to the URL of a database where tests may create schemas")
+	}
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
 	}
 	return base
 }

@@ -21,14 +21,14 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // fn has returned (or panicked) every method returns ErrTxDone without
 // reaching tx. PutDelivery refuses a job whose Kind is neither JobWebhook
 // nor JobMail, a mail job with an EndpointID or a negative UserID, or a
-// webhook job with a UserID, so a store sees only well-formed jobs; PutWebhook refuses an id below 1; PutOAuthClient,
-// PutSigningKey, PutAuthRequest, PutGrant and PutRefreshToken refuse an
-// empty id, and PutRefreshToken an empty GrantID; PutLoginAttempts and
-// PutSecondFactor refuse a UserID below 1. The Tx implements Bulk when tx
-// does, and InsertUsers refuses a second factor that is not its user's
-// (see Bulk). A store's Update calls it
-// afresh for every call of fn, including a call that runs fn again in a
-// new transaction.
+// webhook job with a UserID, so a store sees only well-formed jobs;
+// PutWebhook refuses an id below 1; PutOAuthClient, PutSigningKey,
+// PutAuthRequest, PutGrant and PutRefreshToken refuse an empty id, and
+// PutRefreshToken an empty GrantID; PutLoginAttempts and PutSecondFactor
+// refuse a UserID below 1. The Tx implements Bulk when tx does, and
+// InsertUsers refuses a second factor that is not its user's (see Bulk).
+// A store's Update calls it afresh for every call of fn, including a call
+// that runs fn again in a new transaction.
 func RunUpdate(tx Tx, fn func(Tx) error) error { return run(tx, true, fn) }
 
 // run passes fn the guarded form of tx and ends it when fn returns. The

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -319,5 +320,142 @@ func TestLockoutWaitEndsWithContext(t *testing.T) {
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Errorf("Authenticate with its context cancelled while waiting: %v, want context.Canceled", err)
+	}
+}
+
+// holdFirstHash makes the Service's first password verification wait,
+// once it holds its share of the hashing budget, until release is
+// closed; hashing is closed when it has begun. Later hashes run at once.
+func holdFirstHash(svc *identity.Service) (hashing <-chan struct{}, release chan<- struct{}) {
+	begun, free := make(chan struct{}), make(chan struct{})
+	var started atomic.Bool
+	identity.SetHashHook(svc, func(int64) func() {
+		if started.CompareAndSwap(false, true) {
+			close(begun)
+			<-free
+		}
+		return func() {}
+	})
+	return begun, free
+}
+
+// TestLockoutReservesAttemptsInFlight: an attempt whose password is being
+// verified holds its place under the threshold: with a threshold of 1, a
+// second attempt waits while the first one's hash runs (here until its
+// context ends), and goes on once the first has ended. The second attempt
+// also drops a reservation that has lapsed, and waits all the same.
+func TestLockoutReservesAttemptsInFlight(t *testing.T) {
+	e := newTestEnv(t, nil)
+	setLockout(t, e, identity.LockoutPolicy{Threshold: 1})
+	hashing, release := holdFirstHash(e.svc)
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
+		first <- err
+	}()
+	<-hashing
+	err := e.st.Store.Update(e.ctx, func(tx store.Tx) error {
+		st, err := tx.LoginAttempts("acme", e.ada.ID)
+		if err != nil {
+			return err
+		}
+		st.Pending = append(st.Pending, t0) // a dead process's, lapsed now
+		return tx.PutLoginAttempts("acme", st)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := e.ws.Authenticate(ctx, "ada", adaPassword); err != context.DeadlineExceeded {
+		t.Errorf("a second attempt while the first is verified: %v, want to wait until its context ends", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the first attempt: %v", err)
+	}
+	if _, err := e.ws.Authenticate(e.ctx, "ada", adaPassword); err != nil {
+		t.Errorf("an attempt after the first ended: %v", err)
+	}
+}
+
+// TestLockoutRefusalReleasesReservation: an attempt whose password was
+// right but whose account was locked while it was verified is refused for
+// the lock, and still gives its reservation back.
+func TestLockoutRefusalReleasesReservation(t *testing.T) {
+	e := newTestEnv(t, nil)
+	setLockout(t, e, identity.LockoutPolicy{Threshold: 3})
+	hashing, release := holdFirstHash(e.svc)
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
+		first <- err
+	}()
+	<-hashing
+	until := t0.Add(time.Hour)
+	err := e.st.Store.Update(e.ctx, func(tx store.Tx) error {
+		st, err := tx.LoginAttempts("acme", e.ada.ID)
+		if err != nil {
+			return err
+		}
+		if len(st.Pending) != 1 {
+			return fmt.Errorf("%d reservations while the attempt is verified, want 1", len(st.Pending))
+		}
+		st.LockedUntil = until
+		return tx.PutLoginAttempts("acme", st)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	wantLocked(t, <-first, until)
+	err = e.st.Store.View(e.ctx, func(tx store.Tx) error {
+		st, err := tx.LoginAttempts("acme", e.ada.ID)
+		if err == nil && len(st.Pending) != 0 {
+			err = fmt.Errorf("reservations after the attempt ended: %v, want none", st.Pending)
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLockoutExpiredLockEndsOnce: an attempt that finds the lock's time
+// over clears it (user.unlocked, by expiry) even when it must then wait
+// for room among the attempts in flight; its retries find the lock
+// cleared and say nothing more.
+func TestLockoutExpiredLockEndsOnce(t *testing.T) {
+	e := newLockoutEnv(t)
+	setLockout(t, e.testEnv, identity.LockoutPolicy{Threshold: 1})
+	hashing, release := holdFirstHash(e.svc)
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
+		first <- err
+	}()
+	<-hashing
+	err := e.st.Store.Update(e.ctx, func(tx store.Tx) error {
+		st, err := tx.LoginAttempts("acme", e.ada.ID)
+		if err != nil {
+			return err
+		}
+		st.Failures, st.LockedUntil = 1, t0 // over at now
+		return tx.PutLoginAttempts("acme", st)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := e.ws.Authenticate(ctx, "ada", adaPassword); err != context.DeadlineExceeded {
+		t.Errorf("an attempt while the first is verified: %v, want to wait until its context ends", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("the first attempt: %v", err)
+	}
+	if diff := cmp.Diff([]string{"user.unlocked expiry"}, e.events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

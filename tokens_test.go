@@ -610,6 +610,10 @@ func TestVerifyAccessTokenRefusals(t *testing.T) {
 		{"forged, nbf 30 s ahead", "at+jwt", func(c map[string]any) { c["nbf"] = t0Unix + 30 }, time.Time{}, ""},
 		{"forged, iat 31 s ahead", "at+jwt", func(c map[string]any) { c["iat"] = t0Unix + 31 }, time.Time{}, identity.CodeUnauthenticated},
 		{"forged, iat 30 s ahead", "at+jwt", func(c map[string]any) { c["iat"] = t0Unix + 30 }, time.Time{}, ""},
+		// A NumericDate may have a fraction: exp + leeway is t0Unix + 0.5 s,
+		// before now, or t0Unix + 0.6 s, after it.
+		{"forged, exp 29.5 s ago", "at+jwt", func(c map[string]any) { c["exp"] = float64(t0Unix) - 29.5 }, time.Time{}, identity.CodeUnauthenticated},
+		{"forged, exp 29.4 s ago", "at+jwt", func(c map[string]any) { c["exp"] = float64(t0Unix) - 29.4 }, time.Time{}, ""},
 		{"forged, no iat", "at+jwt", func(c map[string]any) { delete(c, "iat") }, time.Time{}, ""},
 		{"forged, jti without grant", "at+jwt", func(c map[string]any) { c["jti"] = "0123456789abcdef" }, time.Time{}, identity.CodeUnauthenticated},
 		{"forged, jti of an unknown grant", "at+jwt", func(c map[string]any) { c["jti"] = "0000000000000000.0123456789abcdef" }, time.Time{}, identity.CodeUnauthenticated},

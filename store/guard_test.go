@@ -799,6 +799,7 @@ func TestInsertUsersChecksSecondFactors(t *testing.T) {
 		{"no users", nil, true},
 		{"no second factor", []store.UserInsert{{User: store.User{ID: 1}}}, true},
 		{"the user's own", []store.UserInsert{{User: store.User{ID: 1}}, {User: store.User{ID: 2}, SecondFactor: factor(2)}}, true},
+		{"user 1's own", []store.UserInsert{{User: store.User{ID: 1}, SecondFactor: factor(1)}}, true},
 		{"another user's", []store.UserInsert{{User: store.User{ID: 1}}, {User: store.User{ID: 2}, SecondFactor: factor(1)}}, false},
 		{"of user 0", []store.UserInsert{{User: store.User{ID: 0}, SecondFactor: factor(0)}}, false},
 		{"of user -1", []store.UserInsert{{User: store.User{ID: -1}, SecondFactor: factor(-1)}}, false},

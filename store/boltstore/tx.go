@@ -83,12 +83,9 @@ func notFound(format string, args ...any) error {
 
 // getRecord returns the record stored under k in b, or an error wrapping
 // store.ErrNotFound that names it as format and args do. The empty key,
-// which bbolt cannot store, finds nothing.
+// which bbolt cannot store, finds nothing: Get returns nil for it.
 func getRecord[T any](b *bbolt.Bucket, k []byte, decode func(k, v []byte) (T, error), format string, args ...any) (T, error) {
-	var v []byte
-	if len(k) > 0 {
-		v = b.Get(k)
-	}
+	v := b.Get(k)
 	if v == nil {
 		var zero T
 		return zero, notFound(format, args...)

@@ -87,7 +87,8 @@ func (e *importEnv) dump(t *testing.T) map[string][]string {
 	}
 	defer conn.Close(ctx)
 	out := map[string][]string{}
-	for _, table := range []string{"users", "user_attributes", "user_roles", "second_factors", "user_chunks", "sequences"} {
+	for _, table := range []string{"users", "user_attributes", "user_roles", "group_members", "role_holders", "second_factors",
+		"user_chunks", "sequences"} {
 		// A user's version is random: it is left out.
 		rows, err := pgx.CollectRows(must(conn.Query(ctx, "SELECT (to_jsonb(t) - 'version')::text FROM "+table+" t ORDER BY 1")),
 			pgx.RowTo[string])

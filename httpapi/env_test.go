@@ -181,7 +181,11 @@ func (e *testEnv) seed(tb testing.TB) {
 	if err := e.ws.SetAttribute(ctx, u.ID, "dept", "eng"); err != nil {
 		tb.Fatal(err)
 	}
-	if err := e.ws.AssignRole(ctx, u.ID, 5); err != nil {
+	role, err := e.ws.CreateRole(ctx, identity.NewRole{Name: "admin"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.ws.AssignRole(ctx, u.ID, role.ID); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := e.ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {

@@ -23,9 +23,13 @@ func TestUserDelete(t *testing.T) {
 		if _, err := ws.CreateUser(ctx, identity.NewUser{Username: "bob", Email: "bob@example.com", FullName: "Bob", Password: "correct horse battery"}); err != nil {
 			t.Fatal(err)
 		}
+		role, err := ws.CreateRole(ctx, identity.NewRole{Name: "admin"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		steps := []error{
 			ws.SetAttribute(ctx, ada.ID, "dept", "R&D"), ws.SetAttribute(ctx, ada.ID, "floor", "3"),
-			ws.AssignRole(ctx, ada.ID, 7),
+			ws.AssignRole(ctx, ada.ID, role.ID),
 		}
 		_, err = ws.CreateSession(ctx, ada.ID)
 		if err := errors.Join(append(steps, err)...); err != nil {

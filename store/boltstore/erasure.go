@@ -158,7 +158,9 @@ func buildIndexes(sp *space, missing []nested, now time.Time) error {
 
 // DeleteUser implements store.Tx. It reads the user's records off the
 // per-user indexes (and each grant's refresh tokens off
-// grant_refresh_tokens), so it costs in proportion to what the user has.
+// grant_refresh_tokens), and its memberships and holdings off user_groups,
+// user_roles and the groups' roles (removeAccess), so it costs in
+// proportion to what the user has.
 func (t *tx) DeleteUser(slug string, id int64) error {
 	sp, err := t.space(slug)
 	if err != nil {

@@ -446,8 +446,10 @@ func (t *tx) DeleteGroup(slug string, id int64) error {
 		}
 	}
 	for i, role := range roles {
-		if err := addCount(sp.bucket(bucketRoleHolderCounts), idKey(role), deltas[i], 8); err != nil {
-			return err
+		if deltas[i] != 0 {
+			if err := addCount(sp.bucket(bucketRoleHolderCounts), idKey(role), deltas[i], 8); err != nil {
+				return err
+			}
 		}
 		if err := sp.bucket(bucketGroupRoles).Delete(pairKey(id, role)); err != nil {
 			return err
@@ -723,6 +725,9 @@ func (sp *space) moveMembersHoldings(groupID, roleID int64, change func(*holding
 			return err
 		}
 		delta += d
+	}
+	if delta == 0 {
+		return nil
 	}
 	return addCount(sp.bucket(bucketRoleHolderCounts), idKey(roleID), delta, 8)
 }

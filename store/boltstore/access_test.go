@@ -2,6 +2,8 @@ package boltstore_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
+	"github.com/identitylib/identity/store/memstore"
 )
 
 // access is what a workspace's roles and groups are, read through the Tx
@@ -137,5 +140,68 @@ func TestAccessIndexesBuiltForOlderFile(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantAfter, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("after changes on the built indexes (-want +got):\n%s", diff)
+	}
+}
+
+// TestAccessMatchesMemstore applies the same random changes of roles,
+// groups, memberships, assignments and users to this store and to
+// memstore, which finds holders by scanning, and compares what each
+// returns and holds after every change: the holdings and counts kept here
+// must say what the scan finds.
+func TestAccessMatchesMemstore(t *testing.T) {
+	bolt, mem := newStore(t), memstore.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	mustUpdate(t, mem, func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{Slug: testSlug, CreatedAt: testTime}) })
+	for _, s := range []store.Store{bolt, mem} {
+		accessFixture(t, s)
+		mustUpdate(t, s, func(tx store.Tx) error {
+			return errors.Join(tx.PutUser(testSlug, userWithID(4)), tx.PutRole(testSlug, store.Role{ID: 4, Name: "auditor"}),
+				tx.PutGroup(testSlug, store.Group{ID: 3, Name: "sales"}), tx.PutGroup(testSlug, store.Group{ID: 4, Name: "hr"}))
+		})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	id := func() int64 { return rng.Int64N(4) + 1 }
+	changes := []struct {
+		name string
+		fn   func(tx store.Tx, a, b int64) error
+	}{
+		{"AddUserRole", func(tx store.Tx, user, role int64) error { return tx.AddUserRole(testSlug, user, role) }},
+		{"RemoveUserRole", func(tx store.Tx, user, role int64) error { return tx.RemoveUserRole(testSlug, user, role) }},
+		{"AddGroupMember", func(tx store.Tx, group, user int64) error { return tx.AddGroupMember(testSlug, group, user) }},
+		{"RemoveGroupMember", func(tx store.Tx, group, user int64) error { return tx.RemoveGroupMember(testSlug, group, user) }},
+		{"AddGroupRole", func(tx store.Tx, group, role int64) error { return tx.AddGroupRole(testSlug, group, role) }},
+		{"RemoveGroupRole", func(tx store.Tx, group, role int64) error { return tx.RemoveGroupRole(testSlug, group, role) }},
+		{"DeleteRole, PutRole", func(tx store.Tx, role, _ int64) error {
+			if err := tx.DeleteRole(testSlug, role); err != nil {
+				return err
+			}
+			return tx.PutRole(testSlug, store.Role{ID: role, Name: fmt.Sprint("role-", role)})
+		}},
+		{"DeleteGroup, PutGroup", func(tx store.Tx, group, _ int64) error {
+			if err := tx.DeleteGroup(testSlug, group); err != nil {
+				return err
+			}
+			return tx.PutGroup(testSlug, store.Group{ID: group, Name: fmt.Sprint("group-", group)})
+		}},
+		{"DeleteUser, PutUser", func(tx store.Tx, user, _ int64) error {
+			if err := tx.DeleteUser(testSlug, user); err != nil {
+				return err
+			}
+			return tx.PutUser(testSlug, userWithID(user))
+		}},
+	}
+	for step := range 400 {
+		c, a, b := changes[rng.IntN(len(changes))], id(), id()
+		what := fmt.Sprintf("step %d: %s(%d, %d)", step, c.name, a, b)
+		var errs [2]error
+		for i, s := range []store.Store{bolt, mem} {
+			errs[i] = s.Update(t.Context(), func(tx store.Tx) error { return c.fn(tx, a, b) })
+		}
+		if (errs[0] == nil) != (errs[1] == nil) || errs[0] != nil && !errors.Is(errs[0], store.ErrNotFound) {
+			t.Fatalf("%s: bbolt %v, memstore %v", what, errs[0], errs[1])
+		}
+		if diff := cmp.Diff(readAccess(t, mem), readAccess(t, bolt)); diff != "" {
+			t.Fatalf("%s: the access state differs (-memstore +bbolt):\n%s", what, diff)
+		}
 	}
 }

@@ -13,7 +13,7 @@
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
-//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]
+//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]
 //	identityd [-db FILE] client list -workspace SLUG
 //	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
@@ -41,8 +41,11 @@
 // id on the first line and, for a confidential client (without -public),
 // its secret on the second; the secret is shown once and only a hash of it
 // is stored. -grant-types defaults to authorization_code,refresh_token;
-// client_credentials is for confidential clients only. client list never
-// shows secrets; client delete stops a client at once.
+// client_credentials is for confidential clients only. -claims groups,roles
+// makes the client's tokens carry the user's groups or roles (or both)
+// whatever scopes it asks for; without it they carry them only for the
+// scopes groups and roles. client list never shows secrets; client delete
+// stops a client at once.
 //
 // workspace policy prints the workspace's sign-in policy (lockout on or
 // off, its threshold and duration, the password length range, the MFA

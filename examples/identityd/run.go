@@ -72,7 +72,7 @@ func commands() []command {
 		{name: "key create", args: "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", run: keyCreate},
 		{name: "key list", args: "-workspace SLUG", run: keyList},
 		{name: "key revoke", args: "-workspace SLUG ID", run: keyRevoke},
-		{name: "client create", args: "-workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]", run: clientCreate},
+		{name: "client create", args: "-workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]", run: clientCreate},
 		{name: "client list", args: "-workspace SLUG", run: clientList},
 		{name: "client delete", args: "-workspace SLUG CLIENT_ID", run: clientDelete},
 		{name: "signing-key rotate", args: "-workspace SLUG [-alg RS256|ES256]", run: signingKeyRotate},

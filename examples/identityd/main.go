@@ -1,7 +1,8 @@
 // Command identityd serves the identity management REST API and an
 // OpenID Provider per workspace over a bbolt database file or a
 // PostgreSQL database, and administers it: workspaces, API keys, OAuth
-// clients, signing keys and bulk user imports and exports.
+// clients, signing keys, roles and groups, and bulk user imports and
+// exports.
 //
 // Usage:
 //
@@ -20,6 +21,17 @@
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
 //	identityd [-db FILE] user delete -workspace SLUG ID
+//	identityd [-db FILE] user roles -workspace SLUG USER
+//	identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]
+//	identityd [-db FILE] role list -workspace SLUG
+//	identityd [-db FILE] role delete -workspace SLUG ROLE
+//	identityd [-db FILE] group create -workspace SLUG NAME [-description TEXT]
+//	identityd [-db FILE] group list -workspace SLUG
+//	identityd [-db FILE] group delete -workspace SLUG GROUP
+//	identityd [-db FILE] group add -workspace SLUG GROUP USER
+//	identityd [-db FILE] group remove -workspace SLUG GROUP USER
+//	identityd [-db FILE] group grant -workspace SLUG GROUP ROLE
+//	identityd [-db FILE] group revoke -workspace SLUG GROUP ROLE
 //	identityd [-db FILE] backup -o FILE
 //	identityd [-db FILE] compact
 //	identityd [-db FILE] metrics
@@ -32,7 +44,9 @@
 //
 //	identityd -db 'postgres://identity:secret@db.example.com/identity' serve
 //
-// Global flags come before the command, the command's own flags after it.
+// Global flags come before the command, the command's own flags after it,
+// before or after its arguments; "--" ends them, for an argument that
+// starts with "-".
 //
 // key create prints only the new key, on one line; it is shown once and
 // only a hash of it is stored. key list never shows secrets.
@@ -46,6 +60,30 @@
 // whatever scopes it asks for; without it they carry them only for the
 // scopes groups and roles. client list never shows secrets; client delete
 // stops a client at once.
+//
+// Roles and groups: a user holds a role directly (the REST API, user
+// import) or as a member of a group that carries it, and tokens carry the
+// sorted names of the user's groups and roles (see client create). role
+// create and group create print the new record's id alone on its line.
+// role list prints each role's id, name and description; group list each
+// group's id, name, number of members, the roles it carries and
+// description; both in id order, one line per record. role delete and
+// group delete remove the record with every assignment and membership of
+// it. group add and group remove change a user's membership of a group,
+// group grant and group revoke the roles a group carries; each prints the
+// state it leaves ("user 5 (bob) is a member of group 2 (eng)"), and add
+// and grant succeed when it holds already, while remove and revoke of
+// what is not there fail. user roles prints the roles a user holds, each
+// once in role id order with its sources: "direct" for a role assigned to
+// the user, "group NAME" for each of its groups that carries it:
+//
+//	ID  NAME   SOURCES
+//	3   admin  direct, group eng, group ops
+//
+// A ROLE or GROUP argument of digits only is an id, anything else a name;
+// a USER argument of digits only is an id, one with "@" an email address,
+// anything else a username. One the workspace lacks is an error (exit 1)
+// that names it.
 //
 // workspace policy prints the workspace's sign-in policy (lockout on or
 // off, its threshold and duration, the password length range, the MFA

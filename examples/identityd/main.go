@@ -118,12 +118,14 @@
 //
 //	{"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace",
 //	 "passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$...","emailVerified":true,
-//	 "disabled":false,"attributes":{"dept":"math"},"roles":[7]}
+//	 "disabled":false,"attributes":{"dept":"math"},"roles":["admin"],"groups":["eng"]}
 //
 // The fields are username, email and fullName (required), passwordHash
 // (argon2id, bcrypt or PBKDF2 in PHC, passlib or Django form; absent: no
 // password), emailVerified, disabled, mfaEnabled, createdAt (RFC 3339),
-// attributes and roles; "identityd user import -h" describes each. A field
+// attributes, roles (names, or ids of existing roles) and groups (names);
+// a role or group name the workspace lacks is created. "identityd user
+// import -h" describes each. A field
 // not in that list is an error naming the line (the REST API ignores
 // unknown members, but a misspelt field in a migration would silently lose
 // data). Users are imported in batches of up to identity.MaxImportBatch,
@@ -133,10 +135,12 @@
 // user export writes every user of the workspace, in id order, as the JSON
 // Lines user import reads, to standard output or, with -o, to a file that
 // it replaces only once the export is complete (mode 0600), reporting the
-// count on standard error: password hashes, attributes, roles and the
-// confirmed TOTP factor (secret, last step accepted, hashes of the unused
-// recovery codes) are exported, ids and update times are not, so user
-// import of the file reproduces the users with new ids. The users are one
+// count on standard error: password hashes, attributes, the names of the
+// roles assigned directly and of the groups, and the confirmed TOTP factor
+// (secret, last step accepted, hashes of the unused recovery codes) are
+// exported, ids and update times are not, so user import of the file
+// reproduces the users with new ids. The roles groups carry are not a
+// user's, and are not exported: grant them again with group grant. The users are one
 // consistent snapshot, read in one transaction. The file holds password
 // hashes and TOTP secrets in the clear (a secret sealed with
 // $IDENTITYD_KEY_ENCRYPTION_KEY is opened for it, and user import seals it

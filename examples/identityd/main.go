@@ -71,9 +71,9 @@
 // group delete remove the record with every assignment and membership of
 // it. group add and group remove change a user's membership of a group,
 // group grant and group revoke the roles a group carries; each prints the
-// state it leaves ("user 5 (bob) is a member of group 2 (eng)"), and add
-// and grant succeed when it holds already, while remove and revoke of
-// what is not there fail. user roles prints the roles a user holds, each
+// state it leaves ("user 5 (bob) is a member of group 2 (eng)"): add of
+// a member and grant of a role the group carries succeed again, while
+// remove and revoke of what is not there fail. user roles prints the roles a user holds, each
 // once in role id order with its sources: "direct" for a role assigned to
 // the user, "group NAME" for each of its groups that carries it:
 //

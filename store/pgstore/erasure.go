@@ -77,15 +77,16 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 // DeleteWorkspace implements store.Tx: deleting the workspace's row
 // cascades to every row of the workspace, its API keys included, and
 // the due index loses its pending jobs with them; the same statement
-// deletes the workspace's role_holders, which have no foreign key. The transaction
-// forgets what it kept of the workspace (its sequences, its user count
-// changes, the users it read), which would otherwise be written to rows
-// that are gone.
+// deletes the workspace's role_holders, which have no foreign key. The
+// transaction forgets what it kept of the workspace (its sequences, its
+// user count changes, the users it read), which would otherwise be
+// written to rows that are gone.
 func (t *tx) DeleteWorkspace(slug string) error {
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
 	}
-	tag, err := t.exec("WITH h AS (DELETE FROM role_holders WHERE workspace = $1) DELETE FROM workspaces WHERE slug = $1", slug)
+	tag, err := t.exec(`WITH h AS (DELETE FROM role_holders WHERE workspace = $1)
+		DELETE FROM workspaces WHERE slug = $1`, slug)
 	if err := deleted(tag, err, "workspace %q", slug); err != nil {
 		return err
 	}

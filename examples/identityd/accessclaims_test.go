@@ -203,7 +203,9 @@ func TestPostgresGroupsTwoProcesses(t *testing.T) {
 	db, key := pgDB(t)
 	sock := filepath.Join(t.TempDir(), "a.sock")
 	a := startServeWith(t, db, nil, "-admin-socket", sock)
-	b := startServe(t, db)
+	// One issuer for both, as behind the one address clients see: tokens
+	// the second issues verify with the keys the first publishes.
+	b := startServeWith(t, db, nil, "-issuer-base", a.base)
 	viaA := func(args ...string) string {
 		t.Helper()
 		return mustRunBinary(t, append([]string{"-db", db, "-admin-socket", sock}, args...)...).stdout

@@ -221,15 +221,41 @@ func (w *Workspace) ListGroupMembers(ctx context.Context, groupID int64, page *P
 // ListUserGroups returns the groups the user is a member of, in ascending
 // id order (never nil). An unknown user is CodeNotFound.
 func (w *Workspace) ListUserGroups(ctx context.Context, userID int64) ([]Group, error) {
-	var acc store.UserAccess
+	var groups []store.Group
 	err := w.view(ctx, func(tx store.Tx) (err error) {
-		acc, err = w.userAccess(tx, userID)
+		groups, err = w.userGroups(tx, userID)
 		return err
 	})
 	if err != nil {
 		return nil, fromStore(err, "user")
 	}
-	return mapAll(acc.Groups, func(g store.Group) Group { return Group(namedFromRecord(store.Role(g))) }), nil
+	return mapAll(groups, func(g store.Group) Group { return Group(namedFromRecord(store.Role(g))) }), nil
+}
+
+// userGroups reads the user's groups in tx: with what the user holds when
+// the store reads that in one request (store.Bulk), else the groups alone,
+// without their roles.
+func (w *Workspace) userGroups(tx store.Tx, userID int64) ([]store.Group, error) {
+	if _, ok := bulkOf(tx); ok {
+		acc, err := w.userAccess(tx, userID)
+		return acc.Groups, err
+	}
+	if _, err := w.user(tx, userID); err != nil {
+		return nil, err
+	}
+	ids, err := tx.UserGroups(w.slug, userID)
+	if err != nil {
+		return nil, err
+	}
+	groups := make([]store.Group, 0, len(ids))
+	for _, id := range ids {
+		g, err := tx.Group(w.slug, id)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
 }
 
 // AssignGroupRole makes the group carry the role, with

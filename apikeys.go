@@ -22,6 +22,10 @@ const (
 	ScopeClaimMappersWrite   Scope = "claim_mappers:write"
 	ScopeWebhooksRead        Scope = "webhooks:read"
 	ScopeWebhooksWrite       Scope = "webhooks:write"
+	ScopeRolesRead           Scope = "roles:read"
+	ScopeRolesWrite          Scope = "roles:write"
+	ScopeGroupsRead          Scope = "groups:read"
+	ScopeGroupsWrite         Scope = "groups:write"
 )
 
 // Scopes returns every scope in a stable order.
@@ -29,6 +33,7 @@ func Scopes() []Scope {
 	return []Scope{
 		ScopeUsersRead, ScopeUsersWrite, ScopeUserAttributesRead, ScopeUserAttributesWrite,
 		ScopeClaimMappersRead, ScopeClaimMappersWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
+		ScopeRolesRead, ScopeRolesWrite, ScopeGroupsRead, ScopeGroupsWrite,
 	}
 }
 

@@ -28,7 +28,7 @@ import (
 //	go test -run '^$' -bench . -bench.store postgres -bench.users 100000
 //
 // -bench.dir keeps the bbolt files in a directory between runs: a file
-// is built once (to users-v2-N.db.partial, renamed when complete) and
+// is built once (to users-v3-N.db.partial, renamed when complete) and
 // reused by every later run, which is what makes 10,000,000 users
 // affordable (see scripts/bench10m.sh).
 var (
@@ -139,12 +139,60 @@ var (
 // benchUser returns the i-th benchmark user (from 1): username
 // user0000123, full name "Kara Diaz" (first name by i mod 26, last name
 // by i/26 mod 10), email kara.diaz123@example.com, and three attributes.
+// Every tenth user is a member of the group "everyone-10" (which carries
+// the role "reader"), and every hundredth also holds "reader" directly;
+// user 1 is besides a member of the ten groups "team-0" to "team-9", each
+// carrying a role of its own (see buildBenchAccess).
 func benchUser(i int) identity.ImportedUser {
 	first, last := benchFirstNames[i%26], benchLastNames[i/26%10]
-	return identity.ImportedUser{
+	u := identity.ImportedUser{
 		Username: benchUsername(i), FullName: first + " " + last, PasswordHash: benchHash,
 		Email:      strings.ToLower(first+"."+last) + strconv.Itoa(i) + "@example.com",
 		Attributes: map[string]string{"department": "dept" + strconv.Itoa(i%50), "tier": "gold", "employee_id": strconv.Itoa(i)},
+	}
+	if i%10 == 0 {
+		u.Groups = []string{benchBigGroup}
+	}
+	if i%100 == 0 {
+		u.Roles = []identity.RoleRef{identity.RoleName(benchBigRole)}
+	}
+	if i == 1 {
+		for t := range benchTeams {
+			u.Groups = append(u.Groups, fmt.Sprintf("team-%d", t))
+		}
+	}
+	return u
+}
+
+// The groups and roles of the benchmark database.
+const (
+	benchBigGroup = "everyone-10"
+	benchBigRole  = "reader"
+	benchTeams    = 10
+)
+
+// buildBenchAccess creates, before the users are imported, the groups and
+// roles benchUser names, with what each group carries: so that the
+// import's memberships find the roles in place, and no group's role is
+// assigned over a million members afterwards.
+func buildBenchAccess(b *testing.B, ws *identity.Workspace) {
+	ctx := context.Background()
+	carry := func(group, role string) {
+		g, err := ws.CreateGroup(ctx, identity.NewGroup{Name: group})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := ws.CreateRole(ctx, identity.NewRole{Name: role})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ws.AssignGroupRole(ctx, g.ID, r.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	carry(benchBigGroup, benchBigRole)
+	for t := range benchTeams {
+		carry(fmt.Sprintf("team-%d", t), fmt.Sprintf("team-role-%d", t))
 	}
 }
 
@@ -166,7 +214,7 @@ func openBenchDB(b *testing.B, n int) *benchDB {
 	if db, ok := benchDBs[n]; ok {
 		return db
 	}
-	name := fmt.Sprintf("users-v2-%d.db", n)
+	name := fmt.Sprintf("users-v3-%d.db", n)
 	if *benchStore == "bolt" && *benchKeep != "" {
 		path := filepath.Join(*benchKeep, name)
 		if _, err := os.Stat(path); err == nil {
@@ -216,6 +264,7 @@ func buildBenchDB(b *testing.B, name string, n int) *benchDB {
 	if err != nil {
 		b.Fatal(err)
 	}
+	buildBenchAccess(b, ws)
 	batch := make([]identity.ImportedUser, 0, identity.MaxImportBatch)
 	for i := 1; i <= n; i++ {
 		batch = append(batch, benchUser(i))

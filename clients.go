@@ -91,7 +91,11 @@ type OAuthClient struct {
 	// GrantTypes are the grant types the client may use, in the order
 	// given at creation; never empty.
 	GrantTypes []GrantType `json:"grantTypes"`
-	CreatedAt  time.Time   `json:"createdAt"`
+	// Claims are the claims of the user's access ("groups", "roles") that
+	// the client's tokens carry whatever scopes it asks for, for relying
+	// parties that cannot ask for more scopes; never nil.
+	Claims    []string  `json:"claims"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // HasGrantType reports whether the client may use g.
@@ -142,6 +146,10 @@ type NewClient struct {
 	// DefaultGrantTypes. client_credentials needs a confidential client,
 	// refresh_token needs authorization_code too.
 	GrantTypes []GrantType
+	// Claims: the claims of the user's access the client's tokens always
+	// carry, each one of AccessClaims, no duplicates; none means only
+	// those its scopes ask for.
+	Claims []string
 }
 
 // CreatedClient is the result of CreateClient: the client and, for a
@@ -162,7 +170,7 @@ func clientFromRecord(r store.OAuthClient) OAuthClient {
 		ID: r.ID, Name: r.Name, Public: r.Public,
 		RedirectURIs:           append([]string{}, r.RedirectURIs...),
 		PostLogoutRedirectURIs: append([]string{}, r.PostLogoutRedirectURIs...),
-		GrantTypes:             grants, CreatedAt: r.CreatedAt,
+		GrantTypes:             grants, Claims: append([]string{}, r.Claims...), CreatedAt: r.CreatedAt,
 	}
 }
 
@@ -186,6 +194,7 @@ func (w *Workspace) CreateClient(ctx context.Context, nc NewClient) (CreatedClie
 		ID: clientIDPrefix + idHex, Name: nc.Name, Public: nc.Public,
 		RedirectURIs:           slices.Clone(nc.RedirectURIs),
 		PostLogoutRedirectURIs: slices.Clone(nc.PostLogoutRedirectURIs),
+		Claims:                 slices.Clone(nc.Claims),
 		CreatedAt:              w.svc.timestamp(),
 	}
 	for _, g := range grants {
@@ -241,6 +250,15 @@ func (nc NewClient) validate() ([]GrantType, error) {
 			p.add(field, RuleNotAllowed, "%q needs a confidential client: a public client has no secret", g)
 		case g == GrantRefreshToken && !slices.Contains(grants, GrantAuthorizationCode):
 			p.add(field, RuleNotAllowed, "%q needs %q as well", g, GrantAuthorizationCode)
+		}
+	}
+	for i, c := range nc.Claims {
+		field := fmt.Sprintf("claims[%d]", i)
+		switch {
+		case !slices.Contains(accessClaims, c):
+			p.add(field, RuleUnknown, "unknown claim %q (known: %s)", c, strings.Join(accessClaims, ", "))
+		case slices.Index(nc.Claims, c) < i:
+			p.add(field, RuleDuplicate, "claim %q is listed twice", c)
 		}
 	}
 	return grants, p.err("invalid client")

@@ -78,11 +78,19 @@
 //   - [Workspace.SetAttribute], [Workspace.ListAttributes], [Workspace.DeleteAttribute]
 //   - [Workspace.SetClaimMapper], [Workspace.GetClaimMapper], [Workspace.ListClaimMappers], [Workspace.DeleteClaimMapper], [Workspace.GetClaims]
 //
-// # Roles
+// # Roles and groups
 //
-// A role is a positive number assigned to a user directly.
+// Roles and groups are named records of a workspace. A user holds a role
+// directly or as a member of a group that carries it; groups are flat.
+// Tokens carry the names of a user's groups and roles (the scopes groups
+// and roles, or a client's Claims), and ListUserRoles says where each
+// role comes from.
 //
-//   - [Workspace.AssignRole], [Workspace.RemoveRole], [Workspace.ListUserRoles]
+//   - [Workspace.CreateRole], [Workspace.GetRole], [Workspace.GetRoleByName], [Workspace.UpdateRole], [Workspace.DeleteRole], [Workspace.ListRoles]
+//   - [Workspace.AssignRole], [Workspace.RemoveRole], [Workspace.ListUserRoles], [Workspace.ListRoleHolders]
+//   - [Workspace.CreateGroup], [Workspace.GetGroup], [Workspace.GetGroupByName], [Workspace.UpdateGroup], [Workspace.DeleteGroup], [Workspace.ListGroups]
+//   - [Workspace.AddGroupMember], [Workspace.RemoveGroupMember], [Workspace.ListGroupMembers], [Workspace.ListUserGroups]
+//   - [Workspace.AssignGroupRole], [Workspace.RemoveGroupRole], [Workspace.ListGroupRoles]
 //
 // # Passwords, sessions and lockout
 //

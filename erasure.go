@@ -17,9 +17,10 @@ import (
 type DeletedUser struct {
 	// User is the user as it was.
 	User User `json:"user"`
-	// Roles and Attributes count the directly assigned roles and the
-	// attributes removed.
+	// Roles, Groups and Attributes count the directly assigned roles, the
+	// group memberships and the attributes removed.
 	Roles      int `json:"roles"`
+	Groups     int `json:"groups"`
 	Attributes int `json:"attributes"`
 	// Sessions counts the sessions removed, active, expired and revoked.
 	Sessions int `json:"sessions"`
@@ -37,7 +38,8 @@ type userDeletedEvent struct {
 }
 
 // DeleteUserPermanently deletes the user and every record of it, in one
-// transaction: its attributes and roles, its sessions, its grants with
+// transaction: its attributes, roles and group memberships (what it held
+// through its groups with them), its sessions, its grants with
 // their refresh tokens, the authorization requests and codes it signed in
 // to, its email verification, password reset and second-factor sign-in
 // tokens, its second factor and recovery codes, its lockout state, and
@@ -66,6 +68,10 @@ func (w *Workspace) DeleteUserPermanently(ctx context.Context, userID int64) (De
 		if err != nil {
 			return err
 		}
+		groups, err := tx.UserGroups(w.slug, userID)
+		if err != nil {
+			return err
+		}
 		attrs, err := tx.UserAttributes(w.slug, userID)
 		if err != nil {
 			return err
@@ -83,7 +89,7 @@ func (w *Workspace) DeleteUserPermanently(ctx context.Context, userID int64) (De
 			return err
 		}
 		out = DeletedUser{
-			User: userFromRecord(u), Roles: len(roles), Attributes: len(attrs), Sessions: len(sessions),
+			User: userFromRecord(u), Roles: len(roles), Groups: len(groups), Attributes: len(attrs), Sessions: len(sessions),
 			Grants: len(grants), SecondFactor: err == nil,
 		}
 		if err := tx.DeleteUser(w.slug, userID); err != nil {
@@ -100,18 +106,21 @@ func (w *Workspace) DeleteUserPermanently(ctx context.Context, userID int64) (De
 // DeletedWorkspace is what DeleteWorkspace removed.
 type DeletedWorkspace struct {
 	Slug string `json:"slug"`
-	// Users, Webhooks, APIKeys and Clients count the users (each with
-	// everything DeleteUserPermanently removes), webhook endpoints (each
-	// with its deliveries), API keys and OAuth clients removed.
+	// Users, Roles, Groups, Webhooks, APIKeys and Clients count the users
+	// (each with everything DeleteUserPermanently removes), roles, groups,
+	// webhook endpoints (each with its deliveries), API keys and OAuth
+	// clients removed.
 	Users    int `json:"users"`
+	Roles    int `json:"roles"`
+	Groups   int `json:"groups"`
 	Webhooks int `json:"webhooks"`
 	APIKeys  int `json:"apiKeys"`
 	Clients  int `json:"clients"`
 }
 
 // DeleteWorkspace deletes the workspace and every record of it in one
-// transaction: its settings, users and everything of theirs, claim
-// mappers, webhook endpoints with every delivery, email jobs, API keys,
+// transaction: its settings, users and everything of theirs, roles and
+// groups, claim mappers, webhook endpoints with every delivery, email jobs, API keys,
 // OAuth clients, signing keys, authorization requests, grants and tokens,
 // idempotency records and id sequences. No event is emitted: the
 // endpoints that would receive it are gone.
@@ -145,7 +154,15 @@ func (s *Service) DeleteWorkspace(ctx context.Context, slug string) (DeletedWork
 		if err != nil {
 			return err
 		}
-		out = DeletedWorkspace{Slug: slug, Users: users, Webhooks: len(hooks), APIKeys: len(keys), Clients: len(clients)}
+		_, roles, err := tx.Roles(slug, store.NameQuery{})
+		if err != nil {
+			return err
+		}
+		_, groups, err := tx.Groups(slug, store.NameQuery{})
+		if err != nil {
+			return err
+		}
+		out = DeletedWorkspace{Slug: slug, Users: users, Roles: roles, Groups: groups, Webhooks: len(hooks), APIKeys: len(keys), Clients: len(clients)}
 		return tx.DeleteWorkspace(slug)
 	})
 	s.keys.forgetWorkspace(slug) // whatever Update returned: a commit may have happened

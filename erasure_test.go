@@ -29,7 +29,7 @@ func TestDeleteUserPermanently(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.attr(ada, "dept", "R&D")
-	if err := e.ws.AssignRole(e.ctx, ada, 7); err != nil {
+	if err := e.ws.AssignRole(e.ctx, ada, e.role("admin").ID); err != nil {
 		t.Fatal(err)
 	}
 	tokens, signed := e.codeTokens("openid", "offline_access")

@@ -84,6 +84,36 @@ const (
 	// record of it. Data: {"userId": int, "username": string}, nothing
 	// more: the event outlives the user.
 	EventUserDeleted EventType = "user.deleted"
+	// EventRoleCreated: CreateRole created a role (or ImportUsers, for a
+	// role it names that did not exist). Data: the Role.
+	EventRoleCreated EventType = "role.created"
+	// EventRoleUpdated: UpdateRole renamed or redescribed a role. Data:
+	// the Role after the change.
+	EventRoleUpdated EventType = "role.updated"
+	// EventRoleDeleted: DeleteRole deleted a role and every assignment of
+	// it. Data: the Role as it was.
+	EventRoleDeleted EventType = "role.deleted"
+	// EventGroupCreated: CreateGroup created a group (or ImportUsers, for
+	// a group it names that did not exist). Data: the Group.
+	EventGroupCreated EventType = "group.created"
+	// EventGroupUpdated: UpdateGroup renamed or redescribed a group.
+	// Data: the Group after the change.
+	EventGroupUpdated EventType = "group.updated"
+	// EventGroupDeleted: DeleteGroup deleted a group, its memberships and
+	// its roles. Data: the Group as it was.
+	EventGroupDeleted EventType = "group.deleted"
+	// EventGroupMemberAdded: AddGroupMember made a user a member. Data:
+	// {"groupId": int, "userId": int}.
+	EventGroupMemberAdded EventType = "group.member.added"
+	// EventGroupMemberRemoved: RemoveGroupMember ended a membership.
+	// Data: {"groupId": int, "userId": int}.
+	EventGroupMemberRemoved EventType = "group.member.removed"
+	// EventGroupRoleAssigned: AssignGroupRole made a group carry a role.
+	// Data: {"groupId": int, "roleId": int}.
+	EventGroupRoleAssigned EventType = "group.role.assigned"
+	// EventGroupRoleRemoved: RemoveGroupRole ended a group's role. Data:
+	// {"groupId": int, "roleId": int}.
+	EventGroupRoleRemoved EventType = "group.role.removed"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
@@ -94,6 +124,9 @@ func EventTypes() []EventType {
 		EventLoginFailed, EventSessionRevoked, EventLoginSucceeded, EventTokenRefreshReused,
 		EventUserLocked, EventUserUnlocked, EventUserMFAEnrolled, EventUserMFARemoved, EventUserMFAReset,
 		EventUserDeleted,
+		EventRoleCreated, EventRoleUpdated, EventRoleDeleted,
+		EventGroupCreated, EventGroupUpdated, EventGroupDeleted,
+		EventGroupMemberAdded, EventGroupMemberRemoved, EventGroupRoleAssigned, EventGroupRoleRemoved,
 	}
 }
 

@@ -20,7 +20,8 @@ var errExportStopped = errors.New("export stopped by its callback")
 // ExportUsers calls fn with every user of the workspace, in ascending id
 // order, as an ImportedUser that ImportUsers takes back: the password
 // hash, EmailVerified, Disabled (not Enabled), MFAEnabled, CreatedAt,
-// the attributes, the directly assigned roles and the confirmed TOTP
+// the attributes, the directly assigned roles and the groups (by name),
+// and the confirmed TOTP
 // factor (its secret opened with the Service's KeyEncryptionKey, and the
 // hashes of the unused recovery codes). Ids, versions and UpdatedAt are
 // not exported; neither is an enrolment still waiting for its first code,
@@ -48,6 +49,7 @@ func (w *Workspace) ExportUsers(ctx context.Context, fn func(ImportedUser) error
 	var fnErr error
 	err := w.view(ctx, func(tx store.Tx) error {
 		fnErr = nil
+		names := exportNames{roles: map[int64]string{}, groups: map[int64]string{}}
 		for offset := 0; ; offset += exportPage {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -57,7 +59,7 @@ func (w *Workspace) ExportUsers(ctx context.Context, fn func(ImportedUser) error
 				return err
 			}
 			for _, u := range page {
-				iu, err := w.exportOne(tx, u)
+				iu, err := w.exportOne(tx, u, names)
 				if err != nil {
 					return err
 				}
@@ -77,8 +79,25 @@ func (w *Workspace) ExportUsers(ctx context.Context, fn func(ImportedUser) error
 	return fromStore(err, "workspace")
 }
 
+// exportNames are the names of the roles and groups an export has read,
+// by id: most users share them.
+type exportNames struct{ roles, groups map[int64]string }
+
+// name returns the name of the role or group with the id, read once.
+func (w *Workspace) exportName(tx store.Tx, k namedKind, cache map[int64]string, id int64) (string, error) {
+	if name, ok := cache[id]; ok {
+		return name, nil
+	}
+	r, err := k.get(tx, w.slug, id)
+	if err != nil {
+		return "", err
+	}
+	cache[id] = r.Name
+	return r.Name, nil
+}
+
 // exportOne reads what belongs to the user u in tx.
-func (w *Workspace) exportOne(tx store.Tx, u store.User) (ImportedUser, error) {
+func (w *Workspace) exportOne(tx store.Tx, u store.User, names exportNames) (ImportedUser, error) {
 	iu := ImportedUser{
 		Username: u.Username, Email: u.Email, FullName: u.FullName, PasswordHash: u.PasswordHash,
 		EmailVerified: u.EmailVerified, Disabled: !u.Enabled, MFAEnabled: u.MFAEnabled, CreatedAt: u.CreatedAt,
@@ -90,11 +109,27 @@ func (w *Workspace) exportOne(tx store.Tx, u store.User) (ImportedUser, error) {
 	if len(attrs) > 0 {
 		iu.Attributes = attrs
 	}
-	if iu.Roles, err = tx.UserRoles(w.slug, u.ID); err != nil {
+	roles, err := tx.UserRoles(w.slug, u.ID)
+	if err != nil {
 		return iu, err
 	}
-	if len(iu.Roles) == 0 {
-		iu.Roles = nil
+	for _, id := range roles {
+		name, err := w.exportName(tx, roleKind, names.roles, id)
+		if err != nil {
+			return iu, err
+		}
+		iu.Roles = append(iu.Roles, RoleName(name))
+	}
+	groups, err := tx.UserGroups(w.slug, u.ID)
+	if err != nil {
+		return iu, err
+	}
+	for _, id := range groups {
+		name, err := w.exportName(tx, groupKind, names.groups, id)
+		if err != nil {
+			return iu, err
+		}
+		iu.Groups = append(iu.Groups, name)
 	}
 	f, err := tx.SecondFactor(w.slug, u.ID)
 	switch {

@@ -55,8 +55,11 @@ func exportLines(t *testing.T, ws *identity.Workspace, want int) string {
 type userState struct {
 	User       identity.User
 	Attributes map[string]string
-	Roles      []int64
-	MFA        identity.MFAStatus
+	// Roles are the names of the roles assigned directly, Groups the
+	// names of the user's groups.
+	Roles  []string
+	Groups []string
+	MFA    identity.MFAStatus
 }
 
 // states returns the state of every user of the workspace, by id.
@@ -77,11 +80,24 @@ func states(t *testing.T, ws *identity.Workspace) []userState {
 		if err != nil {
 			t.Fatal(err)
 		}
+		groups, err := ws.ListUserGroups(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
 		mfa, err := ws.GetMFAStatus(ctx, u.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, userState{u, attrs, roles, mfa})
+		st := userState{User: u, Attributes: attrs, MFA: mfa}
+		for _, r := range roles {
+			if r.Direct {
+				st.Roles = append(st.Roles, r.Name)
+			}
+		}
+		for _, g := range groups {
+			st.Groups = append(st.Groups, g.Name)
+		}
+		out = append(out, st)
 	}
 	return out
 }
@@ -97,23 +113,33 @@ func TestExportImport(t *testing.T) {
 	ctx := e.ctx
 	t0 := time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC) // the env's clock at the start
 
-	// ada (id 1): attributes, roles, a TOTP factor whose first and second
-	// recovery codes are used, and a code accepted at the step after the
-	// enrolment's.
+	// ada (id 1): attributes, roles, a group, a TOTP factor whose first
+	// and second recovery codes are used, and a code accepted at the step
+	// after the enrolment's.
 	for key, value := range map[string]string{"dept": "math", "lab": "<analytical & engine>"} {
 		if err := e.ws.SetAttribute(ctx, e.ada.ID, key, value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, role := range []int64{7, 3} {
+	for _, name := range []string{"analyst", "auditor", "admin"} { // ids 1, 2, 3
+		e.role(name)
+	}
+	for _, role := range []int64{3, 1} {
 		if err := e.ws.AssignRole(ctx, e.ada.ID, role); err != nil {
 			t.Fatal(err)
 		}
 	}
+	eng, err := e.ws.CreateGroup(ctx, identity.NewGroup{Name: "eng"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ws.AddGroupMember(ctx, eng.ID, e.ada.ID); err != nil {
+		t.Fatal(err)
+	}
 	// bob (id 2): disabled, one role. cy (id 3): an enrolment waiting for
 	// its first code, which is not exported.
 	bob, cy := e.user("bob"), e.user("cy")
-	if err := e.ws.AssignRole(ctx, bob.ID, 5); err != nil {
+	if err := e.ws.AssignRole(ctx, bob.ID, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.ws.DisableUser(ctx, bob.ID); err != nil {
@@ -131,7 +157,7 @@ func TestExportImport(t *testing.T) {
 	// dee (id 4): no password, verified, MFA on without a factor, an old
 	// creation time. eve (id 5): a factor imported with a secret in lower
 	// case and a confirmation time in nanoseconds.
-	_, err := e.ws.ImportUsers(ctx, []identity.ImportedUser{
+	_, err = e.ws.ImportUsers(ctx, []identity.ImportedUser{
 		{Username: "dee", Email: "dee@example.com", FullName: "Dee Example", EmailVerified: true, MFAEnabled: true,
 			CreatedAt: time.Date(2020, 6, 23, 9, 0, 0, 0, time.UTC), Attributes: map[string]string{"tier": "gold"}},
 		{Username: "eve", Email: "eve@example.com", FullName: "Eve Example", PasswordHash: importedHash,
@@ -171,9 +197,11 @@ func TestExportImport(t *testing.T) {
 	})
 	want := []identity.ImportedUser{
 		{Username: "ada", Email: "ada@example.com", FullName: "Ada Lovelace", MFAEnabled: true, CreatedAt: t0,
-			Attributes: map[string]string{"dept": "math", "lab": "<analytical & engine>"}, Roles: []int64{3, 7},
+			Attributes: map[string]string{"dept": "math", "lab": "<analytical & engine>"},
+			Roles:      []identity.RoleRef{identity.RoleName("analyst"), identity.RoleName("admin")}, Groups: []string{"eng"},
 			TOTP: &identity.ImportedTOTP{ConfirmedAt: t0, LastStep: 59116699}},
-		{Username: "bob", Email: "bob@example.com", FullName: "User bob", Disabled: true, CreatedAt: t0, Roles: []int64{5}},
+		{Username: "bob", Email: "bob@example.com", FullName: "User bob", Disabled: true, CreatedAt: t0,
+			Roles: []identity.RoleRef{identity.RoleName("auditor")}},
 		{Username: "cy", Email: "cy@example.com", FullName: "User cy", CreatedAt: t0},
 		{Username: "dee", Email: "dee@example.com", FullName: "Dee Example", EmailVerified: true, MFAEnabled: true,
 			CreatedAt: time.Date(2020, 6, 23, 9, 0, 0, 0, time.UTC), Attributes: map[string]string{"tier": "gold"}},
@@ -228,10 +256,11 @@ func TestExportImport(t *testing.T) {
 		{User: identity.User{Username: "zed", Email: "zed@example.com", FullName: "User zed", Enabled: true, CreatedAt: t0.Add(30 * time.Second)},
 			Attributes: map[string]string{}},
 		{User: identity.User{Username: "ada", Email: "ada@example.com", FullName: "Ada Lovelace", Enabled: true, MFAEnabled: true, CreatedAt: t0},
-			Attributes: map[string]string{"dept": "math", "lab": "<analytical & engine>"}, Roles: []int64{3, 7},
+			Attributes: map[string]string{"dept": "math", "lab": "<analytical & engine>"},
+			Roles:      []string{"analyst", "admin"}, Groups: []string{"eng"},
 			MFA: identity.MFAStatus{Enabled: true, EnrolledAt: t0, RecoveryCodesLeft: 8}},
 		{User: identity.User{Username: "bob", Email: "bob@example.com", FullName: "User bob", CreatedAt: t0},
-			Attributes: map[string]string{}, Roles: []int64{5}},
+			Attributes: map[string]string{}, Roles: []string{"auditor"}},
 		{User: identity.User{Username: "cy", Email: "cy@example.com", FullName: "User cy", Enabled: true, CreatedAt: t0},
 			Attributes: map[string]string{}},
 		{User: identity.User{Username: "dee", Email: "dee@example.com", FullName: "Dee Example", EmailVerified: true, Enabled: true, MFAEnabled: true,

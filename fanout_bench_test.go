@@ -36,11 +36,15 @@ func BenchmarkRoleAssignmentIdleEndpoints(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			role, err := ws.CreateRole(b.Context(), identity.NewRole{Name: "admin"})
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
-				if err := ws.AssignRole(b.Context(), u.ID, 7); err != nil {
+				if err := ws.AssignRole(b.Context(), u.ID, role.ID); err != nil {
 					b.Fatal(err)
 				}
-				if err := ws.RemoveRole(b.Context(), u.ID, 7); err != nil {
+				if err := ws.RemoveRole(b.Context(), u.ID, role.ID); err != nil {
 					b.Fatal(err)
 				}
 			}

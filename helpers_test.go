@@ -65,6 +65,16 @@ func newTestEnv(t *testing.T, opts *identity.Options) *testEnv {
 	return &testEnv{t: t, ctx: ctx, clock: clock, st: st, svc: svc, ws: ws, ada: ada}
 }
 
+// role creates a role named name and returns it.
+func (e *testEnv) role(name string) identity.Role {
+	e.t.Helper()
+	r, err := e.ws.CreateRole(e.ctx, identity.NewRole{Name: name})
+	if err != nil {
+		e.t.Fatalf("CreateRole(%q): %v", name, err)
+	}
+	return r
+}
+
 // user creates a user named name with password "correct horse battery".
 func (e *testEnv) user(name string) identity.User {
 	e.t.Helper()

@@ -71,6 +71,8 @@ const (
 const (
 	opCreateUser    = "create_user"
 	opCreateWebhook = "create_webhook"
+	opCreateRole    = "create_role"
+	opCreateGroup   = "create_group"
 )
 
 // idemOutcome is the Result of an idempotency record: while the call runs,

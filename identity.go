@@ -194,7 +194,11 @@ func Open(path string, opts *Options) (*Service, error) {
 	if isPostgresURL(path) {
 		return nil, errorf(CodeInvalid, "Open takes a bbolt file; open a PostgreSQL database with pgstore.Open and pass the store to New")
 	}
-	st, err := boltstore.Open(path, nil)
+	var now func() time.Time // the Service's clock dates an upgrade's records
+	if opts != nil {
+		now = opts.Now
+	}
+	st, err := boltstore.Open(path, &boltstore.Options{Now: now})
 	if err != nil {
 		return nil, err
 	}

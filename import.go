@@ -3,6 +3,8 @@ package identity
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -48,10 +50,51 @@ type ImportedUser struct {
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	// Attributes follow the rules of SetAttribute.
 	Attributes map[string]string `json:"attributes,omitempty"`
-	// Roles are directly assigned role ids, each positive.
-	Roles []int64 `json:"roles,omitempty"`
+	// Roles are the roles assigned to the user directly, by name (as
+	// ExportUsers writes them) or by id (as files exported before roles
+	// had names hold them). A name the workspace has no role of creates
+	// the role (role.created); an id must be a role's.
+	Roles []RoleRef `json:"roles,omitempty"`
+	// Groups are the names of the groups the user is a member of; a name
+	// the workspace has no group of creates the group (group.created).
+	Groups []string `json:"groups,omitempty"`
 	// TOTP, when not nil, is the user's confirmed TOTP second factor.
 	TOTP *ImportedTOTP `json:"totp,omitempty"`
+}
+
+// RoleRef names a role of an ImportedUser: by its name, a JSON string, or
+// by its id, a JSON number.
+type RoleRef struct {
+	// ID is the role's id, when Name is empty.
+	ID int64
+	// Name is the role's name.
+	Name string
+}
+
+// RoleName returns the RoleRef of the role named name.
+func RoleName(name string) RoleRef { return RoleRef{Name: name} }
+
+// RoleID returns the RoleRef of the role with the id.
+func RoleID(id int64) RoleRef { return RoleRef{ID: id} }
+
+// MarshalJSON writes the name, or the id when there is no name.
+func (r RoleRef) MarshalJSON() ([]byte, error) {
+	if r.Name != "" {
+		return json.Marshal(r.Name)
+	}
+	return json.Marshal(r.ID)
+}
+
+// UnmarshalJSON reads a name (a string) or an id (an integer).
+func (r *RoleRef) UnmarshalJSON(b []byte) error {
+	*r = RoleRef{}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &r.Name)
+	}
+	if err := json.Unmarshal(b, &r.ID); err != nil {
+		return errors.New("a role is its name (a string) or its id (an integer)")
+	}
+	return nil
 }
 
 // ImportedTOTP is the confirmed TOTP second factor of an ImportedUser:
@@ -97,10 +140,14 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 		if err := w.checkImportUnique(tx, batch); err != nil {
 			return err
 		}
+		holds, err := w.importAccess(tx, batch, now)
+		if err != nil {
+			return err
+		}
 		bulk, ok := bulkOf(tx)
 		if !ok || len(batch) == 0 {
-			for _, iu := range batch {
-				rec, err := w.importOne(tx, iu, now)
+			for i, iu := range batch {
+				rec, err := w.importOne(tx, iu, holds[i], now)
 				if err != nil {
 					return err
 				}
@@ -111,8 +158,8 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 		// The store writes the whole batch in one request: the same
 		// records, drawn and sealed in the same order.
 		inserts := make([]store.UserInsert, 0, len(batch))
-		for _, iu := range batch {
-			ins, err := w.importRecords(tx, iu, now)
+		for i, iu := range batch {
+			ins, err := w.importRecords(tx, iu, holds[i], now)
 			if err != nil {
 				return err
 			}
@@ -162,9 +209,16 @@ func validateImport(batch []ImportedUser) error {
 			checkAttributeValue(&p, field("attributes."+key), value)
 		}
 		for j, role := range iu.Roles {
-			if role <= 0 {
-				p.add(field(fmt.Sprintf("roles[%d]", j)), RuleRange, "must be a positive role id")
+			f := field(fmt.Sprintf("roles[%d]", j))
+			switch {
+			case role.Name != "":
+				checkNamedName(&p, f, role.Name)
+			case role.ID <= 0:
+				p.add(f, RuleRange, "must be a role's name or a positive role id")
 			}
+		}
+		for j, name := range iu.Groups {
+			checkNamedName(&p, field(fmt.Sprintf("groups[%d]", j)), name)
 		}
 		if iu.TOTP != nil {
 			checkImportedTOTP(&p, field("totp"), iu.TOTP)
@@ -300,8 +354,8 @@ func (w *Workspace) importKeysTaken(tx store.Tx, batch []ImportedUser) (func(i i
 }
 
 // importOne creates one imported user with the Tx methods.
-func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, now time.Time) (store.User, error) {
-	ins, err := w.importRecords(tx, iu, now)
+func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, holds importedAccess, now time.Time) (store.User, error) {
+	ins, err := w.importRecords(tx, iu, holds, now)
 	if err != nil {
 		return store.User{}, err
 	}
@@ -324,13 +378,18 @@ func (w *Workspace) importOne(tx store.Tx, iu ImportedUser, now time.Time) (stor
 			return store.User{}, err
 		}
 	}
+	for _, group := range ins.Groups {
+		if err := tx.AddGroupMember(w.slug, group, id); err != nil {
+			return store.User{}, err
+		}
+	}
 	return ins.User, nil
 }
 
 // importRecords draws the id of one imported user and returns its
-// records: the user, its attributes and roles, and its second factor with
-// the secret sealed for that id.
-func (w *Workspace) importRecords(tx store.Tx, iu ImportedUser, now time.Time) (store.UserInsert, error) {
+// records: the user, its attributes, roles and groups (holds), and its
+// second factor with the secret sealed for that id.
+func (w *Workspace) importRecords(tx store.Tx, iu ImportedUser, holds importedAccess, now time.Time) (store.UserInsert, error) {
 	id, err := tx.NextID(w.slug, store.SeqUsers)
 	if err != nil {
 		return store.UserInsert{}, err
@@ -346,7 +405,8 @@ func (w *Workspace) importRecords(tx store.Tx, iu ImportedUser, now time.Time) (
 			PasswordHash: iu.PasswordHash, CreatedAt: createdAt, UpdatedAt: now, Version: newVersion(0),
 		},
 		Attributes: iu.Attributes,
-		Roles:      iu.Roles,
+		Roles:      holds.roles,
+		Groups:     holds.groups,
 	}
 	if iu.TOTP != nil {
 		f, err := w.importedFactor(id, iu.TOTP)
@@ -356,6 +416,74 @@ func (w *Workspace) importRecords(tx store.Tx, iu ImportedUser, now time.Time) (
 		ins.SecondFactor = &f
 	}
 	return ins, nil
+}
+
+// importedAccess is what an imported user holds: the ids of its roles
+// and of its groups.
+type importedAccess struct{ roles, groups []int64 }
+
+// importAccess resolves the roles and groups of every user of the batch
+// to ids, in tx: a name the workspace has no role or group of creates it
+// (within the workspace's limits, with its created event); an id that is
+// no role's is CodeInvalid, and so is a user with more groups than
+// Limits.GroupsPerUser.
+func (w *Workspace) importAccess(tx store.Tx, batch []ImportedUser, now time.Time) ([]importedAccess, error) {
+	set, err := w.settings(tx)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[namedKey]int64{} // resolved names and ids, once each
+	resolve := func(k namedKind, name string, id int64) (int64, bool, error) {
+		key := namedKey{k.what, name, id}
+		if got, ok := ids[key]; ok {
+			return got, true, nil
+		}
+		var err error
+		if name == "" {
+			_, err = k.get(tx, w.slug, id)
+		} else if id, err = k.byName(tx, w.slug, name); isNotFound(err) {
+			var r store.Role
+			r, err = w.createNamed(tx, k, name, "", now)
+			id = r.ID
+		}
+		if isNotFound(err) {
+			return 0, false, nil
+		}
+		ids[key] = id
+		return id, err == nil, err
+	}
+	var p problems
+	out := make([]importedAccess, len(batch))
+	for i, iu := range batch {
+		if len(iu.Groups) > set.Limits.groupsPerUser() {
+			p.add(fmt.Sprintf("users[%d].groups", i), RuleRange, "must name at most %d groups (the workspace's limit)", set.Limits.groupsPerUser())
+		}
+		for j, ref := range iu.Roles {
+			id, ok, err := resolve(roleKind, ref.Name, ref.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				p.add(fmt.Sprintf("users[%d].roles[%d]", i, j), RuleUnknown, "no role has the id %d", ref.ID)
+				continue
+			}
+			out[i].roles = append(out[i].roles, id)
+		}
+		for _, name := range iu.Groups {
+			id, _, err := resolve(groupKind, name, 0)
+			if err != nil {
+				return nil, err
+			}
+			out[i].groups = append(out[i].groups, id)
+		}
+	}
+	return out, p.err("invalid import")
+}
+
+// namedKey is a role or group of an import as it names it.
+type namedKey struct {
+	kind, name string
+	id         int64
 }
 
 // importedFactor returns the confirmed factor t of the new user id, its

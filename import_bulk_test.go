@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +92,11 @@ func (t bulkTx) InsertUsers(slug string, users []store.UserInsert) error {
 				return err
 			}
 		}
+		for _, g := range in.Groups {
+			if err := t.AddGroupMember(slug, g, in.User.ID); err != nil {
+				return err
+			}
+		}
 		if in.SecondFactor != nil {
 			if err := t.PutSecondFactor(slug, *in.SecondFactor); err != nil {
 				return err
@@ -111,6 +118,51 @@ func (t bulkTx) UserWithClaimInputs(slug string, id int64) (store.User, map[stri
 	}
 	mappers, err := t.ClaimMappers(slug)
 	return u, attrs, mappers, err
+}
+
+func (t bulkTx) UserAccess(slug string, id int64) (store.UserAccess, error) {
+	t.s.count("UserAccess")
+	if _, err := t.User(slug, id); err != nil {
+		return store.UserAccess{}, err
+	}
+	acc := store.UserAccess{GroupRoles: map[int64][]int64{}}
+	var err error
+	if acc.Direct, err = t.UserRoles(slug, id); err != nil {
+		return store.UserAccess{}, err
+	}
+	groups, err := t.UserGroups(slug, id)
+	if err != nil {
+		return store.UserAccess{}, err
+	}
+	roles := map[int64]bool{}
+	for _, r := range acc.Direct {
+		roles[r] = true
+	}
+	for _, gid := range groups {
+		g, err := t.Group(slug, gid)
+		if err != nil {
+			return store.UserAccess{}, err
+		}
+		acc.Groups = append(acc.Groups, g)
+		ids, err := t.GroupRoles(slug, gid)
+		if err != nil {
+			return store.UserAccess{}, err
+		}
+		if len(ids) > 0 {
+			acc.GroupRoles[gid] = ids
+		}
+		for _, r := range ids {
+			roles[r] = true
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(roles)) {
+		rec, err := t.Role(slug, r)
+		if err != nil {
+			return store.UserAccess{}, err
+		}
+		acc.Roles = append(acc.Roles, rec)
+	}
+	return acc, nil
 }
 
 func (t bulkTx) UserWithAttributes(slug string, id int64) (store.User, map[string]string, error) {
@@ -195,13 +247,14 @@ func TestImportUsersBulkPath(t *testing.T) {
 	}{
 		{"created", []identity.ImportedUser{user("alice"), with(user("bob"), func(u *identity.ImportedUser) {
 			u.Attributes = map[string]string{"dept": "ops"}
-			u.Roles = []int64{3, 1, 3}
+			u.Roles = []identity.RoleRef{identity.RoleID(3), identity.RoleName("auditor"), identity.RoleID(3)}
+			u.Groups = []string{"eng", "ops"}
 			u.TOTP = &identity.ImportedTOTP{Secret: "JBSWY3DPEHPK3PXP", ConfirmedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
 				RecoveryCodes: [][]byte{code}}
 		})}},
 		{"taken", []identity.ImportedUser{user("carol"), user("ALICE"), with(user("dan"), func(u *identity.ImportedUser) { u.Email = "BOB@example.com" })}},
 		{"duplicates and taken", []identity.ImportedUser{user("erin"), with(user("Erin"), func(u *identity.ImportedUser) { u.Email = "alice@example.com" })}},
-		{"invalid", []identity.ImportedUser{user("frank"), with(user("frank2"), func(u *identity.ImportedUser) { u.Roles = []int64{0} })}},
+		{"invalid", []identity.ImportedUser{user("frank"), with(user("frank2"), func(u *identity.ImportedUser) { u.Roles = []identity.RoleRef{identity.RoleID(0)} })}},
 		{"many", big},
 		{"empty", nil},
 	}
@@ -211,6 +264,11 @@ func TestImportUsersBulkPath(t *testing.T) {
 	}
 	play := func(e *bulkEnv) run {
 		var r run
+		for _, name := range []string{"role-1", "role-2", "role-3"} {
+			if _, err := e.ws.CreateRole(t.Context(), identity.NewRole{Name: name}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, b := range batches {
 			users, err := e.ws.ImportUsers(t.Context(), b.batch)
 			r.Results = append(r.Results, resultOf(users, nil, err))

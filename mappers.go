@@ -100,6 +100,8 @@ func ReservedClaims() []string {
 		"_claim_names", "_claim_sources",
 		// Sessions, token exchange, proof of possession, access tokens.
 		"sid", "act", "may_act", "cnf", "scope", "client_id", "roles", "groups", "entitlements",
+		// The overage indications of this provider's roles and groups.
+		"roles_overage", "groups_overage",
 		// Security event tokens and DPoP.
 		"events", "toe", "txn", "htm", "htu", "ath",
 		// Header parameters some libraries accept from claims.

@@ -27,11 +27,12 @@ type Provider struct {
 func (w *Workspace) Provider() *Provider { return &Provider{w: w} }
 
 // providerScopes are the scopes the provider knows; see ProviderScopes.
-var providerScopes = []string{ScopeOpenID, ScopeProfile, ScopeEmail}
+var providerScopes = []string{ScopeOpenID, ScopeProfile, ScopeEmail, ScopeGroups, ScopeRoles}
 
 // ProviderScopes returns the scopes the OpenID Provider knows, in a
-// stable order: openid, profile and email. An authorization request's
-// other scopes are dropped, as OpenID Connect asks.
+// stable order: openid, profile, email, groups and roles. An
+// authorization request's other scopes are dropped, as OpenID Connect
+// asks.
 func ProviderScopes() []string { return slices.Clone(providerScopes) }
 
 // IsProviderScope reports whether scope is one of ProviderScopes.

@@ -77,7 +77,7 @@ func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret st
 		}
 		g.Scopes = narrowed
 	}
-	is, err := w.gatherUser(tx, issuance{grant: g, now: now})
+	is, err := w.gatherUser(tx, issuance{grant: g, now: now}, client)
 	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
 		return issuance{}, refuse(errInvalidGrant("user disabled or gone"))
 	}

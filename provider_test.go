@@ -26,20 +26,22 @@ func TestProviderMetadata(t *testing.T) {
 	}
 	want := identity.ProviderMetadata{
 		Issuer: issuerBase + "/t/acme",
-		Scopes: []string{"openid", "profile", "email"},
+		Scopes: []string{"openid", "profile", "email", "groups", "roles"},
 		Claims: []string{
 			"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
-			"name", "preferred_username", "updated_at", "email", "email_verified", "dept", "team",
+			"name", "preferred_username", "updated_at", "email", "email_verified",
+			"groups", "roles", "groups_overage", "roles_overage", "dept", "team",
 		},
 		SigningAlgorithms: []string{"RS256", "ES256"},
 	}
 	if diff := cmp.Diff(want, md); diff != "" {
 		t.Errorf("GetMetadata (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"openid", "profile", "email"}, identity.ProviderScopes()); diff != "" {
+	if diff := cmp.Diff([]string{"openid", "profile", "email", "groups", "roles"}, identity.ProviderScopes()); diff != "" {
 		t.Errorf("ProviderScopes (-want +got):\n%s", diff)
 	}
-	for scope, want := range map[string]bool{"openid": true, "profile": true, "email": true, "offline_access": false, "": false, "OPENID": false} {
+	for scope, want := range map[string]bool{"openid": true, "profile": true, "email": true, "groups": true, "roles": true,
+		"offline_access": false, "": false, "OPENID": false} {
 		if got := identity.IsProviderScope(scope); got != want {
 			t.Errorf("IsProviderScope(%q) = %v, want %v", scope, got, want)
 		}

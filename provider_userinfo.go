@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"math"
 
 	"github.com/identitylib/identity/store"
 )
@@ -43,10 +44,30 @@ func (p *Provider) GetUserInfo(ctx context.Context, accessToken string) (map[str
 			info[k] = v
 		}
 		info["sub"] = at.Subject
-		return nil
+		return w.userInfoAccess(tx, at, info)
 	})
 	if err != nil {
 		return nil, fromStore(err, "user")
 	}
 	return info, nil
+}
+
+// userInfoAccess adds to info the access claims the token carries (by its
+// scopes or its client's setting), whole: userinfo answers what a token
+// may not hold for its size.
+func (w *Workspace) userInfoAccess(tx store.Tx, at VerifiedToken, info map[string]any) error {
+	client, err := tx.OAuthClient(w.slug, at.ClientID)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	carry := carriedClaims(at.Scopes, client.Claims)
+	if !carry.any() {
+		return nil
+	}
+	acc, err := w.userAccess(tx, at.UserID)
+	if err != nil {
+		return err
+	}
+	carry.setAccessClaims(info, acc, math.MaxInt)
+	return nil
 }

@@ -85,6 +85,12 @@ const (
 	ScopeOpenID  = "openid"
 	ScopeProfile = "profile"
 	ScopeEmail   = "email"
+	// ScopeGroups asks for the groups claim: the names of the user's
+	// groups, sorted.
+	ScopeGroups = "groups"
+	// ScopeRoles asks for the roles claim: the names of the roles the user
+	// holds, directly or through a group, sorted.
+	ScopeRoles = "roles"
 )
 
 // setTokenOptions checks and keeps the token options.
@@ -249,6 +255,12 @@ type issuance struct {
 	nonce   string
 	refresh string
 	now     time.Time
+	// carry says which access claims (groups, roles) the tokens carry,
+	// holds what the user holds, and claimLimit how many names a claim
+	// may carry (Limits.ClaimNames).
+	carry      carried
+	holds      store.UserAccess
+	claimLimit int
 }
 
 // newGrant stores g (a fresh id, its times) with its first refresh token
@@ -269,7 +281,7 @@ func (w *Workspace) newGrant(tx store.Tx, client OAuthClient, g store.Grant, now
 	}
 	is := issuance{grant: g, now: now}
 	if g.UserID != 0 {
-		if is, err = w.gatherUser(tx, is); err != nil {
+		if is, err = w.gatherUser(tx, is, client); err != nil {
 			return issuance{}, err
 		}
 	}
@@ -284,9 +296,10 @@ func (w *Workspace) newGrant(tx store.Tx, client OAuthClient, g store.Grant, now
 	return is, nil
 }
 
-// gatherUser reads the grant's user, which must be enabled, and the
-// claims its mappers give the tokens.
-func (w *Workspace) gatherUser(tx store.Tx, is issuance) (issuance, error) {
+// gatherUser reads the grant's user, which must be enabled, the claims
+// its mappers give the tokens, and what the user holds when the tokens
+// carry it (the grant's scopes or the client ask for groups or roles).
+func (w *Workspace) gatherUser(tx store.Tx, is issuance, client OAuthClient) (issuance, error) {
 	u, err := w.user(tx, is.grant.UserID)
 	if err != nil {
 		return issuance{}, err
@@ -295,7 +308,18 @@ func (w *Workspace) gatherUser(tx store.Tx, is issuance) (issuance, error) {
 		return issuance{}, errorf(CodeForbidden, "user %d is disabled", u.ID)
 	}
 	is.user = u
-	is.access, is.id, err = w.mappedClaims(tx, u.ID)
+	if is.access, is.id, err = w.mappedClaims(tx, u.ID); err != nil {
+		return issuance{}, err
+	}
+	if is.carry = carriedClaims(is.grant.Scopes, client.Claims); !is.carry.any() {
+		return is, nil
+	}
+	set, err := w.settings(tx)
+	if err != nil {
+		return issuance{}, err
+	}
+	is.claimLimit = set.Limits.claimNames()
+	is.holds, err = w.userAccess(tx, u.ID)
 	return is, err
 }
 
@@ -391,6 +415,7 @@ func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
 	if g.UserID != 0 {
 		access.set("auth_time", g.AuthTime.Unix())
 		access.setNonEmpty("sid", g.SessionID)
+		is.carry.setAccessClaims(access, is.holds, is.claimLimit)
 	}
 	t := Tokens{TokenType: "Bearer", ExpiresAt: accessExp, RefreshToken: is.refresh, Scopes: scopes, GrantID: g.ID}
 	if t.AccessToken, err = w.signClaims(key, accessTokenType, access); err != nil {
@@ -413,6 +438,7 @@ func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
 	id.setNonEmpty("nonce", is.nonce)
 	id.setNonEmpty("sid", g.SessionID)
 	id.set("at_hash", leftHalfHash(t.AccessToken))
+	is.carry.setAccessClaims(id, is.holds, is.claimLimit)
 	if t.IDToken, err = w.signClaims(key, idTokenType, id); err != nil {
 		return Tokens{}, err
 	}
@@ -477,6 +503,7 @@ func subject(g store.Grant) string {
 var idTokenClaims = []string{
 	"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
 	"name", "preferred_username", "updated_at", "email", "email_verified",
+	"groups", "roles", "groups_overage", "roles_overage",
 }
 
 // standardClaims returns the OpenID Connect claims the scopes ask for:

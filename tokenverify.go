@@ -29,6 +29,16 @@ type VerifiedToken struct {
 	GrantID   string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
+	// Groups and Roles are the names the token's groups and roles claims
+	// carry (the scopes groups and roles, or the client's Claims), sorted;
+	// nil when the token carries no such claim. GroupsOverage and
+	// RolesOverage report a token that carries the overage indication
+	// instead, for a user with more than Limits.ClaimNames of them: the
+	// whole list is then userinfo's.
+	Groups        []string
+	Roles         []string
+	GroupsOverage bool
+	RolesOverage  bool
 	// Claims are the token's other claims: those of the claim mappers.
 	Claims map[string]any
 }
@@ -88,6 +98,9 @@ func (w *Workspace) verifyAccess(tx store.Tx, token string, now time.Time) (Veri
 	if at.Scopes == nil {
 		at.Scopes = []string{}
 	}
+	at.Groups, at.Roles = c.strings(ScopeGroups), c.strings(ScopeRoles)
+	at.GroupsOverage, _ = c["groups_overage"].(bool)
+	at.RolesOverage, _ = c["roles_overage"].(bool)
 	for k, v := range c {
 		if !IsReservedClaim(k) {
 			at.Claims[k] = v
@@ -165,6 +178,24 @@ func (w *Workspace) verifySignature(tx store.Tx, token, typ string, now time.Tim
 		return nil, errInvalidToken(errors.New("issued in the future"))
 	}
 	return c, nil
+}
+
+// strings returns a claim that is an array of strings, or nil when it is
+// absent or anything else.
+func (c claims) strings(name string) []string {
+	list, ok := c[name].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // str returns a string claim, or "" when it is absent or not a string.

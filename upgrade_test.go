@@ -69,3 +69,58 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		t.Errorf("EmailJobs mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestUpgradeBeforeRoles opens, with identity.Open, a copy of a bbolt
+// file written before roles were records (see
+// store/boltstore/testdata/README.md): its assigned role ids become roles
+// named role-<id>, dated by the Service's clock, which the users hold as
+// before; new roles take ids after the largest; the old client receives
+// no claims of its own; tokens carry the roles.
+func TestUpgradeBeforeRoles(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("store", "boltstore", "testdata", "before-roles.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "identity.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	upgraded := time.Date(2026, 11, 27, 12, 0, 0, 123456000, time.UTC)
+	svc, err := identity.Open(path, &identity.Options{Now: func() time.Time { return upgraded }})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	ctx := t.Context()
+	ws, err := svc.GetWorkspace(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := ws.ListRoles(ctx, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []identity.Role{
+		{ID: 3, Name: "role-3", CreatedAt: upgraded, UpdatedAt: upgraded},
+		{ID: 7, Name: "role-7", CreatedAt: upgraded, UpdatedAt: upgraded},
+	}
+	if diff := cmp.Diff(want, roles.Items, cmpopts.IgnoreFields(identity.Role{}, "Version")); diff != "" || roles.Total != 2 {
+		t.Errorf("the roles of the upgraded file: total %d (-want +got):\n%s", roles.Total, diff)
+	}
+	held, err := ws.ListUserRoles(ctx, 1)
+	if err != nil || len(held) != 2 || held[0].Name != "role-3" || held[1].Name != "role-7" || !held[0].Direct {
+		t.Errorf("ada's roles = %+v, %v; want role-3 and role-7, directly", held, err)
+	}
+	holders, err := ws.ListRoleHolders(ctx, 7, nil)
+	if err != nil || holders.Total != 2 {
+		t.Errorf("holders of role-7 = %+v, %v; want ada and bob", holders, err)
+	}
+	next, err := ws.CreateRole(ctx, identity.NewRole{Name: "auditor"})
+	if err != nil || next.ID != 8 {
+		t.Errorf("the first role created after the upgrade = id %d, %v; want 8", next.ID, err)
+	}
+	clients, err := ws.ListClients(ctx)
+	if err != nil || len(clients) != 1 || len(clients[0].Claims) != 0 {
+		t.Errorf("the old client = %+v, %v; want one, with no claims", clients, err)
+	}
+}

@@ -339,15 +339,16 @@ func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) erro
 }
 
 // AssignRole assigns the role to the user directly (in addition to roles
-// inherited through groups). Assigning an assigned role succeeds. Roles are
-// managed outside this library; any positive role id is accepted.
+// inherited through groups), with user.role.assigned. Assigning a role
+// assigned directly already succeeds and emits nothing. An unknown user
+// or role is CodeNotFound.
 func (w *Workspace) AssignRole(ctx context.Context, userID, roleID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
 		if _, err := w.user(tx, userID); err != nil {
 			return err
 		}
-		if roleID <= 0 {
-			return notFound("role %d not found", roleID)
+		if _, err := w.getNamed(tx, roleKind, roleID); err != nil {
+			return err
 		}
 		roles, err := tx.UserRoles(w.slug, userID)
 		if err != nil || slices.Contains(roles, roleID) {
@@ -378,24 +379,4 @@ func (w *Workspace) RemoveRole(ctx context.Context, userID, roleID int64) error 
 		return w.emit(tx, EventUserRoleRemoved, roleEvent{UserID: userID, RoleID: roleID})
 	})
 	return fromStore(err, "role")
-}
-
-// ListUserRoles returns the ids of the roles directly assigned to the user,
-// ascending (never nil).
-func (w *Workspace) ListUserRoles(ctx context.Context, userID int64) ([]int64, error) {
-	var roles []int64
-	err := w.view(ctx, func(tx store.Tx) (err error) {
-		if _, err := w.user(tx, userID); err != nil {
-			return err
-		}
-		roles, err = tx.UserRoles(w.slug, userID)
-		return err
-	})
-	if err != nil {
-		return nil, fromStore(err, "user")
-	}
-	if roles == nil {
-		roles = []int64{}
-	}
-	return roles, nil
 }

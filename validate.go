@@ -101,6 +101,15 @@ func checkFullName(p *problems, field, fullName string) {
 	}
 }
 
+// checkDescription adds the problems of a free-text description: at most
+// MaxDescriptionLength characters, line breaks and tabs but no other
+// control characters.
+func checkDescription(p *problems, field, s string) {
+	if checkText(p, field, s, 0, MaxDescriptionLength) {
+		checkNoControl(p, field, strings.NewReplacer("\n", "", "\t", "").Replace(s))
+	}
+}
+
 func checkNoControl(p *problems, field, s string) {
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		p.add(field, RuleControlCharacter, "must not contain control characters")

@@ -130,6 +130,10 @@ func TestVersionChangesOnEveryWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			role, err := ws.CreateRole(ctx, identity.NewRole{Name: "admin"})
+			if err != nil {
+				t.Fatal(err)
+			}
 			tests := []struct {
 				name    string
 				write   func() error
@@ -147,7 +151,7 @@ func TestVersionChangesOnEveryWrite(t *testing.T) {
 				{"rehash at login", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, true},
 				{"login without rehash", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, false},
 				{"SetAttribute", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, false},
-				{"AssignRole", func() error { return ws.AssignRole(ctx, u.ID, 7) }, false},
+				{"AssignRole", func() error { return ws.AssignRole(ctx, u.ID, role.ID) }, false},
 			}
 			seen := map[int64]bool{u.Version: true}
 			prev := u.Version

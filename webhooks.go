@@ -131,9 +131,7 @@ func (w *Workspace) checkEndpointRoom(tx store.Tx) error {
 func (nw NewWebhook) validate(allowPrivate bool) error {
 	var p problems
 	checkWebhookURL(&p, nw.URL, allowPrivate)
-	if checkText(&p, "description", nw.Description, 0, MaxDescriptionLength) {
-		checkNoControl(&p, "description", strings.NewReplacer("\n", "", "\t", "").Replace(nw.Description))
-	}
+	checkDescription(&p, "description", nw.Description)
 	if len(nw.Events) == 0 {
 		p.add("events", RuleRequired, "must name at least one event type")
 	}

@@ -28,14 +28,16 @@ func routeCases() []routeCase {
 	const base = "/t/acme/api/v1"
 	newUser := map[string]any{"username": "bob", "email": "bob@example.com", "fullName": "Bob", "password": "correct horse"}
 	newHook := map[string]any{"url": "https://hooks.example.com/b", "events": []string{"login.failed"}}
+	newRole := map[string]any{"name": "auditor", "description": "reads the audit trail"}
+	newGroup := map[string]any{"name": "ops"}
 	return []routeCase{
 		{"GET", base + "/users", nil, one(identity.ScopeUsersRead), 200},
 		{"POST", base + "/users", newUser, one(identity.ScopeUsersWrite), 201},
 		{"GET", base + "/users/1", nil, one(identity.ScopeUsersRead), 200},
 		{"PUT", base + "/users/1", map[string]any{"email": "ada@lovelace.org", "fullName": "Ada"}, one(identity.ScopeUsersWrite), 200},
 		{"DELETE", base + "/users/1", nil, one(identity.ScopeUsersWrite), 204},
-		{"POST", base + "/users/1/roles/7", nil, one(identity.ScopeUsersWrite), 204},
-		{"DELETE", base + "/users/1/roles/5", nil, one(identity.ScopeUsersWrite), 204},
+		{"POST", base + "/users/1/roles/2", nil, one(identity.ScopeUsersWrite), 204},
+		{"DELETE", base + "/users/1/roles/1", nil, one(identity.ScopeUsersWrite), 204},
 		{"GET", base + "/users/1/attributes", nil, one(identity.ScopeUserAttributesRead), 200},
 		{"PUT", base + "/users/1/attributes/tier", map[string]any{"value": "gold"}, one(identity.ScopeUserAttributesWrite), 204},
 		{"DELETE", base + "/users/1/attributes/dept", nil, one(identity.ScopeUserAttributesWrite), 204},
@@ -51,6 +53,26 @@ func routeCases() []routeCase {
 		{"DELETE", base + "/users/1/mfa", nil, one(identity.ScopeUsersWrite), 204},
 		{"GET", base + "/users/1/claims?token=access", nil, []identity.Scope{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, 200},
 		{"GET", base + "/claim-mappers/dept", nil, one(identity.ScopeClaimMappersRead), 200},
+		// Roles and groups.
+		{"GET", base + "/roles", nil, one(identity.ScopeRolesRead), 200},
+		{"POST", base + "/roles", newRole, one(identity.ScopeRolesWrite), 201},
+		{"GET", base + "/roles/1", nil, one(identity.ScopeRolesRead), 200},
+		{"PUT", base + "/roles/1", map[string]any{"name": "administrator"}, one(identity.ScopeRolesWrite), 200},
+		{"DELETE", base + "/roles/2", nil, one(identity.ScopeRolesWrite), 204},
+		{"GET", base + "/roles/1/users", nil, []identity.Scope{identity.ScopeRolesRead, identity.ScopeUsersRead}, 200},
+		{"GET", base + "/groups", nil, one(identity.ScopeGroupsRead), 200},
+		{"POST", base + "/groups", newGroup, one(identity.ScopeGroupsWrite), 201},
+		{"GET", base + "/groups/1", nil, one(identity.ScopeGroupsRead), 200},
+		{"PUT", base + "/groups/1", map[string]any{"name": "employees", "description": "everyone"}, one(identity.ScopeGroupsWrite), 200},
+		{"DELETE", base + "/groups/1", nil, one(identity.ScopeGroupsWrite), 204},
+		{"GET", base + "/groups/1/members", nil, []identity.Scope{identity.ScopeGroupsRead, identity.ScopeUsersRead}, 200},
+		{"PUT", base + "/groups/1/members/1", nil, one(identity.ScopeGroupsWrite), 204},
+		{"DELETE", base + "/groups/1/members/1", nil, one(identity.ScopeGroupsWrite), 204},
+		{"GET", base + "/groups/1/roles", nil, one(identity.ScopeGroupsRead), 200},
+		{"PUT", base + "/groups/1/roles/2", nil, one(identity.ScopeGroupsWrite), 204},
+		{"DELETE", base + "/groups/1/roles/1", nil, one(identity.ScopeGroupsWrite), 204},
+		{"GET", base + "/users/1/groups", nil, one(identity.ScopeUsersRead), 200},
+		{"GET", base + "/users/1/roles", nil, one(identity.ScopeUsersRead), 200},
 	}
 }
 

@@ -9,11 +9,12 @@ import (
 	"github.com/identitylib/identity"
 )
 
-// Conditional requests (RFC 9110, section 13). A user's or a claim
-// mapper's version is its strong entity tag: 16 lowercase hex digits in
-// quotes. PUT of either evaluates If-Match and If-None-Match through an
-// identity.Precondition, so the check and the write are one transaction;
-// GET of either answers a matching If-None-Match with 304.
+// Conditional requests (RFC 9110, section 13). The version of a user, a
+// claim mapper, a role or a group is its strong entity tag: 16 lowercase
+// hex digits in quotes. PUT of any of them evaluates If-Match and
+// If-None-Match through an identity.Precondition, so the check and the
+// write are one transaction; GET of any of them answers a matching
+// If-None-Match with 304.
 
 // etag returns the entity tag of a record version: `"%016x"` of it.
 func etag(version int64) string {

@@ -10,7 +10,8 @@
 // # Routes and scopes
 //
 // Paths are below /t/{slug}/api/v1; each needs one scope of the API key
-// (the claims preview two).
+// (the claims preview, and the listings of users through a role or a
+// group, two: every one the table names).
 //
 //	GET    /users                              users:read             200 page of users (?search=&offset=&limit=)
 //	POST   /users                              users:write            201 user, Location, ETag
@@ -20,8 +21,10 @@
 //	POST   /users/{userId}/enable              users:write            204 (enables the user)
 //	GET    /users/{userId}/claims?token=       users:read and         200 {"claims": {...}} (token access or id)
 //	                                             claim_mappers:read
+//	GET    /users/{userId}/roles               users:read             200 {"roles": [...]} (each with direct, groups)
 //	POST   /users/{userId}/roles/{roleId}      users:write            204
 //	DELETE /users/{userId}/roles/{roleId}      users:write            204
+//	GET    /users/{userId}/groups              users:read             200 {"groups": [...]}
 //	GET    /users/{userId}/attributes          user_attributes:read   200 {"attributes": {...}}
 //	PUT    /users/{userId}/attributes/{key}    user_attributes:write  204 (body {"value": "..."})
 //	DELETE /users/{userId}/attributes/{key}    user_attributes:write  204
@@ -32,10 +35,31 @@
 //	GET    /webhooks                           webhooks:read          200 page of endpoints (?offset=&limit=)
 //	POST   /webhooks                           webhooks:write         201 {"endpoint": ..., "secret": ...}, Location
 //	DELETE /webhooks/{endpointId}              webhooks:write         204
+//	GET    /roles                              roles:read             200 page of roles (?search=&offset=&limit=)
+//	POST   /roles                              roles:write            201 role, Location, ETag
+//	GET    /roles/{roleId}                     roles:read             200 role, ETag (304 for If-None-Match)
+//	PUT    /roles/{roleId}                     roles:write            200 role, ETag (If-Match: 412)
+//	DELETE /roles/{roleId}                     roles:write            204
+//	GET    /roles/{roleId}/users               roles:read and         200 page of the users holding it
+//	                                             users:read
+//	GET    /groups                             groups:read            200 page of groups (?search=&offset=&limit=)
+//	POST   /groups                             groups:write           201 group, Location, ETag
+//	GET    /groups/{groupId}                   groups:read            200 group, ETag (304 for If-None-Match)
+//	PUT    /groups/{groupId}                   groups:write           200 group, ETag (If-Match: 412)
+//	DELETE /groups/{groupId}                   groups:write           204
+//	GET    /groups/{groupId}/members           groups:read and        200 page of its members
+//	                                             users:read
+//	PUT    /groups/{groupId}/members/{userId}  groups:write           204 (again: 204)
+//	DELETE /groups/{groupId}/members/{userId}  groups:write           204
+//	GET    /groups/{groupId}/roles             groups:read            200 {"roles": [...]}
+//	PUT    /groups/{groupId}/roles/{roleId}    groups:write           204 (again: 204)
+//	DELETE /groups/{groupId}/roles/{roleId}    groups:write           204
 //	GET    /openapi.yaml                       (none)                 200 the OpenAPI document
 //
-// Lists are {"data": [...], "meta": {"total", "offset", "limit"}}. Empty
-// lists and maps are [] and {}, never null; timestamps are RFC 3339 in UTC.
+// Lists are {"data": [...], "meta": {"total", "offset", "limit"}}; the
+// bounded lists (a user's groups and roles, a group's roles, the mappers)
+// come whole, in an object named for them. Empty lists and maps are []
+// and {}, never null; timestamps are RFC 3339 in UTC.
 // Path parameters may be percent-encoded (an attribute key "a/b" is a%2Fb).
 // OPTIONS is answered with Allow; HEAD is not served (405).
 // Location headers carry the path as the handler received it, so under
@@ -53,22 +77,23 @@
 //
 // # Conditional requests and idempotency keys
 //
-// Optional: without their headers nothing changes. A user's
-// and a claim mapper's version is its strong ETag (16 hex digits in
-// quotes). PUT of either evaluates If-Match (strong comparison; "*": the
-// record must exist) and If-None-Match ("*": it must not; tags: weak
-// comparison) in the transaction of the write, and answers 412
-// precondition_failed, changing nothing, when they do not hold. A user
-// that does not exist is 404 whatever the headers (RFC 9110, 13.2.1). GET
-// of either answers a matching If-None-Match with 304. A header that is
-// neither "*" nor a list of entity tags is 400 malformed_precondition.
+// Optional: without their headers nothing changes. The version of a
+// user, a claim mapper, a role or a group is its strong ETag (16 hex
+// digits in quotes). PUT of any of them evaluates If-Match (strong
+// comparison; "*": the record must exist) and If-None-Match ("*": it must
+// not; tags: weak comparison) in the transaction of the write, and
+// answers 412 precondition_failed, changing nothing, when they do not
+// hold. A user, role or group that does not exist is 404 whatever the
+// headers (RFC 9110, 13.2.1). GET of any of them answers a matching
+// If-None-Match with 304. A header that is neither "*" nor a list of
+// entity tags is 400 malformed_precondition.
 //
-// POST /users and POST /webhooks take an Idempotency-Key (1-255 visible
-// ASCII characters, once). The library stores the outcome with the key,
+// POST /users, /webhooks, /roles and /groups take an Idempotency-Key
+// (1-255 visible ASCII characters, once). The library stores the outcome with the key,
 // per API key, in the transaction that creates; a retry with the same key
 // and the same body bytes gets the same status, body, Location and ETag
 // (a webhook's secret included) and creates nothing. The same key with
-// another body or on the other route is 422 idempotency_key_reused; a
+// another body or on another route is 422 idempotency_key_reused; a
 // retry while the first request runs is 409 idempotency_key_in_use. The
 // fingerprint of the body is an HMAC keyed with the API key, so the stored
 // record reveals nothing of a password. Failures the request never reached

@@ -172,8 +172,9 @@ func (e *testEnv) createUser(tb testing.TB, username string) identity.User {
 }
 
 // seed gives workspace "acme" one of everything: user 1 "ada" with the
-// attribute dept=eng and the role 5, a mapper of dept, and webhook endpoint
-// 1.
+// attribute dept=eng; role 1 "admin", assigned to ada directly, and role 2
+// "viewer"; group 1 "staff", with ada as its member, carrying role 1; a
+// mapper of dept; and webhook endpoint 1.
 func (e *testEnv) seed(tb testing.TB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -181,7 +182,24 @@ func (e *testEnv) seed(tb testing.TB) {
 	if err := e.ws.SetAttribute(ctx, u.ID, "dept", "eng"); err != nil {
 		tb.Fatal(err)
 	}
-	if err := e.ws.AssignRole(ctx, u.ID, 5); err != nil {
+	admin, err := e.ws.CreateRole(ctx, identity.NewRole{Name: "admin"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := e.ws.CreateRole(ctx, identity.NewRole{Name: "viewer"}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.ws.AssignRole(ctx, u.ID, admin.ID); err != nil {
+		tb.Fatal(err)
+	}
+	staff, err := e.ws.CreateGroup(ctx, identity.NewGroup{Name: "staff"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.ws.AddGroupMember(ctx, staff.ID, u.ID); err != nil {
+		tb.Fatal(err)
+	}
+	if err := e.ws.AssignGroupRole(ctx, staff.ID, admin.ID); err != nil {
 		tb.Fatal(err)
 	}
 	if _, err := e.ws.SetClaimMapper(ctx, "dept", identity.ClaimMapperSpec{ClaimName: "department"}); err != nil {

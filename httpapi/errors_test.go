@@ -259,6 +259,25 @@ func TestInvalidPathIDs(t *testing.T) {
 		{"PUT", "/t/acme/api/v1/users/%s/attributes/dept"},
 		{"DELETE", "/t/acme/api/v1/users/%s/attributes/dept"},
 		{"DELETE", "/t/acme/api/v1/webhooks/%s"},
+		{"GET", "/t/acme/api/v1/users/%s/roles"},
+		{"GET", "/t/acme/api/v1/users/%s/groups"},
+		{"GET", "/t/acme/api/v1/roles/%s"},
+		{"PUT", "/t/acme/api/v1/roles/%s"},
+		{"DELETE", "/t/acme/api/v1/roles/%s"},
+		{"GET", "/t/acme/api/v1/roles/%s/users"},
+		{"GET", "/t/acme/api/v1/groups/%s"},
+		{"PUT", "/t/acme/api/v1/groups/%s"},
+		{"DELETE", "/t/acme/api/v1/groups/%s"},
+		{"GET", "/t/acme/api/v1/groups/%s/members"},
+		{"PUT", "/t/acme/api/v1/groups/%s/members/1"},
+		{"DELETE", "/t/acme/api/v1/groups/%s/members/1"},
+		{"PUT", "/t/acme/api/v1/groups/1/members/%s"},
+		{"DELETE", "/t/acme/api/v1/groups/1/members/%s"},
+		{"GET", "/t/acme/api/v1/groups/%s/roles"},
+		{"PUT", "/t/acme/api/v1/groups/%s/roles/1"},
+		{"DELETE", "/t/acme/api/v1/groups/%s/roles/1"},
+		{"PUT", "/t/acme/api/v1/groups/1/roles/%s"},
+		{"DELETE", "/t/acme/api/v1/groups/1/roles/%s"},
 	}
 	e := newTestEnv(t)
 	e.seed(t)
@@ -268,7 +287,7 @@ func TestInvalidPathIDs(t *testing.T) {
 			t.Run(p.method+" "+path, func(t *testing.T) {
 				var body any
 				if p.method == "PUT" {
-					body = map[string]any{"value": "x", "email": "x@example.com", "fullName": "X"}
+					body = map[string]any{"value": "x", "email": "x@example.com", "fullName": "X", "name": "x"}
 				}
 				wantProblem(t, e.do(t, p.method, path, e.allKey, body), 404, "not_found")
 			})
@@ -310,6 +329,17 @@ func TestMethodNotAllowed(t *testing.T) {
 		{"GET", "/t/acme/api/v1/webhooks/1", "DELETE, OPTIONS"},
 		{"HEAD", "/t/acme/api/v1/users", "GET, OPTIONS, POST"},
 		{"POST", "/t/acme/api/v1/openapi.yaml", "GET, OPTIONS"},
+		{"PATCH", "/t/acme/api/v1/roles", "GET, OPTIONS, POST"},
+		{"POST", "/t/acme/api/v1/roles/1", "DELETE, GET, OPTIONS, PUT"},
+		{"POST", "/t/acme/api/v1/roles/1/users", "GET, OPTIONS"},
+		{"PUT", "/t/acme/api/v1/groups", "GET, OPTIONS, POST"},
+		{"PATCH", "/t/acme/api/v1/groups/1", "DELETE, GET, OPTIONS, PUT"},
+		{"POST", "/t/acme/api/v1/groups/1/members", "GET, OPTIONS"},
+		{"POST", "/t/acme/api/v1/groups/1/members/1", "DELETE, OPTIONS, PUT"},
+		{"POST", "/t/acme/api/v1/groups/1/roles", "GET, OPTIONS"},
+		{"GET", "/t/acme/api/v1/groups/1/roles/1", "DELETE, OPTIONS, PUT"},
+		{"PUT", "/t/acme/api/v1/users/1/roles", "GET, OPTIONS"},
+		{"DELETE", "/t/acme/api/v1/users/1/groups", "GET, OPTIONS"},
 	}
 	e := newTestEnv(t)
 	for _, tt := range tests {
@@ -344,7 +374,8 @@ func TestUnknownPath(t *testing.T) {
 	for _, path := range []string{
 		"/", "/t/acme", "/t/acme/api/v1", "/t/acme/api/v1/", "/t/acme/api/v2/users", "/t/acme/api/v1/users/",
 		"/t/acme/api/v1/Users", "/T/acme/api/v1/users", "/t/acme/api/v1/users/1/attributes/", "/t/acme/api/v1/nosuch",
-		"/t/acme/api/v1/users/1/roles", "/t/acme/api/v1//users", "/t/acme/api/v1/users/../users",
+		"/t/acme/api/v1/users/1/roles/", "/t/acme/api/v1//users", "/t/acme/api/v1/users/../users",
+		"/t/acme/api/v1/groups/1/users", "/t/acme/api/v1/roles/1/members", "/t/acme/api/v1/users/1/groups/1",
 	} {
 		t.Run(path, func(t *testing.T) {
 			wantProblem(t, e.do(t, "GET", path, e.allKey, nil), 404, "not_found")

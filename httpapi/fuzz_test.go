@@ -51,6 +51,17 @@ func FuzzHandler(f *testing.F) {
 		{"PUT", "/t/acme/api/v1/claim-mappers/k", "Bearer {all}", "application/json", `{"claimName":"c","includeInId":null}`},
 		{"POST", "/t/acme/api/v1/webhooks", "Bearer {all}", "application/json", `{"url":"https://10.0.0.1","events":["x","user.created","user.created"]}`},
 		{"POST", "/t/acme/api/v1/users", "Bearer {all}", "application/json", `{"username":"\u00e9","email":"a@b","fullName":" ","password":"\xff\xfe"}`},
+		{"POST", "/t/acme/api/v1/roles", "Bearer {all}", "application/json", `{"name":"A b:\u0000","description":"\u0007\ud800"}`},
+		{"POST", "/t/acme/api/v1/groups", "Bearer {groups:write}", "application/json", `{"name":["ops"],"description":{"x":1}}`},
+		{"PUT", "/t/acme/api/v1/roles/1", "Bearer {all}", "application/json", `{"name":null}`},
+		{"PUT", "/t/acme/api/v1/groups/1", "Bearer {all}", "application/json", `{"name":"viewer","description":""}`},
+		{"GET", "/t/acme/api/v1/roles?search=%FF&offset=0&limit=100", "Bearer {roles:read}", "", ""},
+		{"GET", "/t/acme/api/v1/groups?search=st%25_&offset=99999999999999999999", "Bearer {all}", "", ""},
+		{"GET", "/t/acme/api/v1/roles/1/users?limit=1&offset=1", "Bearer {roles:read}", "", ""},
+		{"PUT", "/t/acme/api/v1/groups/1/members/99999999999999999999", "Bearer {all}", "", ""},
+		{"PUT", "/t/acme/api/v1/groups/1/roles/2", "Bearer {all}", "application/json", `{"ignored":true}`},
+		{"DELETE", "/t/acme/api/v1/groups/1/roles/0", "Bearer {all}", "", ""},
+		{"GET", "/t/acme/api/v1/users/1/roles", "Bearer {users:read}", "", ""},
 		{"PATCH", "/t/acme/api/v1/users", "", "", ""},
 		{"OPTIONS", "*", "", "", ""},
 	} {
@@ -166,6 +177,13 @@ func FuzzPreconditionHeaders(f *testing.F) {
 		{0, `"{v}" "{v}"`, "", ""},
 		{0, `*, "{v}"`, "", ""},
 		{1, "", `,,, W/"a" ,`, ""},
+		{5, `"{v}"`, "", ""},
+		{5, "*", `"{v}"`, ""},
+		{6, "", `W/"{v}"`, ""},
+		{7, `"0000000000000001"`, "", ""},
+		{8, "", "*", ""},
+		{9, "", "", "role-key"},
+		{10, "", "", "group key"},
 	} {
 		f.Add(seed.route, seed.ifMatch, seed.ifNoneMatch, seed.idempotent)
 	}
@@ -178,6 +196,12 @@ func FuzzPreconditionHeaders(f *testing.F) {
 		{"PUT", "/t/acme/api/v1/claim-mappers/dept", map[string]any{"claimName": "department"}},
 		{"POST", "/t/acme/api/v1/users", map[string]any{"username": "fz", "email": "fz@example.com", "fullName": "F", "password": "correct horse"}},
 		{"POST", "/t/acme/api/v1/webhooks", map[string]any{"url": "https://hooks.example.com/f", "events": []string{"user.created"}}},
+		{"PUT", "/t/acme/api/v1/roles/1", map[string]any{"name": "admin"}},
+		{"GET", "/t/acme/api/v1/roles/1", nil},
+		{"PUT", "/t/acme/api/v1/groups/1", map[string]any{"name": "staff"}},
+		{"GET", "/t/acme/api/v1/groups/1", nil},
+		{"POST", "/t/acme/api/v1/roles", map[string]any{"name": "fz"}},
+		{"POST", "/t/acme/api/v1/groups", map[string]any{"name": "fz"}},
 	}
 	f.Fuzz(func(t *testing.T, route uint8, ifMatch, ifNoneMatch, idempotent string) {
 		if !validHeaderValue(ifMatch) || !validHeaderValue(ifNoneMatch) || !validHeaderValue(idempotent) {
@@ -206,6 +230,18 @@ func FuzzPreconditionHeaders(f *testing.F) {
 				t.Fatal(err)
 			}
 			version = m.Version
+		case 5, 6:
+			r, err := e.ws.GetRole(t.Context(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			version = r.Version
+		case 7, 8:
+			g, err := e.ws.GetGroup(t.Context(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			version = g.Version
 		}
 		current := fmt.Sprintf("%016x", version)
 		ifMatch = strings.ReplaceAll(ifMatch, "{v}", current)

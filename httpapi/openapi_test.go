@@ -131,6 +131,27 @@ var specOperations = map[string]string{
 	"DELETE /t/{slug}/api/v1/users/{userId}/mfa":        "users:write",
 	"GET /t/{slug}/api/v1/users/{userId}/claims":        "users:read claim_mappers:read",
 	"GET /t/{slug}/api/v1/claim-mappers/{attributeKey}": "claim_mappers:read",
+	// Roles and groups; the listings of users through them need users:read
+	// too, and GET /groups/{groupId}/roles is the project's addition.
+	"GET /t/{slug}/api/v1/users/{userId}/roles":                 "users:read",
+	"GET /t/{slug}/api/v1/users/{userId}/groups":                "users:read",
+	"GET /t/{slug}/api/v1/roles":                                "roles:read",
+	"POST /t/{slug}/api/v1/roles":                               "roles:write",
+	"GET /t/{slug}/api/v1/roles/{roleId}":                       "roles:read",
+	"PUT /t/{slug}/api/v1/roles/{roleId}":                       "roles:write",
+	"DELETE /t/{slug}/api/v1/roles/{roleId}":                    "roles:write",
+	"GET /t/{slug}/api/v1/roles/{roleId}/users":                 "roles:read users:read",
+	"GET /t/{slug}/api/v1/groups":                               "groups:read",
+	"POST /t/{slug}/api/v1/groups":                              "groups:write",
+	"GET /t/{slug}/api/v1/groups/{groupId}":                     "groups:read",
+	"PUT /t/{slug}/api/v1/groups/{groupId}":                     "groups:write",
+	"DELETE /t/{slug}/api/v1/groups/{groupId}":                  "groups:write",
+	"GET /t/{slug}/api/v1/groups/{groupId}/members":             "groups:read users:read",
+	"PUT /t/{slug}/api/v1/groups/{groupId}/members/{userId}":    "groups:write",
+	"DELETE /t/{slug}/api/v1/groups/{groupId}/members/{userId}": "groups:write",
+	"GET /t/{slug}/api/v1/groups/{groupId}/roles":               "groups:read",
+	"PUT /t/{slug}/api/v1/groups/{groupId}/roles/{roleId}":      "groups:write",
+	"DELETE /t/{slug}/api/v1/groups/{groupId}/roles/{roleId}":   "groups:write",
 }
 
 // TestOpenAPIDocument checks that openapi.yaml is a valid OpenAPI 3.0.3
@@ -1159,11 +1180,13 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("PUT", "/users/"+user, `{"email":"grace@example.com","fullName":"Ada"}`, 409)
 	do("PUT", "/users/"+user, `{"email":"ada@lovelace.org"}`, 422)
 	do("PUT", "/users/999", `{"email":"x@example.com","fullName":"X"}`, 404)
-	do("POST", "/users/"+user+"/roles/7", "", 204)
-	do("POST", "/users/"+user+"/roles/7", "", 204)
-	do("DELETE", "/users/"+user+"/roles/7", "", 204)
-	do("DELETE", "/users/"+user+"/roles/7", "", 404)
-	do("POST", "/users/999/roles/7", "", 404)
+	role := idOf(do("POST", "/roles", `{"name":"editor"}`, 201), "id")
+	do("POST", "/users/"+user+"/roles/"+role, "", 204)
+	do("POST", "/users/"+user+"/roles/"+role, "", 204)
+	do("DELETE", "/users/"+user+"/roles/"+role, "", 204)
+	do("DELETE", "/users/"+user+"/roles/"+role, "", 404)
+	do("POST", "/users/"+user+"/roles/999", "", 404)
+	do("POST", "/users/999/roles/"+role, "", 404)
 	do("POST", "/users/"+user+"/roles/x", "", 404)
 	do("PATCH", "/users/"+user, `{}`, 405)
 
@@ -1247,6 +1270,76 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("DELETE", "/webhooks/"+hook, "", 204)
 	do("DELETE", "/webhooks/"+hook, "", 404)
 	do("DELETE", "/webhooks/abc", "", 404)
+
+	// Roles.
+	do("GET", "/roles", "", 200)
+	do("GET", "/roles?search=ED&offset=0&limit=5", "", 200)
+	do("GET", "/roles?limit=101", "", 422)
+	do("GET", "/roles?offset=%zz", "", 400)
+	do("POST", "/roles", `{"name":"EDITOR"}`, 422)
+	do("POST", "/roles", `{"name":"editor"}`, 409)
+	do("POST", "/roles", `{"name":1}`, 422)
+	do("POST", "/roles", `{"name":`, 400)
+	const auditor = `{"name":"auditor","description":"reads the audit trail"}`
+	do("POST", "/roles", auditor, 201, header("Idempotency-Key", "role-auditor"))
+	do("POST", "/roles", auditor, 201, header("Idempotency-Key", "role-auditor"))
+	do("POST", "/roles", `{"name":"other"}`, 422, header("Idempotency-Key", "role-auditor"))
+	roleTag := do("GET", "/roles/"+role, "", 200).Header().Get("ETag")
+	do("GET", "/roles/"+role, "", 304, header("If-None-Match", roleTag))
+	do("GET", "/roles/999", "", 404)
+	do("GET", "/roles/0", "", 404)
+	do("PUT", "/roles/"+role, `{"name":"editors","description":"edit pages"}`, 200, header("If-Match", roleTag))
+	do("PUT", "/roles/"+role, `{"name":"editors"}`, 412, header("If-Match", roleTag))
+	do("PUT", "/roles/"+role, `{"name":"auditor"}`, 409)
+	do("PUT", "/roles/"+role, `{}`, 422)
+	do("PUT", "/roles/999", `{"name":"x"}`, 404)
+	do("GET", "/roles/"+role+"/users", "", 200)
+	do("GET", "/roles/"+role+"/users?limit=0", "", 422)
+	do("GET", "/roles/999/users", "", 404)
+
+	// Groups.
+	group := idOf(do("POST", "/groups", `{"name":"staff","description":"everyone"}`, 201), "id")
+	do("POST", "/groups", `{"name":"staff"}`, 409)
+	do("POST", "/groups", `{"name":"a b"}`, 422)
+	do("POST", "/groups", `{"name":"ops"}`, 201, header("Idempotency-Key", "group-ops"))
+	do("POST", "/groups", `{"name":"ops"}`, 201, header("Idempotency-Key", "group-ops"))
+	do("GET", "/groups", "", 200)
+	do("GET", "/groups?search=st&offset=1&limit=1", "", 200)
+	do("GET", "/groups?offset=-1", "", 422)
+	groupTag := do("GET", "/groups/"+group, "", 200).Header().Get("ETag")
+	do("GET", "/groups/"+group, "", 304, header("If-None-Match", groupTag))
+	do("GET", "/groups/999", "", 404)
+	do("PUT", "/groups/"+group, `{"name":"employees"}`, 200, header("If-Match", groupTag))
+	do("PUT", "/groups/"+group, `{"name":"employees"}`, 412, header("If-Match", groupTag))
+	do("PUT", "/groups/"+group, `{"name":"ops"}`, 409)
+	do("PUT", "/groups/"+group, `{"name":"employees"}`, 400, header("If-None-Match", "x"))
+	do("PUT", "/groups/"+group+"/members/"+user, "", 204)
+	do("PUT", "/groups/"+group+"/members/"+user, "", 204)
+	do("PUT", "/groups/"+group+"/members/999", "", 404)
+	do("PUT", "/groups/999/members/"+user, "", 404)
+	do("GET", "/groups/"+group+"/members", "", 200)
+	do("GET", "/groups/"+group+"/members?limit=x", "", 422)
+	do("GET", "/groups/999/members", "", 404)
+	do("PUT", "/groups/"+group+"/roles/"+role, "", 204)
+	do("PUT", "/groups/"+group+"/roles/"+role, "", 204)
+	do("PUT", "/groups/"+group+"/roles/999", "", 404)
+	do("GET", "/groups/"+group+"/roles", "", 200)
+	do("GET", "/groups/999/roles", "", 404)
+	do("POST", "/users/"+user+"/roles/"+role, "", 204)
+	do("GET", "/users/"+user+"/roles", "", 200)
+	do("GET", "/users/"+user+"/groups", "", 200)
+	do("GET", "/users/999/roles", "", 404)
+	do("GET", "/users/999/groups", "", 404)
+	do("GET", "/roles/"+role+"/users", "", 200)
+	do("DELETE", "/groups/"+group+"/roles/"+role, "", 204)
+	do("DELETE", "/groups/"+group+"/roles/"+role, "", 404)
+	do("DELETE", "/groups/"+group+"/members/"+user, "", 204)
+	do("DELETE", "/groups/"+group+"/members/"+user, "", 404)
+	do("DELETE", "/groups/"+group, "", 204)
+	do("DELETE", "/groups/"+group, "", 404)
+	do("DELETE", "/roles/"+role, "", 204)
+	do("DELETE", "/roles/"+role, "", 404)
+	do("GET", "/users/"+user+"/roles", "", 200)
 
 	// Disabling is idempotent.
 	do("DELETE", "/users/"+user, "", 204)

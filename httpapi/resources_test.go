@@ -2,10 +2,13 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/identitylib/identity"
 )
 
 const base = "/t/acme/api/v1"
@@ -105,7 +108,13 @@ func TestListUsers(t *testing.T) {
 func TestRoles(t *testing.T) {
 	e := newTestEnv(t)
 	e.createUser(t, "ada")
-	for range 2 { // assigning an assigned role is fine
+	for i := 1; i <= 7; i++ { // roles 1 to 7
+		if _, err := e.ws.CreateRole(t.Context(), identity.NewRole{Name: fmt.Sprintf("role-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantProblem(t, e.do(t, "POST", base+"/users/1/roles/9", e.allKey, nil), 404, "not_found") // no role 9
+	for range 2 {                                                                             // assigning an assigned role is fine
 		wantNoContent(t, e.do(t, "POST", base+"/users/1/roles/7", e.allKey, nil))
 	}
 	wantNoContent(t, e.do(t, "DELETE", base+"/users/1/roles/7", e.allKey, nil))

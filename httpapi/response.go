@@ -47,6 +47,26 @@ type claimsResponse struct {
 	Claims map[string]string `json:"claims"`
 }
 
+// rolesResponse is the body of GET of a group's roles; the library
+// returns a non-nil slice, so roles is [] and never null. A group's roles
+// are bounded (the workspace's rolesPerGroup limit), so they come whole,
+// like the mappers, rather than in pages.
+type rolesResponse struct {
+	Roles []identity.Role `json:"roles"`
+}
+
+// groupsResponse is the body of GET of a user's groups, whole for the same
+// reason (the groupsPerUser limit); groups is [] and never null.
+type groupsResponse struct {
+	Groups []identity.Group `json:"groups"`
+}
+
+// userRolesResponse is the body of GET of a user's roles: each role the
+// user holds, once, with its sources; roles is [] and never null.
+type userRolesResponse struct {
+	Roles []identity.UserRole `json:"roles"`
+}
+
 // writeJSON answers status with v as JSON: the bytes of json.Marshal,
 // encoded into a recycled buffer. Encoding comes first, so a failure can
 // still be answered as a problem.

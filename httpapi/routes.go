@@ -35,8 +35,10 @@ var routes = []route{
 	{http.MethodPost, "/users/:userId/unlock", scopes{identity.ScopeUsersWrite}, unlockUser},
 	{http.MethodDelete, "/users/:userId/mfa", scopes{identity.ScopeUsersWrite}, resetMFA},
 	{http.MethodGet, "/users/:userId/claims", scopes{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, previewClaims},
+	{http.MethodGet, "/users/:userId/roles", scopes{identity.ScopeUsersRead}, listUserRoles},
 	{http.MethodPost, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, assignRole},
 	{http.MethodDelete, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, removeRole},
+	{http.MethodGet, "/users/:userId/groups", scopes{identity.ScopeUsersRead}, listUserGroups},
 
 	{http.MethodGet, "/users/:userId/attributes", scopes{identity.ScopeUserAttributesRead}, getAttributes},
 	{http.MethodPut, "/users/:userId/attributes/:key", scopes{identity.ScopeUserAttributesWrite}, setAttribute},
@@ -50,6 +52,27 @@ var routes = []route{
 	{http.MethodGet, "/webhooks", scopes{identity.ScopeWebhooksRead}, listWebhooks},
 	{http.MethodPost, "/webhooks", scopes{identity.ScopeWebhooksWrite}, createWebhook},
 	{http.MethodDelete, "/webhooks/:endpointId", scopes{identity.ScopeWebhooksWrite}, deleteWebhook},
+
+	// The listings of users through a role or a group disclose users, so
+	// they need users:read as well.
+	{http.MethodGet, "/roles", scopes{identity.ScopeRolesRead}, listRoles},
+	{http.MethodPost, "/roles", scopes{identity.ScopeRolesWrite}, createRole},
+	{http.MethodGet, "/roles/:roleId", scopes{identity.ScopeRolesRead}, getRole},
+	{http.MethodPut, "/roles/:roleId", scopes{identity.ScopeRolesWrite}, updateRole},
+	{http.MethodDelete, "/roles/:roleId", scopes{identity.ScopeRolesWrite}, deleteRole},
+	{http.MethodGet, "/roles/:roleId/users", scopes{identity.ScopeRolesRead, identity.ScopeUsersRead}, listRoleHolders},
+
+	{http.MethodGet, "/groups", scopes{identity.ScopeGroupsRead}, listGroups},
+	{http.MethodPost, "/groups", scopes{identity.ScopeGroupsWrite}, createGroup},
+	{http.MethodGet, "/groups/:groupId", scopes{identity.ScopeGroupsRead}, getGroup},
+	{http.MethodPut, "/groups/:groupId", scopes{identity.ScopeGroupsWrite}, updateGroup},
+	{http.MethodDelete, "/groups/:groupId", scopes{identity.ScopeGroupsWrite}, deleteGroup},
+	{http.MethodGet, "/groups/:groupId/members", scopes{identity.ScopeGroupsRead, identity.ScopeUsersRead}, listGroupMembers},
+	{http.MethodPut, "/groups/:groupId/members/:userId", scopes{identity.ScopeGroupsWrite}, addGroupMember},
+	{http.MethodDelete, "/groups/:groupId/members/:userId", scopes{identity.ScopeGroupsWrite}, removeGroupMember},
+	{http.MethodGet, "/groups/:groupId/roles", scopes{identity.ScopeGroupsRead}, listGroupRoles},
+	{http.MethodPut, "/groups/:groupId/roles/:roleId", scopes{identity.ScopeGroupsWrite}, assignGroupRole},
+	{http.MethodDelete, "/groups/:groupId/roles/:roleId", scopes{identity.ScopeGroupsWrite}, removeGroupRole},
 }
 
 // queryScopes completes the scope table: a request of the route (method

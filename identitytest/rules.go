@@ -52,6 +52,11 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"SearchTotals", testRuleSearchTotals},
 		{"FindUsers", testRuleFindUsers},
 		{"Roles", testRuleRoles},
+		{"NamedRecords", testRuleNamedRecords},
+		{"EffectiveRoles", testRuleEffectiveRoles},
+		{"Memberships", testRuleMemberships},
+		{"AccessLimits", testRuleAccessLimits},
+		{"ImportAccess", testRuleImportAccess},
 		{"Attributes", testRuleAttributes},
 		{"ClaimMappers", testRuleClaimMappers},
 		{"ClaimMapperLimit", testRuleClaimMapperLimit},
@@ -151,6 +156,27 @@ func (e *env) user(username string) identity.User {
 		e.t.Fatalf("CreateUser(%q): %v", username, err)
 	}
 	return u
+}
+
+// roles creates the roles role-1 to role-n of a workspace that has none
+// yet, whose ids are then 1 to n, so that a rule can assign roles by id.
+func (e *env) roles(n int) {
+	e.t.Helper()
+	for i := 1; i <= n; i++ {
+		r, err := e.ws.CreateRole(e.ctx, identity.NewRole{Name: fmt.Sprintf("role-%d", i)})
+		if err != nil || r.ID != int64(i) {
+			e.t.Fatalf("CreateRole(role-%d) = id %d, %v; want id %d", i, r.ID, err, i)
+		}
+	}
+}
+
+// roleIDs returns the ids of a user's roles, in their order.
+func roleIDs(roles []identity.UserRole) []int64 {
+	ids := make([]int64, len(roles))
+	for i, r := range roles {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 func newUser(username string) identity.NewUser {

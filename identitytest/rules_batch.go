@@ -12,6 +12,7 @@ import (
 
 func testRuleImportUsers(t *testing.T, e *env) {
 	e.user("existing")
+	e.roles(4)
 	good := func(i int) identity.ImportedUser {
 		return identity.ImportedUser{
 			Username: fmt.Sprintf("imp%d", i), Email: fmt.Sprintf("imp%d@example.com", i), FullName: "Imported",
@@ -36,9 +37,20 @@ func testRuleImportUsers(t *testing.T, e *env) {
 		{"bad attribute and role", []identity.ImportedUser{func() identity.ImportedUser {
 			u := good(1)
 			u.Attributes = map[string]string{"k": repeat("v", 1025)}
-			u.Roles = []int64{3, 0}
+			u.Roles = []identity.RoleRef{identity.RoleID(3), identity.RoleID(0)}
 			return u
 		}()}, identity.CodeInvalid, []identity.FieldError{fe("users[0].attributes.k", identity.RuleMaxLength), fe("users[0].roles[1]", identity.RuleRange)}},
+		{"unknown role id", []identity.ImportedUser{good(1), func() identity.ImportedUser {
+			u := good(2)
+			u.Roles = []identity.RoleRef{identity.RoleID(4), identity.RoleID(5)}
+			return u
+		}()}, identity.CodeInvalid, []identity.FieldError{fe("users[1].roles[1]", identity.RuleUnknown)}},
+		{"bad role and group names", []identity.ImportedUser{func() identity.ImportedUser {
+			u := good(1)
+			u.Roles = []identity.RoleRef{identity.RoleName("Admin")}
+			u.Groups = []string{"ok", ""}
+			return u
+		}()}, identity.CodeInvalid, []identity.FieldError{fe("users[0].roles[0]", identity.RulePattern), fe("users[0].groups[1]", identity.RuleRequired)}},
 		{"taken in workspace", []identity.ImportedUser{good(1), func() identity.ImportedUser { u := good(2); u.Username = "EXISTING"; return u }()},
 			identity.CodeConflict, []identity.FieldError{fe("users[1].username", identity.RuleTaken)}},
 		{"duplicate in batch", []identity.ImportedUser{good(1), func() identity.ImportedUser { u := good(2); u.Email = "IMP1@example.com"; return u }()},
@@ -61,7 +73,8 @@ func testRuleImportUsers(t *testing.T, e *env) {
 	created := testNow.AddDate(-3, 0, 0)
 	batch := []identity.ImportedUser{good(1), good(2), {
 		Username: "full", Email: "full@example.com", FullName: "Full Import", EmailVerified: true, Disabled: true,
-		MFAEnabled: true, CreatedAt: created, Attributes: map[string]string{"dept": "ops"}, Roles: []int64{4, 2},
+		MFAEnabled: true, CreatedAt: created, Attributes: map[string]string{"dept": "ops"},
+		Roles: []identity.RoleRef{identity.RoleID(4), identity.RoleID(2)},
 	}}
 	users, err := e.ws.ImportUsers(e.ctx, batch)
 	if err != nil {
@@ -90,7 +103,7 @@ func testRuleImportUsers(t *testing.T, e *env) {
 	if diff := cmp.Diff(map[string]string{"dept": "ops"}, attrs); diff != "" {
 		t.Errorf("imported attributes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int64{2, 4}, roles); diff != "" {
+	if diff := cmp.Diff([]int64{2, 4}, roleIDs(roles)); diff != "" {
 		t.Errorf("imported roles (-want +got):\n%s", diff)
 	}
 	if rec := e.storedUser(4); rec.PasswordHash != "" {

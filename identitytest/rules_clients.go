@@ -63,6 +63,7 @@ func testRuleClients(t *testing.T, e *env) {
 		RedirectURIs:           []string{"https://app.example.com/callback", "http://localhost:8080/callback"},
 		PostLogoutRedirectURIs: []string{"https://app.example.com/"},
 		GrantTypes:             []identity.GrantType{"authorization_code", "refresh_token"},
+		Claims:                 []string{},
 		CreatedAt:              testNow,
 	}
 	if diff := cmp.Diff(want, conf); diff != "" {
@@ -97,7 +98,7 @@ func testRuleClients(t *testing.T, e *env) {
 	}
 	wantPub := identity.OAuthClient{
 		ID: pub.Client.ID, Public: true, RedirectURIs: []string{"http://127.0.0.1:51234/cb"},
-		PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code"}, CreatedAt: testNow,
+		PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code"}, Claims: []string{}, CreatedAt: testNow,
 	}
 	if diff := cmp.Diff(wantPub, pub.Client); diff != "" {
 		t.Errorf("public client mismatch (-want +got):\n%s", diff)

@@ -93,10 +93,34 @@ func (e *env) subjectIn(slug string, nu identity.NewUser) subject {
 	if err := ws.SetAttribute(e.ctx, u.ID, "born", "1815 in London"); err != nil {
 		t.Fatal(err)
 	}
-	for _, role := range []int64{41, 42} {
-		if err := ws.AssignRole(e.ctx, u.ID, role); err != nil {
+	for _, name := range []string{"admin", "auditor"} {
+		role, err := ws.GetRoleByName(e.ctx, name)
+		if identity.ErrorCode(err) == identity.CodeNotFound {
+			role, err = ws.CreateRole(e.ctx, identity.NewRole{Name: name})
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
+		if err := ws.AssignRole(e.ctx, u.ID, role.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A member of a group that carries a role: memberships and what the
+	// user holds through them are the user's records too.
+	group, err := ws.GetGroupByName(e.ctx, "eng")
+	if identity.ErrorCode(err) == identity.CodeNotFound {
+		if group, err = ws.CreateGroup(e.ctx, identity.NewGroup{Name: "eng"}); err == nil {
+			var viewer identity.Role
+			if viewer, err = ws.CreateRole(e.ctx, identity.NewRole{Name: "viewer"}); err == nil {
+				err = ws.AssignGroupRole(e.ctx, group.ID, viewer.ID)
+			}
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.AddGroupMember(e.ctx, group.ID, u.ID); err != nil {
+		t.Fatal(err)
 	}
 	created, err := ws.CreateSession(e.ctx, u.ID)
 	if err != nil {
@@ -237,9 +261,9 @@ func testRuleDeleteUserPermanently(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("DeleteUserPermanently: %v", err)
 	}
-	got := []int{deleted.Roles, deleted.Attributes, deleted.Sessions, deleted.Grants}
-	if want := []int{2, 1, 1, 1}; !slices.Equal(got, want) || !deleted.SecondFactor || deleted.User.Username != "ada" {
-		t.Errorf("DeletedUser = %+v; want roles, attributes, sessions and grants %v and a second factor", deleted, want)
+	got := []int{deleted.Roles, deleted.Groups, deleted.Attributes, deleted.Sessions, deleted.Grants}
+	if want := []int{2, 1, 1, 1, 1}; !slices.Equal(got, want) || !deleted.SecondFactor || deleted.User.Username != "ada" {
+		t.Errorf("DeletedUser = %+v; want roles, groups, attributes, sessions and grants %v and a second factor", deleted, want)
 	}
 	if evs := eventTypes(e.events(hook)); len(evs) != 1 || evs[0] != "user.deleted" {
 		t.Fatalf("events = %v, want user.deleted", evs)
@@ -333,7 +357,7 @@ func testRuleDeleteWorkspace(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("DeleteWorkspace: %v", err)
 	}
-	if want := (identity.DeletedWorkspace{Slug: "acme", Users: 2, Webhooks: 1, APIKeys: 1, Clients: 1}); deleted != want {
+	if want := (identity.DeletedWorkspace{Slug: "acme", Users: 2, Roles: 3, Groups: 1, Webhooks: 1, APIKeys: 1, Clients: 1}); deleted != want {
 		t.Errorf("DeleteWorkspace = %+v, want %+v", deleted, want)
 	}
 	_, err = e.svc.AuthorizeAPIKey(e.ctx, key, "acme", identity.ScopeUsersRead)

@@ -88,6 +88,7 @@ func (e *env) pending() int {
 }
 
 func testRuleEvents(t *testing.T, e *env) {
+	e.roles(5) // before the endpoints: role.created is not the point here
 	all := e.endpoint(identity.EventTypes()...)
 	createdOnly := e.endpoint(identity.EventUserCreated)
 	u := e.user("ada")

@@ -328,6 +328,7 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 	if err := e.ws.SetAttribute(e.ctx, first.ID, "k", "v"); err != nil {
 		t.Fatal(err)
 	}
+	e.roles(7)
 	if err := e.ws.AssignRole(e.ctx, first.ID, 7); err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 	if diff := cmp.Diff(map[string]string{"k": "v"}, attrs); diff != "" {
 		t.Errorf("attributes of disabled user (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int64{7}, roles); diff != "" {
+	if diff := cmp.Diff([]int64{7}, roleIDs(roles)); diff != "" {
 		t.Errorf("roles of disabled user (-want +got):\n%s", diff)
 	}
 	if _, err := e.ws.UpdateUser(e.ctx, first.ID, identity.UserUpdate{Email: "new@example.com", FullName: "Still Here"}); err != nil {
@@ -437,6 +438,7 @@ func testRuleListUsers(t *testing.T, e *env) {
 
 func testRuleRoles(t *testing.T, e *env) {
 	u := e.user("roleuser")
+	e.roles(9)
 	for _, role := range []int64{5, 3, 5, 9} { // 5 twice: no-op
 		if err := e.ws.AssignRole(e.ctx, u.ID, role); err != nil {
 			t.Fatalf("AssignRole(%d): %v", role, err)
@@ -446,7 +448,7 @@ func testRuleRoles(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]int64{3, 5, 9}, roles); diff != "" {
+	if diff := cmp.Diff([]int64{3, 5, 9}, roleIDs(roles)); diff != "" {
 		t.Errorf("Roles mismatch (-want +got):\n%s", diff)
 	}
 	if err := e.ws.RemoveRole(e.ctx, u.ID, 5); err != nil {
@@ -458,12 +460,13 @@ func testRuleRoles(t *testing.T, e *env) {
 	WantCode(t, e.ws.RemoveRole(e.ctx, 999, 3), identity.CodeNotFound)
 	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, 0), identity.CodeNotFound)
 	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, -2), identity.CodeNotFound)
+	WantCode(t, e.ws.AssignRole(e.ctx, u.ID, 10), identity.CodeNotFound) // no role 10
 	_, err = e.ws.ListUserRoles(e.ctx, 999)
 	WantCode(t, err, identity.CodeNotFound)
 	if roles, err = e.ws.ListUserRoles(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]int64{3, 9}, roles); diff != "" {
+	if diff := cmp.Diff([]int64{3, 9}, roleIDs(roles)); diff != "" {
 		t.Errorf("Roles after remove (-want +got):\n%s", diff)
 	}
 	empty, err := e.ws.ListUserRoles(e.ctx, e.user("noroles").ID)

@@ -328,7 +328,7 @@ func TestDiscovery(t *testing.T) {
 		"revocation_endpoint":                           iss + "/revoke",
 		"end_session_endpoint":                          iss + "/end_session",
 		"jwks_uri":                                      iss + "/keys",
-		"scopes_supported":                              []any{"openid", "profile", "email"},
+		"scopes_supported":                              []any{"openid", "profile", "email", "groups", "roles"},
 		"response_types_supported":                      []any{"code"},
 		"response_modes_supported":                      []any{"query"},
 		"grant_types_supported":                         []any{"authorization_code", "refresh_token", "client_credentials"},
@@ -340,7 +340,8 @@ func TestDiscovery(t *testing.T) {
 		"code_challenge_methods_supported":              []any{"S256"},
 		"request_uri_parameter_supported":               false,
 		"claims_supported": []any{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
-			"name", "preferred_username", "updated_at", "email", "email_verified", "dept"},
+			"name", "preferred_username", "updated_at", "email", "email_verified",
+			"groups", "roles", "groups_overage", "roles_overage", "dept"},
 	}
 	if diff := cmp.Diff(want, r.json(t)); diff != "" {
 		t.Errorf("discovery (-want +got):\n%s", diff)

@@ -27,7 +27,7 @@ BENCHTIME=${BENCHTIME:-2s}
 COUNT=${COUNT:-2}
 FLOOR=${FLOOR:-true}
 N=10000000
-FILE=$DIR/users-v2-$N.db
+FILE=$DIR/users-v3-$N.db
 
 mkdir -p "$DIR"
 [ -f "$FILE" ] || echo "== building $FILE (once; several minutes)" >&2

@@ -27,9 +27,9 @@ type Bulk interface {
 	UserKeysTaken(slug string, usernames, emails []string) (usernameTaken, emailTaken []bool, err error) //guard:read
 
 	// InsertUsers creates users none of whose ids is in use, each with its
-	// attributes, roles and second factor, as PutUser, PutUserAttribute,
-	// AddUserRole and PutSecondFactor would one by one, indexes and counts
-	// included. It returns ErrConflict when an id is in use or the Fold of
+	// attributes, roles, group memberships and second factor, as PutUser,
+	// PutUserAttribute, AddUserRole, AddGroupMember and PutSecondFactor
+	// would one by one, indexes and counts included. It returns ErrConflict when an id is in use or the Fold of
 	// a username or an email belongs to another user (of the workspace or
 	// of the batch), and ErrNotFound when the workspace does not exist.
 	// After an error the Tx may refuse every later call, as after a
@@ -50,6 +50,29 @@ type Bulk interface {
 	// (an empty, non-nil map when there are none). It returns ErrNotFound
 	// when the workspace or the user does not exist.
 	UserWithAttributes(slug string, id int64) (User, map[string]string, error) //guard:read
+
+	// UserAccess returns in one read what the user holds: what
+	// UserRoles(slug, id) and UserGroups(slug, id) would return, the
+	// records of those groups (Group), and the roles each group carries
+	// (GroupRoles), with the records of every role among them (Role). It
+	// returns ErrNotFound when the workspace or the user does not exist.
+	UserAccess(slug string, id int64) (UserAccess, error) //guard:read
+}
+
+// UserAccess is what a user holds, as Bulk.UserAccess reads it.
+type UserAccess struct {
+	// Direct are the ids of the roles assigned to the user directly,
+	// ascending.
+	Direct []int64
+	// Groups are the groups the user is a member of, in ascending id
+	// order.
+	Groups []Group
+	// GroupRoles holds, for each of Groups that carries roles, the ids of
+	// its roles, ascending.
+	GroupRoles map[int64][]int64
+	// Roles are the records of every role in Direct and GroupRoles, in
+	// ascending id order, each once.
+	Roles []Role
 }
 
 // UserInsert is one user of Bulk.InsertUsers, with what belongs to it.
@@ -60,6 +83,9 @@ type UserInsert struct {
 	// Roles are the user's directly assigned role ids; an id given twice
 	// is assigned once, as AddUserRole would.
 	Roles []int64
+	// Groups are the ids of the groups the user is a member of; an id
+	// given twice is added once, as AddGroupMember would.
+	Groups []int64
 	// SecondFactor is the user's second factor, or nil for none. Its
 	// UserID is User.ID.
 	SecondFactor *SecondFactor

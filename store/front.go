@@ -22,7 +22,7 @@ func RunView(tx Tx, fn func(Tx) error) error { return run(tx, false, fn) }
 // reaching tx. PutDelivery refuses a job whose Kind is neither JobWebhook
 // nor JobMail, a mail job with an EndpointID or a negative UserID, or a
 // webhook job with a UserID, so a store sees only well-formed jobs;
-// PutWebhook refuses an id below 1; PutOAuthClient, PutSigningKey,
+// PutWebhook, PutRole and PutGroup refuse an id below 1; PutOAuthClient, PutSigningKey,
 // PutAuthRequest, PutGrant and PutRefreshToken refuse an empty id, and
 // PutRefreshToken an empty GrantID; PutLoginAttempts and PutSecondFactor
 // refuse a UserID below 1. The Tx implements Bulk when tx does, and

@@ -91,6 +91,138 @@ func (g *guarded) RemoveUserRole(slug string, userID, roleID int64) error {
 	return g.tx.RemoveUserRole(slug, userID, roleID)
 }
 
+func (g *guarded) PutRole(slug string, r Role) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := checkPutRole(slug, r); err != nil {
+		return err
+	}
+	return g.tx.PutRole(slug, r)
+}
+
+func (g *guarded) Role(slug string, id int64) (Role, error) {
+	if err := g.read(); err != nil {
+		return Role{}, err
+	}
+	return g.tx.Role(slug, id)
+}
+
+func (g *guarded) RoleIDByName(slug, name string) (int64, error) {
+	if err := g.read(); err != nil {
+		return 0, err
+	}
+	return g.tx.RoleIDByName(slug, name)
+}
+
+func (g *guarded) Roles(slug string, q NameQuery) ([]Role, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.Roles(slug, q)
+}
+
+func (g *guarded) DeleteRole(slug string, id int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteRole(slug, id)
+}
+
+func (g *guarded) PutGroup(slug string, arg1 Group) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := checkPutGroup(slug, arg1); err != nil {
+		return err
+	}
+	return g.tx.PutGroup(slug, arg1)
+}
+
+func (g *guarded) Group(slug string, id int64) (Group, error) {
+	if err := g.read(); err != nil {
+		return Group{}, err
+	}
+	return g.tx.Group(slug, id)
+}
+
+func (g *guarded) GroupIDByName(slug, name string) (int64, error) {
+	if err := g.read(); err != nil {
+		return 0, err
+	}
+	return g.tx.GroupIDByName(slug, name)
+}
+
+func (g *guarded) Groups(slug string, q NameQuery) ([]Group, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.Groups(slug, q)
+}
+
+func (g *guarded) DeleteGroup(slug string, id int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteGroup(slug, id)
+}
+
+func (g *guarded) AddGroupMember(slug string, groupID, userID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.AddGroupMember(slug, groupID, userID)
+}
+
+func (g *guarded) RemoveGroupMember(slug string, groupID, userID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.RemoveGroupMember(slug, groupID, userID)
+}
+
+func (g *guarded) GroupMembers(slug string, groupID int64, offset, limit int) ([]int64, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.GroupMembers(slug, groupID, offset, limit)
+}
+
+func (g *guarded) UserGroups(slug string, userID int64) ([]int64, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.UserGroups(slug, userID)
+}
+
+func (g *guarded) AddGroupRole(slug string, groupID, roleID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.AddGroupRole(slug, groupID, roleID)
+}
+
+func (g *guarded) RemoveGroupRole(slug string, groupID, roleID int64) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.RemoveGroupRole(slug, groupID, roleID)
+}
+
+func (g *guarded) GroupRoles(slug string, groupID int64) ([]int64, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.GroupRoles(slug, groupID)
+}
+
+func (g *guarded) RoleHolders(slug string, roleID int64, offset, limit int) ([]int64, int, error) {
+	if err := g.read(); err != nil {
+		return nil, 0, err
+	}
+	return g.tx.RoleHolders(slug, roleID, offset, limit)
+}
+
 func (g *guarded) UserAttributes(slug string, userID int64) (map[string]string, error) {
 	if err := g.read(); err != nil {
 		return nil, err
@@ -571,4 +703,11 @@ func (g *bulkGuarded) UserWithAttributes(slug string, id int64) (User, map[strin
 		return User{}, nil, err
 	}
 	return g.bulk.UserWithAttributes(slug, id)
+}
+
+func (g *bulkGuarded) UserAccess(slug string, id int64) (UserAccess, error) {
+	if err := g.read(); err != nil {
+		return UserAccess{}, err
+	}
+	return g.bulk.UserAccess(slug, id)
 }

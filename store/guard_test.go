@@ -239,7 +239,49 @@ func (f *fakeTx) NextDueAt() (time.Time, bool, error) {
 	f.call("NextDueAt")
 	return time.Time{}, false, nil
 }
-func (f *fakeTx) PendingDeliveries() (int, error) { f.call("PendingDeliveries"); return 0, nil }
+func (f *fakeTx) PendingDeliveries() (int, error)  { f.call("PendingDeliveries"); return 0, nil }
+func (f *fakeTx) PutRole(string, store.Role) error { f.call("PutRole"); return nil }
+func (f *fakeTx) Role(string, int64) (store.Role, error) {
+	f.call("Role")
+	return store.Role{}, nil
+}
+func (f *fakeTx) RoleIDByName(string, string) (int64, error) { f.call("RoleIDByName"); return 1, nil }
+func (f *fakeTx) Roles(string, store.NameQuery) ([]store.Role, int, error) {
+	f.call("Roles")
+	return nil, 0, nil
+}
+func (f *fakeTx) DeleteRole(string, int64) error     { f.call("DeleteRole"); return nil }
+func (f *fakeTx) PutGroup(string, store.Group) error { f.call("PutGroup"); return nil }
+func (f *fakeTx) Group(string, int64) (store.Group, error) {
+	f.call("Group")
+	return store.Group{}, nil
+}
+func (f *fakeTx) GroupIDByName(string, string) (int64, error) { f.call("GroupIDByName"); return 1, nil }
+func (f *fakeTx) Groups(string, store.NameQuery) ([]store.Group, int, error) {
+	f.call("Groups")
+	return nil, 0, nil
+}
+func (f *fakeTx) DeleteGroup(string, int64) error { f.call("DeleteGroup"); return nil }
+func (f *fakeTx) AddGroupMember(string, int64, int64) error {
+	f.call("AddGroupMember")
+	return nil
+}
+func (f *fakeTx) RemoveGroupMember(string, int64, int64) error {
+	f.call("RemoveGroupMember")
+	return nil
+}
+func (f *fakeTx) GroupMembers(string, int64, int, int) ([]int64, int, error) {
+	f.call("GroupMembers")
+	return nil, 0, nil
+}
+func (f *fakeTx) UserGroups(string, int64) ([]int64, error)  { f.call("UserGroups"); return nil, nil }
+func (f *fakeTx) AddGroupRole(string, int64, int64) error    { f.call("AddGroupRole"); return nil }
+func (f *fakeTx) RemoveGroupRole(string, int64, int64) error { f.call("RemoveGroupRole"); return nil }
+func (f *fakeTx) GroupRoles(string, int64) ([]int64, error)  { f.call("GroupRoles"); return nil, nil }
+func (f *fakeTx) RoleHolders(string, int64, int, int) ([]int64, int, error) {
+	f.call("RoleHolders")
+	return nil, 0, nil
+}
 
 var _ store.Tx = (*fakeTx)(nil)
 
@@ -259,6 +301,14 @@ var writes = []method{
 	{"PutUser", func(tx store.Tx) error { return tx.PutUser("a", store.User{}) }},
 	{"AddUserRole", func(tx store.Tx) error { return tx.AddUserRole("a", 1, 1) }},
 	{"RemoveUserRole", func(tx store.Tx) error { return tx.RemoveUserRole("a", 1, 1) }},
+	{"PutRole", func(tx store.Tx) error { return tx.PutRole("a", store.Role{ID: 1}) }},
+	{"DeleteRole", func(tx store.Tx) error { return tx.DeleteRole("a", 1) }},
+	{"PutGroup", func(tx store.Tx) error { return tx.PutGroup("a", store.Group{ID: 1}) }},
+	{"DeleteGroup", func(tx store.Tx) error { return tx.DeleteGroup("a", 1) }},
+	{"AddGroupMember", func(tx store.Tx) error { return tx.AddGroupMember("a", 1, 1) }},
+	{"RemoveGroupMember", func(tx store.Tx) error { return tx.RemoveGroupMember("a", 1, 1) }},
+	{"AddGroupRole", func(tx store.Tx) error { return tx.AddGroupRole("a", 1, 1) }},
+	{"RemoveGroupRole", func(tx store.Tx) error { return tx.RemoveGroupRole("a", 1, 1) }},
 	{"PutUserAttribute", func(tx store.Tx) error { return tx.PutUserAttribute("a", 1, "k", "v") }},
 	{"DeleteUserAttribute", func(tx store.Tx) error { return tx.DeleteUserAttribute("a", 1, "k") }},
 	{"PutClaimMapper", func(tx store.Tx) error { return tx.PutClaimMapper("a", store.ClaimMapper{}) }},
@@ -320,6 +370,16 @@ var reads = []method{
 		return err
 	}},
 	{"ClaimMappers", func(tx store.Tx) error { _, err := tx.ClaimMappers("a"); return err }},
+	{"Role", func(tx store.Tx) error { _, err := tx.Role("a", 1); return err }},
+	{"RoleIDByName", func(tx store.Tx) error { _, err := tx.RoleIDByName("a", "r"); return err }},
+	{"Roles", func(tx store.Tx) error { _, _, err := tx.Roles("a", store.NameQuery{Limit: 1}); return err }},
+	{"Group", func(tx store.Tx) error { _, err := tx.Group("a", 1); return err }},
+	{"GroupIDByName", func(tx store.Tx) error { _, err := tx.GroupIDByName("a", "g"); return err }},
+	{"Groups", func(tx store.Tx) error { _, _, err := tx.Groups("a", store.NameQuery{Limit: 1}); return err }},
+	{"GroupMembers", func(tx store.Tx) error { _, _, err := tx.GroupMembers("a", 1, 0, 1); return err }},
+	{"UserGroups", func(tx store.Tx) error { _, err := tx.UserGroups("a", 1); return err }},
+	{"GroupRoles", func(tx store.Tx) error { _, err := tx.GroupRoles("a", 1); return err }},
+	{"RoleHolders", func(tx store.Tx) error { _, _, err := tx.RoleHolders("a", 1, 0, 1); return err }},
 	{"Webhook", func(tx store.Tx) error { _, err := tx.Webhook("a", 1); return err }},
 	{"Webhooks", func(tx store.Tx) error { _, _, err := tx.Webhooks("a", 0, 1); return err }},
 	{"Session", func(tx store.Tx) error { _, err := tx.Session("a", "s"); return err }},
@@ -511,6 +571,30 @@ func TestPutWebhookChecksID(t *testing.T) {
 	}
 }
 
+// TestPutRoleAndGroupCheckIDs checks that the front passes on only
+// positive role and group ids, as NextID hands out.
+func TestPutRoleAndGroupCheckIDs(t *testing.T) {
+	for _, c := range []struct {
+		id int64
+		ok bool
+	}{{1, true}, {0, false}, {-1, false}} {
+		for _, put := range []struct {
+			name string
+			put  func(tx store.Tx, id int64) error
+		}{
+			{"PutRole", func(tx store.Tx, id int64) error { return tx.PutRole("a", store.Role{ID: id}) }},
+			{"PutGroup", func(tx store.Tx, id int64) error { return tx.PutGroup("a", store.Group{ID: id}) }},
+		} {
+			f := &fakeTx{}
+			var err error
+			_ = store.RunUpdate(f, func(tx store.Tx) error { err = put.put(tx, c.id); return nil })
+			if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+				t.Errorf("%s(id %d): error = %v, store saw %v; want passed on = %v", put.name, c.id, err, f.calls, c.ok)
+			}
+		}
+	}
+}
+
 // TestPutOAuthClientChecksID checks that the front passes on only a
 // non-empty client id, which every store can hold as a key.
 func TestPutOAuthClientChecksID(t *testing.T) {
@@ -623,6 +707,11 @@ func (f *fakeBulkTx) UserWithAttributes(string, int64) (store.User, map[string]s
 	return store.User{}, map[string]string{}, nil
 }
 
+func (f *fakeBulkTx) UserAccess(string, int64) (store.UserAccess, error) {
+	f.call("UserAccess")
+	return store.UserAccess{}, nil
+}
+
 var _ store.Bulk = (*fakeBulkTx)(nil)
 
 // bulkMethod calls one method of a store.Bulk and returns its error.
@@ -647,6 +736,10 @@ var bulkMethods = []bulkMethod{
 	}},
 	{"UserWithAttributes", false, func(b store.Bulk) error {
 		_, _, err := b.UserWithAttributes("a", 1)
+		return err
+	}},
+	{"UserAccess", false, func(b store.Bulk) error {
+		_, err := b.UserAccess("a", 1)
 		return err
 	}},
 }

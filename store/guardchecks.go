@@ -21,6 +21,22 @@ func checkPutWebhook(_ string, w Webhook) error {
 	return nil
 }
 
+// checkPutRole refuses a role id that NextID cannot have handed out.
+func checkPutRole(_ string, r Role) error {
+	if r.ID < 1 {
+		return fmt.Errorf("store: role id %d; ids are positive (NextID)", r.ID)
+	}
+	return nil
+}
+
+// checkPutGroup refuses a group id that NextID cannot have handed out.
+func checkPutGroup(_ string, g Group) error {
+	if g.ID < 1 {
+		return fmt.Errorf("store: group id %d; ids are positive (NextID)", g.ID)
+	}
+	return nil
+}
+
 // checkPutOAuthClient refuses the empty id, a key not every store can
 // hold.
 func checkPutOAuthClient(_ string, c OAuthClient) error {

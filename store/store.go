@@ -83,8 +83,8 @@ type Store interface {
 // store: a write method of a View transaction returns ErrReadOnly, and any
 // method called after fn returned returns ErrTxDone, before the store's
 // own method runs. An implementation therefore never checks either; it
-// states only its own work. The front also passes PutWebhook only a
-// positive id (ids come from NextID), PutOAuthClient, PutSigningKey,
+// states only its own work. The front also passes PutWebhook, PutRole
+// and PutGroup only a positive id (ids come from NextID), PutOAuthClient, PutSigningKey,
 // PutAuthRequest, PutGrant and PutRefreshToken only a non-empty id (a key
 // every store can hold), PutRefreshToken only a non-empty GrantID,
 // PutLoginAttempts and PutSecondFactor only a positive UserID, and
@@ -143,6 +143,82 @@ type Records interface {
 	// RemoveUserRole removes a directly assigned role, or returns
 	// ErrNotFound if it is not assigned.
 	RemoveUserRole(slug string, userID, roleID int64) error //guard:write
+
+	// Roles and groups. A store keeps their records, their names' indexes
+	// and who holds what; it checks no reference (that a role, group or
+	// user named exists), which the identity package does. What a user
+	// holds is kept in step by every method that changes it: AddUserRole,
+	// RemoveUserRole, AddGroupMember, RemoveGroupMember, AddGroupRole,
+	// RemoveGroupRole, DeleteRole, DeleteGroup and DeleteUser.
+	//
+	// A store indexes membership both ways (the members of a group, the
+	// groups of a user) and the holders of each role, directly or through
+	// a group, so that GroupMembers and RoleHolders cost in proportion to
+	// the page and its offset, with their totals kept as counts, never in
+	// proportion to the members or holders (memstore, built for tests,
+	// scans).
+
+	// PutRole creates or replaces the role with r.ID and keeps the index of
+	// names (unique, case-insensitive by Fold) in step. If Fold(r.Name)
+	// belongs to another role it returns ErrConflict and writes nothing.
+	PutRole(slug string, r Role) error //guard:write
+	// Role returns the role with the id.
+	Role(slug string, id int64) (Role, error) //guard:read
+	// RoleIDByName returns the id of the role whose Fold(Name) equals
+	// Fold(name).
+	RoleIDByName(slug, name string) (int64, error) //guard:read
+	// Roles returns one page of the roles that match q, in ascending id
+	// order, and the number of them in all.
+	Roles(slug string, q NameQuery) (roles []Role, total int, err error) //guard:read
+	// DeleteRole removes the role, its direct assignments to users, its
+	// assignments to groups and what users held through them, or returns
+	// ErrNotFound.
+	DeleteRole(slug string, id int64) error //guard:write
+
+	// PutGroup creates or replaces the group with g.ID and keeps the
+	// index of names in step, as PutRole does for roles.
+	PutGroup(slug string, g Group) error //guard:write
+	// Group returns the group with the id.
+	Group(slug string, id int64) (Group, error) //guard:read
+	// GroupIDByName returns the id of the group whose Fold(Name) equals
+	// Fold(name).
+	GroupIDByName(slug, name string) (int64, error) //guard:read
+	// Groups returns one page of the groups that match q, in ascending id
+	// order, and the number of them in all.
+	Groups(slug string, q NameQuery) (groups []Group, total int, err error) //guard:read
+	// DeleteGroup removes the group, its memberships, its roles and what
+	// its members held through it, or returns ErrNotFound.
+	DeleteGroup(slug string, id int64) error //guard:write
+
+	// AddGroupMember makes the user a member of the group; adding a member
+	// again is not an error.
+	AddGroupMember(slug string, groupID, userID int64) error //guard:write
+	// RemoveGroupMember ends the user's membership of the group, or returns
+	// ErrNotFound when the user is not a member.
+	RemoveGroupMember(slug string, groupID, userID int64) error //guard:write
+	// GroupMembers returns one page of the ids of the group's members in
+	// ascending order (skip offset, at most limit; limit <= 0 means none)
+	// and the number of its members in all.
+	GroupMembers(slug string, groupID int64, offset, limit int) (userIDs []int64, total int, err error) //guard:read
+	// UserGroups returns the ids of the groups the user is a member of,
+	// ascending.
+	UserGroups(slug string, userID int64) ([]int64, error) //guard:read
+
+	// AddGroupRole makes the group carry the role; adding it again is not
+	// an error.
+	AddGroupRole(slug string, groupID, roleID int64) error //guard:write
+	// RemoveGroupRole ends the group's role, or returns ErrNotFound when
+	// the group does not carry it.
+	RemoveGroupRole(slug string, groupID, roleID int64) error //guard:write
+	// GroupRoles returns the ids of the roles the group carries,
+	// ascending.
+	GroupRoles(slug string, groupID int64) ([]int64, error) //guard:read
+
+	// RoleHolders returns one page of the ids of the users who hold the
+	// role, directly (AddUserRole) or as members of a group that carries
+	// it, each once, in ascending order (skip offset, at most limit;
+	// limit <= 0 means none), and the number of them in all.
+	RoleHolders(slug string, roleID int64, offset, limit int) (userIDs []int64, total int, err error) //guard:read
 
 	// UserAttributes returns the user's attributes (an empty, non-nil map
 	// when there are none).
@@ -275,7 +351,8 @@ type Records interface {
 	// DeleteUser removes the user with the id and every record a store
 	// keeps under the user's id, in this transaction: the user record and
 	// its index entries (username, email, full name, the counts behind
-	// Users), its roles and attributes, its sessions, its grants (UserID
+	// Users), its roles and attributes, its group memberships (both
+	// ways) and what it held through them, its sessions, its grants (UserID
 	// id) and every refresh token of them, its authorization requests
 	// (UserID id), its single-use tokens (VerificationToken.UserID id), its
 	// lockout state, its second factor, and its mail jobs (Delivery.UserID
@@ -292,7 +369,8 @@ type Records interface {
 	DeleteUser(slug string, id int64) error //guard:write
 	// DeleteWorkspace removes the workspace and everything that belongs to
 	// it, in this transaction: its record, sequences, users and all that
-	// DeleteUser removes, claim mappers, webhooks and every job of the
+	// DeleteUser removes, roles and groups, claim mappers, webhooks and
+	// every job of the
 	// queue (with their due-index entries, so that DueDeliveries,
 	// NextDueAt and PendingDeliveries no longer count them), API keys
 	// (APIKey no longer finds them), OAuth clients, signing keys,
@@ -395,6 +473,11 @@ const (
 	SeqUsers      Sequence = "users"
 	SeqWebhooks   Sequence = "webhooks"
 	SeqDeliveries Sequence = "deliveries"
+	// SeqRoles is the sequence of role ids. A store that holds role
+	// assignments made before roles were records (when any positive id
+	// was a role) starts it past the largest of them (see Role).
+	SeqRoles  Sequence = "roles"
+	SeqGroups Sequence = "groups"
 )
 
 // Fold maps a string to the form under which the case-insensitive indexes
@@ -426,6 +509,49 @@ type AttributeQuery struct {
 	// Limit is the most users to return. The identity package validates
 	// Offset and Limit; a store treats Limit <= 0 as "none".
 	Limit int
+}
+
+// NameQuery selects a page of roles or groups.
+type NameQuery struct {
+	// Prefix, when non-empty, keeps only the records for which
+	// Fold(Prefix) is a prefix of Fold(Name), matched literally.
+	Prefix string
+	// Offset is how many matching records (in ascending id order) to skip.
+	Offset int
+	// Limit is the most records to return. The identity package validates
+	// Offset and Limit; a store treats Limit <= 0 as "none".
+	Limit int
+}
+
+// Role is the stored form of a role of a workspace.
+//
+// Before roles were records, a role was any positive id assigned to a
+// user. A store opened on data of that time gives every role id assigned
+// to a user of a workspace a record with that id, named "role-" and the
+// id in decimal, created at the time of the upgrade, with Version 1, and
+// starts SeqRoles past the largest, so that no id is used twice.
+type Role struct {
+	ID          int64
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	// Version is set by the identity package and changes on every write
+	// of the record; stores keep it as given.
+	Version int64
+}
+
+// Group is the stored form of a group of a workspace: a flat, named set of
+// users that carries roles.
+type Group struct {
+	ID          int64
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	// Version is set by the identity package and changes on every write
+	// of the record; stores keep it as given.
+	Version int64
 }
 
 // Workspace is the record of one workspace.
@@ -615,6 +741,10 @@ type OAuthClient struct {
 	RedirectURIs           []string
 	PostLogoutRedirectURIs []string
 	GrantTypes             []string
+	// Claims are the claims of the user's access that the client's tokens
+	// carry whatever scopes it asks for ("groups", "roles"); empty for
+	// none.
+	Claims []string
 	// SecretHash is empty for a public client, which has no secret.
 	SecretHash []byte
 	CreatedAt  time.Time

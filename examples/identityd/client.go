@@ -14,13 +14,15 @@ import (
 // clientCreate registers an OAuth client and prints its id on the first
 // line and, for a confidential client, its secret on the second, so that
 // scripts can capture them: identityd client create -workspace SLUG
-// -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types ...].
+// -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types ...]
+// [-claims groups,roles].
 func clientCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace the client is for")
 	uris := fs.String("redirect-uri", "", "comma-separated redirect `URIs`: https, or http on localhost or a loopback address; matched exactly")
 	name := fs.String("name", "", "an optional `NAME` shown by client list")
 	public := fs.Bool("public", false, "make a public client (a browser or native app): no secret; it proves itself with PKCE")
 	grants := fs.String("grant-types", "", "comma-separated `GRANT_TYPES` among authorization_code, refresh_token and client_credentials\n(default authorization_code,refresh_token; client_credentials for a confidential client only)")
+	claims := fs.String("claims", "", "comma-separated `CLAIMS` of the user's access that the client's tokens carry whatever scopes it asks\nfor: groups, roles (default none: only those its scopes ask for)")
 	if _, err := parseCommand(fs, args, nil, "workspace", "redirect-uri"); err != nil {
 		return err
 	}
@@ -29,6 +31,9 @@ func clientCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) 
 		for _, g := range splitList(*grants) {
 			nc.GrantTypes = append(nc.GrantTypes, identity.GrantType(g))
 		}
+	}
+	if *claims != "" {
+		nc.Claims = splitList(*claims)
 	}
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
 		c, err := ws.CreateClient(ctx, nc)

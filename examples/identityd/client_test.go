@@ -73,19 +73,25 @@ func TestClientCreate(t *testing.T) {
 	}{
 		{"confidential, defaults", []string{"-redirect-uri", "https://app.example.com/cb, http://localhost:8080/cb", "-name", "Web app"},
 			identity.OAuthClient{Name: "Web app", RedirectURIs: []string{"https://app.example.com/cb", "http://localhost:8080/cb"},
-				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code", "refresh_token"}}, true},
+				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code", "refresh_token"}, Claims: []string{}}, true},
 		{"public", []string{"-public", "-redirect-uri", "http://127.0.0.1:51234/cb", "-grant-types", "authorization_code"},
 			identity.OAuthClient{Public: true, RedirectURIs: []string{"http://127.0.0.1:51234/cb"},
-				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code"}}, false},
+				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code"}, Claims: []string{}}, false},
 		{"public, defaults", []string{"-redirect-uri", "https://spa.example.com/", "-public"},
 			identity.OAuthClient{Public: true, RedirectURIs: []string{"https://spa.example.com/"},
-				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code", "refresh_token"}}, false},
+				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"authorization_code", "refresh_token"}, Claims: []string{}}, false},
 		{"client credentials", []string{"-redirect-uri", "https://svc.example.com/cb", "-grant-types", "client_credentials"},
 			identity.OAuthClient{RedirectURIs: []string{"https://svc.example.com/cb"},
-				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"client_credentials"}}, true},
+				PostLogoutRedirectURIs: []string{}, GrantTypes: []identity.GrantType{"client_credentials"}, Claims: []string{}}, true},
 		{"every grant type", []string{"-redirect-uri=https://app.example.com/cb", "-grant-types=authorization_code,refresh_token,client_credentials"},
 			identity.OAuthClient{RedirectURIs: []string{"https://app.example.com/cb"}, PostLogoutRedirectURIs: []string{},
-				GrantTypes: []identity.GrantType{"authorization_code", "refresh_token", "client_credentials"}}, true},
+				GrantTypes: []identity.GrantType{"authorization_code", "refresh_token", "client_credentials"}, Claims: []string{}}, true},
+		{"claims", []string{"-redirect-uri", "https://app.example.com/cb", "-claims", "roles, groups"},
+			identity.OAuthClient{RedirectURIs: []string{"https://app.example.com/cb"}, PostLogoutRedirectURIs: []string{},
+				GrantTypes: []identity.GrantType{"authorization_code", "refresh_token"}, Claims: []string{"roles", "groups"}}, true},
+		{"public, one claim", []string{"-public", "-claims=groups", "-redirect-uri", "http://localhost/cb"},
+			identity.OAuthClient{Public: true, RedirectURIs: []string{"http://localhost/cb"}, PostLogoutRedirectURIs: []string{},
+				GrantTypes: []identity.GrantType{"authorization_code", "refresh_token"}, Claims: []string{"groups"}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +120,7 @@ func TestClientCreateErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.db")
 	const cb = "https://app.example.com/cb"
 	usage := "Usage: identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] " +
-		"[-grant-types authorization_code,refresh_token,client_credentials]\nRun 'identityd -h' for help.\n"
+		"[-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]\nRun 'identityd -h' for help.\n"
 	tests := []struct {
 		name   string
 		args   []string
@@ -134,6 +140,12 @@ func TestClientCreateErrors(t *testing.T) {
 			"identityd: invalid client: grantTypes[0] \"refresh_token\" needs \"authorization_code\" as well\n"},
 		{"unknown grant type", []string{"-workspace", "acme", "-redirect-uri", cb, "-grant-types", "authorization_code,password"}, exitError,
 			"identityd: invalid client: grantTypes[1] unknown grant type \"password\" (known: authorization_code, refresh_token, client_credentials)\n"},
+		{"unknown claim", []string{"-workspace", "acme", "-redirect-uri", cb, "-claims", "groups,email"}, exitError,
+			"identityd: invalid client: claims[1] unknown claim \"email\" (known: groups, roles)\n"},
+		{"claim twice", []string{"-workspace", "acme", "-redirect-uri", cb, "-claims", "roles,roles"}, exitError,
+			"identityd: invalid client: claims[1] claim \"roles\" is listed twice\n"},
+		{"empty claim", []string{"-workspace", "acme", "-redirect-uri", cb, "-claims", "roles,"}, exitError,
+			"identityd: invalid client: claims[1] unknown claim \"\" (known: groups, roles)\n"},
 		{"unknown workspace", []string{"-workspace", "nope", "-redirect-uri", cb}, exitError, "identityd: workspace \"nope\" does not exist\n"},
 		{"missing workspace", []string{"-redirect-uri", cb}, exitUsage, "identityd: client create: -workspace is required\n" + usage},
 		{"missing redirect URI", []string{"-workspace", "acme"}, exitUsage, "identityd: client create: -redirect-uri is required\n" + usage},

@@ -32,7 +32,8 @@ const bcryptHash = "$2y$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW
 
 // exportLine is user i of a generated workspace, written as user export
 // writes it: the fields in their order, those at their default left out,
-// attribute keys sorted, roles ascending.
+// attribute keys sorted, roles and groups by name in ascending id order
+// (see createRolesAndGroups).
 func exportLine(i int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"username":"user%06d","email":"user%06d@example.com","fullName":"Person %d"`, i, i, i)
@@ -58,13 +59,35 @@ func exportLine(i int) string {
 		fmt.Fprintf(&b, `,"attributes":{"department":"dept%d","employee_id":"%d","tier":"gold <&>"}`, i%50, i)
 	}
 	if i%6 != 0 {
-		fmt.Fprintf(&b, `,"roles":[%d,%d]`, 1+i%7, 10+i%3)
+		fmt.Fprintf(&b, `,"roles":["role%02d","role%02d"]`, 1+i%7, 10+i%3)
+	}
+	if i%4 != 0 {
+		fmt.Fprintf(&b, `,"groups":["team%d","team%d"]`, 1+i%2, 3+i%3)
 	}
 	if totp {
 		b.WriteString(`,"totp":` + exportedTOTP)
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// createRolesAndGroups creates, with run (identityd and its arguments
+// after -db), the roles role01 to role12 and the groups team1 to team5 of
+// the workspace slug, in that order: the role named roleNN has the id NN,
+// and the group teamN the id N, so that exportLine's names are in id
+// order.
+func createRolesAndGroups(t *testing.T, slug string, run func(args ...string) result) {
+	t.Helper()
+	for i := 1; i <= 12; i++ {
+		if r := run("role", "create", "-workspace", slug, fmt.Sprintf("role%02d", i)); r.stdout != fmt.Sprintln(i) {
+			t.Fatalf("role create role%02d: stdout %q", i, r.stdout)
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		if r := run("group", "create", "-workspace", slug, fmt.Sprintf("team%d", i)); r.stdout != fmt.Sprintln(i) {
+			t.Fatalf("group create team%d: stdout %q", i, r.stdout)
+		}
+	}
 }
 
 // runPlain runs identityd built without the race detector to its end.
@@ -111,6 +134,8 @@ func TestExportImport100k(t *testing.T) {
 	}
 	mustPlain("workspace", "create", "one")
 	mustPlain("workspace", "create", "two")
+	createRolesAndGroups(t, "one", mustPlain)
+	createRolesAndGroups(t, "two", mustPlain)
 
 	if r := mustPlain("user", "import", "-workspace", "one", "-file", input); r.stdout != "imported 100000 users into workspace one\n" {
 		t.Errorf("import into one: stdout %q", r.stdout)
@@ -156,6 +181,7 @@ func TestUserExport(t *testing.T) {
 	db, _ := newDB(t)
 	dir := t.TempDir()
 	t.Setenv(kekEnv, strings.Repeat("ab", 32))
+	createRolesAndGroups(t, "acme", func(args ...string) result { return mustRun(t, append([]string{"-db", db}, args...)...) })
 	lines := exportLine(1) + exportLine(7) + exportLine(30)
 	mustRun(t, "-db", db, "user", "import", "-workspace", "acme", "-file", writeLines(t, strings.TrimSuffix(lines, "\n")))
 	if got := mustRun(t, "-db", db, "user", "export", "-workspace", "acme").stdout; got != lines {

@@ -33,9 +33,18 @@ func userLine(name string) string {
 
 func TestUserImport(t *testing.T) {
 	db, _ := newDB(t)
+	inAcme(t, db, func(ctx context.Context, ws *identity.Workspace) {
+		for _, name := range []string{"reader", "writer", "admin"} { // ids 1, 2, 3
+			if _, err := ws.CreateRole(ctx, identity.NewRole{Name: name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	// Roles by id (3) and by name (writer, and auditor, which the import
+	// creates), and a group the import creates.
 	file := writeLines(t,
 		`{"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace","passwordHash":"`+testHash+`",`+
-			`"emailVerified":true,"disabled":true,"attributes":{"dept":"math"},"roles":[7,3]}`,
+			`"emailVerified":true,"disabled":true,"attributes":{"dept":"math"},"roles":[3,"writer","auditor"],"groups":["eng"]}`,
 		"",
 		userLine("bob"),
 		userLine("cy"),
@@ -72,8 +81,16 @@ func TestUserImport(t *testing.T) {
 		t.Errorf("ada's attributes = %v, %v", attrs, err)
 	}
 	roles, err := ws.ListUserRoles(ctx, ada.ID)
-	if diff := cmp.Diff([]int64{3, 7}, roles); err != nil || diff != "" {
+	var roleNames []string
+	for _, r := range roles {
+		roleNames = append(roleNames, r.Name)
+	}
+	if diff := cmp.Diff([]string{"writer", "admin", "auditor"}, roleNames); err != nil || diff != "" {
 		t.Errorf("ada's roles (-want +got):\n%s%v", diff, err)
+	}
+	groups, err := ws.ListUserGroups(ctx, ada.ID)
+	if err != nil || len(groups) != 1 || groups[0].Name != "eng" {
+		t.Errorf("ada's groups = %+v, %v; want eng", groups, err)
 	}
 }
 

@@ -1,7 +1,8 @@
 // Command identityd serves the identity management REST API and an
 // OpenID Provider per workspace over a bbolt database file or a
 // PostgreSQL database, and administers it: workspaces, API keys, OAuth
-// clients, signing keys and bulk user imports and exports.
+// clients, signing keys, roles and groups, and bulk user imports and
+// exports.
 //
 // Usage:
 //
@@ -13,13 +14,24 @@
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
-//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]
+//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]
 //	identityd [-db FILE] client list -workspace SLUG
 //	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
 //	identityd [-db FILE] user delete -workspace SLUG ID
+//	identityd [-db FILE] user roles -workspace SLUG USER
+//	identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]
+//	identityd [-db FILE] role list -workspace SLUG
+//	identityd [-db FILE] role delete -workspace SLUG ROLE
+//	identityd [-db FILE] group create -workspace SLUG NAME [-description TEXT]
+//	identityd [-db FILE] group list -workspace SLUG
+//	identityd [-db FILE] group delete -workspace SLUG GROUP
+//	identityd [-db FILE] group add -workspace SLUG GROUP USER
+//	identityd [-db FILE] group remove -workspace SLUG GROUP USER
+//	identityd [-db FILE] group grant -workspace SLUG GROUP ROLE
+//	identityd [-db FILE] group revoke -workspace SLUG GROUP ROLE
 //	identityd [-db FILE] backup -o FILE
 //	identityd [-db FILE] compact
 //	identityd [-db FILE] metrics
@@ -32,7 +44,9 @@
 //
 //	identityd -db 'postgres://identity:secret@db.example.com/identity' serve
 //
-// Global flags come before the command, the command's own flags after it.
+// Global flags come before the command, the command's own flags after it,
+// before or after its arguments; "--" ends them, for an argument that
+// starts with "-".
 //
 // key create prints only the new key, on one line; it is shown once and
 // only a hash of it is stored. key list never shows secrets.
@@ -41,8 +55,35 @@
 // id on the first line and, for a confidential client (without -public),
 // its secret on the second; the secret is shown once and only a hash of it
 // is stored. -grant-types defaults to authorization_code,refresh_token;
-// client_credentials is for confidential clients only. client list never
-// shows secrets; client delete stops a client at once.
+// client_credentials is for confidential clients only. -claims groups,roles
+// makes the client's tokens carry the user's groups or roles (or both)
+// whatever scopes it asks for; without it they carry them only for the
+// scopes groups and roles. client list never shows secrets; client delete
+// stops a client at once.
+//
+// Roles and groups: a user holds a role directly (the REST API, user
+// import) or as a member of a group that carries it, and tokens carry the
+// sorted names of the user's groups and roles (see client create). role
+// create and group create print the new record's id alone on its line.
+// role list prints each role's id, name and description; group list each
+// group's id, name, number of members, the roles it carries and
+// description; both in id order, one line per record. role delete and
+// group delete remove the record with every assignment and membership of
+// it. group add and group remove change a user's membership of a group,
+// group grant and group revoke the roles a group carries; each prints the
+// state it leaves ("user 5 (bob) is a member of group 2 (eng)"): add of
+// a member and grant of a role the group carries succeed again, while
+// remove and revoke of what is not there fail. user roles prints the roles a user holds, each
+// once in role id order with its sources: "direct" for a role assigned to
+// the user, "group NAME" for each of its groups that carries it:
+//
+//	ID  NAME   SOURCES
+//	3   admin  direct, group eng, group ops
+//
+// A ROLE or GROUP argument of digits only is an id, anything else a name;
+// a USER argument of digits only is an id, one with "@" an email address,
+// anything else a username. One the workspace lacks is an error (exit 1)
+// that names it.
 //
 // workspace policy prints the workspace's sign-in policy (lockout on or
 // off, its threshold and duration, the password length range, the MFA
@@ -77,12 +118,14 @@
 //
 //	{"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace",
 //	 "passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$...","emailVerified":true,
-//	 "disabled":false,"attributes":{"dept":"math"},"roles":[7]}
+//	 "disabled":false,"attributes":{"dept":"math"},"roles":["admin"],"groups":["eng"]}
 //
 // The fields are username, email and fullName (required), passwordHash
 // (argon2id, bcrypt or PBKDF2 in PHC, passlib or Django form; absent: no
 // password), emailVerified, disabled, mfaEnabled, createdAt (RFC 3339),
-// attributes and roles; "identityd user import -h" describes each. A field
+// attributes, roles (names, or ids of existing roles) and groups (names);
+// a role or group name the workspace lacks is created. "identityd user
+// import -h" describes each. A field
 // not in that list is an error naming the line (the REST API ignores
 // unknown members, but a misspelt field in a migration would silently lose
 // data). Users are imported in batches of up to identity.MaxImportBatch,
@@ -92,10 +135,12 @@
 // user export writes every user of the workspace, in id order, as the JSON
 // Lines user import reads, to standard output or, with -o, to a file that
 // it replaces only once the export is complete (mode 0600), reporting the
-// count on standard error: password hashes, attributes, roles and the
-// confirmed TOTP factor (secret, last step accepted, hashes of the unused
-// recovery codes) are exported, ids and update times are not, so user
-// import of the file reproduces the users with new ids. The users are one
+// count on standard error: password hashes, attributes, the names of the
+// roles assigned directly and of the groups, and the confirmed TOTP factor
+// (secret, last step accepted, hashes of the unused recovery codes) are
+// exported, ids and update times are not, so user import of the file
+// reproduces the users with new ids. The roles groups carry are not a
+// user's, and are not exported: grant them again with group grant. The users are one
 // consistent snapshot, read in one transaction. The file holds password
 // hashes and TOTP secrets in the clear (a secret sealed with
 // $IDENTITYD_KEY_ENCRYPTION_KEY is opened for it, and user import seals it

@@ -72,13 +72,24 @@ func commands() []command {
 		{name: "key create", args: "-workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]", run: keyCreate},
 		{name: "key list", args: "-workspace SLUG", run: keyList},
 		{name: "key revoke", args: "-workspace SLUG ID", run: keyRevoke},
-		{name: "client create", args: "-workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials]", run: clientCreate},
+		{name: "client create", args: "-workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]", run: clientCreate},
 		{name: "client list", args: "-workspace SLUG", run: clientList},
 		{name: "client delete", args: "-workspace SLUG CLIENT_ID", run: clientDelete},
 		{name: "signing-key rotate", args: "-workspace SLUG [-alg RS256|ES256]", run: signingKeyRotate},
 		{name: "user import", args: "-workspace SLUG [-file F] [-batch N]", run: userImport, help: importHelp},
 		{name: "user export", args: "-workspace SLUG [-o FILE]", run: userExport, help: exportHelp},
 		{name: "user delete", args: "-workspace SLUG ID", run: userDelete},
+		{name: "user roles", args: "-workspace SLUG USER", run: userRoles, help: refsHelp},
+		{name: "role create", args: "-workspace SLUG NAME [-description TEXT]", run: roleCreate},
+		{name: "role list", args: "-workspace SLUG", run: roleList},
+		{name: "role delete", args: "-workspace SLUG ROLE", run: roleDelete, help: refsHelp},
+		{name: "group create", args: "-workspace SLUG NAME [-description TEXT]", run: groupCreate},
+		{name: "group list", args: "-workspace SLUG", run: groupList},
+		{name: "group delete", args: "-workspace SLUG GROUP", run: groupDelete, help: refsHelp},
+		{name: "group add", args: "-workspace SLUG GROUP USER", run: groupAdd, help: refsHelp},
+		{name: "group remove", args: "-workspace SLUG GROUP USER", run: groupRemove, help: refsHelp},
+		{name: "group grant", args: "-workspace SLUG GROUP ROLE", run: groupGrant, help: refsHelp},
+		{name: "group revoke", args: "-workspace SLUG GROUP ROLE", run: groupRevoke, help: refsHelp},
 		{name: "backup", args: "-o FILE", run: backup},
 		{name: "compact", run: compact, local: true},
 		{name: "metrics", run: metricsCommand},
@@ -242,16 +253,34 @@ func parseCommand(fs *flag.FlagSet, args []string, names []string, requiredFlags
 	return pos, nil
 }
 
-// parse parses the command's flags. The flag package has printed any
-// problem, so the error needs no further report.
+// parse parses the command's flags, which may come before, between and
+// after its positional arguments (role create -workspace acme admin
+// -description TEXT), as the synopses show them; "--" ends the flags, so
+// that a positional argument may start with "-". The flag package stops
+// at the first positional argument, so parse takes it and goes on with
+// the rest; fs.Args() returns the positional arguments at the end. The
+// flag package has printed any problem, so the error needs no further
+// report.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return errUsageShown
 		}
-		return errUsageShown
+		rest := fs.Args()
+		parsed := args[:len(args)-len(rest)]
+		if len(rest) == 0 || len(parsed) > 0 && parsed[len(parsed)-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
 	}
-	return nil
+	// Parse leaves flags already set as they are: this only makes the
+	// positional arguments what fs.Args() returns.
+	return fs.Parse(append([]string{"--"}, pos...))
 }
 
 // usagef returns a usage error of the command whose flags are fs.

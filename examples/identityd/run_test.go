@@ -222,6 +222,48 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestFlagsAfterArguments checks that a command's flags may follow its
+// positional arguments, and that "--" ends the flags.
+func TestFlagsAfterArguments(t *testing.T) {
+	db, key := newDB(t)
+	id := key[len("idk_") : len("idk_")+16]
+	if r := mustRun(t, "-db", db, "role", "create", "-workspace", "acme", "admin", "-description", "Runs the place"); r.stdout != "1\n" {
+		t.Errorf("role create with -description after NAME: stdout %q", r.stdout)
+	}
+	if r := mustRun(t, "-db", db, "role", "list", "-workspace", "acme"); r.stdout != "ID  NAME   DESCRIPTION\n1   admin  Runs the place\n" {
+		t.Errorf("role list:\n%s", r.stdout)
+	}
+	if r := mustRun(t, "-db", db, "key", "revoke", id, "-workspace", "acme"); r.stdout != "revoked api key "+id+"\n" {
+		t.Errorf("key revoke with -workspace after ID: stdout %q", r.stdout)
+	}
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string // exact, unless empty
+	}{
+		{"-- ends the flags", []string{"role", "create", "-workspace", "acme", "--", "-x"}, exitOK, "2\n", ""},
+		{"a flag after --", []string{"role", "create", "-workspace", "acme", "--", "ops", "-description", "x"}, exitUsage, "",
+			"identityd: role create: unexpected argument \"-description\"\n" +
+				"Usage: identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]\nRun 'identityd -h' for help.\n"},
+		{"an unknown flag after the arguments", []string{"role", "create", "-workspace", "acme", "ops", "-x"}, exitUsage, "",
+			"flag provided but not defined: -x\n" +
+				"Usage: identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]\n" +
+				"  -description TEXT\n    \tan optional description TEXT\n  -workspace SLUG\n    \tthe SLUG of the workspace the role is for\n"},
+		{"an argument too many between flags", []string{"role", "create", "ops", "-workspace", "acme", "dev"}, exitUsage, "",
+			"identityd: role create: unexpected argument \"dev\"\n" +
+				"Usage: identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]\nRun 'identityd -h' for help.\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCmd(t, append([]string{"-db", db}, tt.args...)...)
+			if r.code != tt.code || r.stdout != tt.stdout || r.stderr != tt.stderr {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr, tt.code, tt.stdout, tt.stderr)
+			}
+		})
+	}
+}
+
 // TestSynopses checks that the synopsis of every command names each flag
 // the command defines, and that the list of commands in
 // docs/getting-started.md is the list identityd -h prints.

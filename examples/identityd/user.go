@@ -53,7 +53,12 @@ lines are skipped. user export writes this format. Fields:
   createdAt      RFC 3339 timestamp, default the time of the import
   attributes     object of string values, default none: keys 1-64
                  characters, values 0-1024
-  roles          array of positive integer role ids, assigned directly
+  roles          array of roles assigned directly, each a role name
+                 (string; a name the workspace has no role of creates the
+                 role) or the id of an existing role (integer)
+  groups         array of group names the user is a member of; a name the
+                 workspace has no group of creates the group (with no
+                 roles: see identityd group grant)
   totp           object, default none: the user's confirmed TOTP second
                  factor (HMAC-SHA1, 6 digits, 30-second steps), which turns
                  mfaEnabled on. Fields:
@@ -80,7 +85,7 @@ ignores unknown members. Imported users emit no user.created event and
 get no verification email.
 
 Example line:
-  {"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace","passwordHash":"$2b$12$...","emailVerified":true,"roles":[7]}
+  {"username":"ada","email":"ada@example.com","fullName":"Ada Lovelace","passwordHash":"$2b$12$...","emailVerified":true,"roles":["admin"],"groups":["eng"]}
 `
 
 // userImport imports users from JSON Lines in batches, each all or
@@ -115,12 +120,15 @@ func userImport(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (e
 const exportHelp = `Output: JSON Lines, one user per line in ascending id order, in the
 format user import reads (see "identityd user import -h"): username, email,
 fullName, passwordHash, emailVerified, disabled, mfaEnabled, createdAt,
-attributes, roles and the confirmed TOTP factor (totp: its secret, the
-time it was confirmed, the last step accepted and the hashes of the unused
-recovery codes). Ids and the update time are not exported; nor are
-sessions, tokens, lockout state or a TOTP enrolment not yet confirmed. A
-field at its default (false, empty) is left out. user import of the file
-into another workspace or database reproduces the users, with new ids.
+attributes, roles (the names of those assigned directly), groups (their
+names) and the confirmed TOTP factor (totp: its secret, the time it was
+confirmed, the last step accepted and the hashes of the unused recovery
+codes). Ids and the update time are not exported; nor are sessions,
+tokens, lockout state or a TOTP enrolment not yet confirmed, nor the roles
+the groups carry, which are not a user's (grant them again with identityd
+group grant). A field at its default (false, empty) is left out. user
+import of the file into another workspace or database reproduces the
+users, with new ids.
 
 The users are one consistent snapshot, read in one transaction. With -o,
 an export that fails leaves FILE as it was; on standard output it stops

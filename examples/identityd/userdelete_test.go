@@ -23,9 +23,23 @@ func TestUserDelete(t *testing.T) {
 		if _, err := ws.CreateUser(ctx, identity.NewUser{Username: "bob", Email: "bob@example.com", FullName: "Bob", Password: "correct horse battery"}); err != nil {
 			t.Fatal(err)
 		}
+		role, err := ws.CreateRole(ctx, identity.NewRole{Name: "admin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []identity.Group
+		for _, name := range []string{"eng", "ops", "all"} {
+			g, err := ws.CreateGroup(ctx, identity.NewGroup{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups = append(groups, g)
+		}
 		steps := []error{
 			ws.SetAttribute(ctx, ada.ID, "dept", "R&D"), ws.SetAttribute(ctx, ada.ID, "floor", "3"),
-			ws.AssignRole(ctx, ada.ID, 7),
+			ws.AssignRole(ctx, ada.ID, role.ID),
+			ws.AddGroupMember(ctx, groups[0].ID, ada.ID), ws.AddGroupMember(ctx, groups[1].ID, ada.ID),
+			ws.AddGroupMember(ctx, groups[2].ID, 2),
 		}
 		_, err = ws.CreateSession(ctx, ada.ID)
 		if err := errors.Join(append(steps, err)...); err != nil {
@@ -37,6 +51,7 @@ func TestUserDelete(t *testing.T) {
 	want := "deleted user 1 (ada, ada@example.com) permanently, with:\n" +
 		"  attributes     2\n" +
 		"  roles          1\n" +
+		"  groups         2\n" +
 		"  sessions       1\n" +
 		"  grants         0, with their refresh tokens\n" +
 		"  second factor  none\n" +
@@ -86,11 +101,25 @@ func TestWorkspaceDelete(t *testing.T) {
 		if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/x", Events: []string{"user.created"}}); err != nil {
 			t.Fatal(err)
 		}
+		for _, name := range []string{"admin", "dev", "auditor"} {
+			if _, err := ws.CreateRole(ctx, identity.NewRole{Name: name}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := ws.CreateGroup(ctx, identity.NewGroup{Name: "eng"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.AddGroupMember(ctx, g.ID, 1); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	out := mustRun(t, "-db", db, "workspace", "delete", "acme")
 	want := "deleted workspace acme permanently, with:\n" +
 		"  users     2, with everything of theirs\n" +
+		"  roles     3\n" +
+		"  groups    1, with their memberships\n" +
 		"  webhooks  1, with their deliveries\n" +
 		"  api keys  1\n" +
 		"  clients   1\n" +

@@ -67,8 +67,23 @@
 //	  attr_value_counts      uvarint length + attribute key + uvarint
 //	                         length + value -> uint64 number of users
 //	                         with that value
+//	  roles                  role id -> JSON role record
+//	  role_names             folded name -> role id
+//	  groups                 group id -> JSON group record
+//	  group_names            folded name -> group id
+//	  group_members          group id + user id -> empty
+//	  user_groups            user id + group id -> empty
+//	  group_roles            group id + role id -> empty
+//	  role_groups            role id + group id -> empty
+//	  role_holders           role id + user id -> holding: byte 1 when
+//	                         the role is assigned directly, then uvarint
+//	                         number of the user's groups that carry it
+//	                         (see access.go)
+//	  role_holder_counts     role id -> uint64 number of its holders
+//	  group_member_counts    group id -> uint64 number of its members
 //	  idempotency            scope + key -> JSON idempotency record
-//	  meta                   "user_count" -> uint64 number of users
+//	  meta                   "user_count", "role_count", "group_count"
+//	                         -> uint64 number of users, roles, groups
 //	  seq                    one nested bucket per sequence; its bbolt
 //	                         sequence is the last id handed out
 //
@@ -136,6 +151,17 @@
 // attr_value_counts and its page from a prefix scan of attr_values:
 // offset plus limit cursor steps, whatever the number of users. Open
 // builds both from user_attrs for a file written before they existed.
+//
+// The members of a group and the holders of a role, directly or through
+// a group, are prefix scans of group_members and role_holders with their
+// totals in counts, so that a page costs offset plus limit cursor steps
+// whatever the size of the group; every change of an assignment, a
+// membership or a group's roles moves them in its transaction (see
+// access.go). A file written before roles were records has role ids in
+// user_roles and no roles: Open gives each such id a record named
+// "role-" and the id, dated Options.Now, moves the roles sequence past
+// the largest, and builds the holders from the assignments, once, as the
+// roles bucket it creates marks.
 //
 // # Group commit
 //
@@ -211,6 +237,11 @@ type Options struct {
 	// MaxGroupSize is the most Update calls the committer runs in one
 	// transaction. Zero means DefaultMaxGroupSize; 1 turns group commit off.
 	MaxGroupSize int
+	// Now returns the current time; nil means time.Now. Open reads it
+	// once, only when it upgrades a file written before roles were
+	// records: the role records it creates are dated by it (see
+	// store.Role).
+	Now func() time.Time
 }
 
 // withDefaults returns a copy of o with every zero field set to its default.
@@ -230,6 +261,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.MaxGroupSize <= 0 {
 		out.MaxGroupSize = DefaultMaxGroupSize
+	}
+	if out.Now == nil {
+		out.Now = time.Now
 	}
 	return out
 }
@@ -282,7 +316,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	if err := db.Update(ensureLayout); err != nil {
+	if err := db.Update(func(btx *bbolt.Tx) error { return ensureLayout(btx, o.Now()) }); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("boltstore: open %s: create buckets: %w", path, err)
 	}

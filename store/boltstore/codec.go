@@ -762,3 +762,62 @@ func decodeSecondFactor(k, v []byte) (store.SecondFactor, error) {
 		RecoveryCodes: r.RecoveryCodes,
 	}, nil
 }
+
+// namedRecord is the stored form of store.Role and of store.Group, which
+// have the same fields; the id is the key.
+type namedRecord struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	CreatedAt   int64  `json:"created_us"`
+	UpdatedAt   int64  `json:"updated_us"`
+	Version     int64  `json:"version,omitempty"`
+}
+
+func encodeRole(r store.Role) ([]byte, error) {
+	return json.Marshal(namedRecord{
+		Name:        r.Name,
+		Description: r.Description,
+		CreatedAt:   toMicros(r.CreatedAt),
+		UpdatedAt:   toMicros(r.UpdatedAt),
+		Version:     r.Version,
+	})
+}
+
+// A group's record is a role's, under another name.
+
+func encodeGroup(g store.Group) ([]byte, error) { return encodeRole(store.Role(g)) }
+
+// decodeRole decodes the record v stored under k, the role's id key.
+func decodeRole(k, v []byte) (store.Role, error) {
+	r, err := decodeNamed(k, v)
+	if err != nil {
+		return store.Role{}, fmt.Errorf("boltstore: role %d: %w", decodeID(k), err)
+	}
+	return r, nil
+}
+
+// decodeGroup decodes the record v stored under k, the group's id key.
+func decodeGroup(k, v []byte) (store.Group, error) {
+	r, err := decodeNamed(k, v)
+	if err != nil {
+		return store.Group{}, fmt.Errorf("boltstore: group %d: %w", decodeID(k), err)
+	}
+	return store.Group(r), nil
+}
+
+// decodeNamed decodes a namedRecord stored under k into the fields of a
+// role (a group's, converted, are the same).
+func decodeNamed(k, v []byte) (store.Role, error) {
+	var r namedRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return store.Role{}, err
+	}
+	return store.Role{
+		ID:          decodeID(k),
+		Name:        r.Name,
+		Description: r.Description,
+		CreatedAt:   fromMicros(r.CreatedAt),
+		UpdatedAt:   fromMicros(r.UpdatedAt),
+		Version:     r.Version,
+	}, nil
+}

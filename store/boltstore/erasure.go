@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -87,8 +88,9 @@ func moveEntry(b *bbolt.Bucket, prev, next []byte) error {
 }
 
 // buildIndexes fills the index buckets among missing, created just now in
-// a workspace whose records predate them, from the records.
-func buildIndexes(sp *space, missing []nested) error {
+// a workspace whose records predate them, from the records. now is the
+// time of the upgrade to roles, should roles be among them.
+func buildIndexes(sp *space, missing []nested, now time.Time) error {
 	for _, n := range missing {
 		var err error
 		switch n {
@@ -125,6 +127,11 @@ func buildIndexes(sp *space, missing []nested) error {
 			err = buildPrefixCounts(sp, n)
 		case bucketAttrValues, bucketAttrValueCounts:
 			err = buildAttrIndex(sp, n)
+		case bucketRoles:
+			err = upgradeRoles(sp, now)
+		case bucketRoleNames, bucketGroupNames, bucketUserGroups, bucketRoleGroups,
+			bucketRoleHolders, bucketRoleHolderCounts, bucketGroupMemberCounts:
+			err = buildAccessIndex(sp, n)
 		case bucketWebhookEvents:
 			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
 				w, err := decodeWebhook(k, v)
@@ -151,7 +158,9 @@ func buildIndexes(sp *space, missing []nested) error {
 
 // DeleteUser implements store.Tx. It reads the user's records off the
 // per-user indexes (and each grant's refresh tokens off
-// grant_refresh_tokens), so it costs in proportion to what the user has.
+// grant_refresh_tokens), and its memberships and holdings off user_groups,
+// user_roles and the groups' roles (removeAccess), so it costs in
+// proportion to what the user has.
 func (t *tx) DeleteUser(slug string, id int64) error {
 	sp, err := t.space(slug)
 	if err != nil {
@@ -170,6 +179,10 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 		return err
 	}
 	if err := sp.unindexAttributes(id); err != nil {
+		return err
+	}
+	// Before user_roles goes: it finds the holdings of the direct roles.
+	if err := sp.removeAccess(id); err != nil {
 		return err
 	}
 	prefix := idKey(id)

@@ -3,6 +3,7 @@ package boltstore_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,3 +80,32 @@ func TestIndexesBuiltForOlderFile(t *testing.T) {
 
 // second returns the error of a two-result call.
 func second[T any](_ T, err error) error { return err }
+
+// TestDeleteUserErasesAccess checks at the byte level that DeleteUser
+// leaves nothing of the user's memberships, direct roles and holdings,
+// where roles and groups have ids of users (the deleted user's among
+// them), and that the other users' entries stay.
+func TestDeleteUserErasesAccess(t *testing.T) {
+	s := newStore(t)
+	accessFixture(t, s)
+	mustUpdate(t, s, func(tx store.Tx) error { return tx.DeleteUser(testSlug, 2) })
+	for _, r := range dumpFile(t, s) {
+		if holdsID(r.Data, 2) {
+			t.Errorf("after DeleteUser(2), %s holds its id: %q", r.Where, r.Data)
+		}
+	}
+	// Users 1 and 3 keep theirs, and the dump sees them.
+	for _, id := range []int64{1, 3} {
+		in := map[string]bool{}
+		for _, r := range dumpFile(t, s) {
+			for _, b := range []string{"group_members", "user_groups", "role_holders"} {
+				if strings.Contains(r.Where, `"`+b+`"/`) && holdsID(r.Data, id) {
+					in[b] = true
+				}
+			}
+		}
+		if len(in) != 3 {
+			t.Errorf("user %d is in %v of group_members, user_groups and role_holders; want all", id, in)
+		}
+	}
+}

@@ -63,6 +63,17 @@ const (
 	bucketUserPrefixChunks
 	bucketAttrValues
 	bucketAttrValueCounts
+	bucketRoles
+	bucketRoleNames
+	bucketGroups
+	bucketGroupNames
+	bucketGroupMembers
+	bucketUserGroups
+	bucketGroupRoles
+	bucketRoleGroups
+	bucketRoleHolders
+	bucketRoleHolderCounts
+	bucketGroupMemberCounts
 	numNested // the number of nested buckets
 )
 
@@ -113,10 +124,32 @@ var nestedNames = [numNested][]byte{
 	// attr_values first, as the counts are summed from it.
 	bucketAttrValues:      []byte("attr_values"),
 	bucketAttrValueCounts: []byte("attr_value_counts"),
+	// Roles and groups (see access.go). A file without roles gets a
+	// record for every role id its users were assigned (the upgrade of
+	// upgradeRoles); the indexes are built from their sources, each after
+	// the buckets it is built from.
+	bucketRoles:             []byte("roles"),
+	bucketRoleNames:         []byte("role_names"),
+	bucketGroups:            []byte("groups"),
+	bucketGroupNames:        []byte("group_names"),
+	bucketGroupMembers:      []byte("group_members"),
+	bucketUserGroups:        []byte("user_groups"),
+	bucketGroupRoles:        []byte("group_roles"),
+	bucketRoleGroups:        []byte("role_groups"),
+	bucketRoleHolders:       []byte("role_holders"),
+	bucketRoleHolderCounts:  []byte("role_holder_counts"),
+	bucketGroupMemberCounts: []byte("group_member_counts"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.
 var keyUserCount = []byte("user_count")
+
+// keyRoleCount and keyGroupCount are the meta keys of the workspace's
+// numbers of roles and of groups.
+var (
+	keyRoleCount  = []byte("role_count")
+	keyGroupCount = []byte("group_count")
+)
 
 // keyPendingDeliveries is the key, in the top-level meta bucket, of the
 // number of pending deliveries of every workspace.
@@ -129,8 +162,11 @@ var emptyStringKey = []byte{0xff}
 
 // ensureLayout creates the top-level buckets and, for every workspace, any
 // nested bucket it lacks, so a file written by an older version that had
-// fewer buckets opens cleanly.
-func ensureLayout(btx *bbolt.Tx) error {
+// fewer buckets opens cleanly. A bucket created for an existing workspace
+// is built from the records it derives from (buildIndexes); its existence
+// marks that done, so a file is upgraded once. now dates the role records
+// that the upgrade to roles creates (see upgradeRoles).
+func ensureLayout(btx *bbolt.Tx, now time.Time) error {
 	for _, name := range topBuckets {
 		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
 			return err
@@ -157,7 +193,7 @@ func ensureLayout(btx *bbolt.Tx) error {
 		if err := createSpaceBuckets(b); err != nil {
 			return err
 		}
-		if err := buildIndexes(&space{b: b}, missing); err != nil {
+		if err := buildIndexes(&space{b: b}, missing, now); err != nil {
 			return fmt.Errorf("workspace %q: %w", slug, err)
 		}
 	}

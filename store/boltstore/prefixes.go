@@ -260,7 +260,7 @@ func addCount(b *bbolt.Bucket, k []byte, delta, width int) error {
 	n := int64(readCount(b.Get(k))) + int64(delta)
 	switch {
 	case n < 0:
-		return fmt.Errorf("boltstore: prefix count %q below zero: %w", k, errCountMismatch)
+		return fmt.Errorf("boltstore: count %q below zero: %w", k, errCountMismatch)
 	case n == 0:
 		return b.Delete(k)
 	case width == 4:

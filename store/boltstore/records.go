@@ -18,13 +18,15 @@ import (
 var errEmptyClientID = errors.New("boltstore: the OAuth client id is empty")
 
 // clientRecord is the stored form of store.OAuthClient; the id is the
-// key, and empty fields are left out.
+// key, and empty fields are left out, so that a record written before
+// Claims existed reads back without claims.
 type clientRecord struct {
 	Name         string   `json:"name,omitempty"`
 	Public       bool     `json:"public,omitempty"`
 	RedirectURIs []string `json:"redirect_uris,omitempty"`
 	PostLogout   []string `json:"post_logout_uris,omitempty"`
 	GrantTypes   []string `json:"grant_types,omitempty"`
+	Claims       []string `json:"claims,omitempty"`
 	SecretHash   []byte   `json:"secret_hash,omitempty"`
 	CreatedAt    int64    `json:"created_us"`
 }
@@ -44,7 +46,7 @@ func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
 func encodeClient(c store.OAuthClient) ([]byte, error) {
 	return json.Marshal(clientRecord{
 		Name: c.Name, Public: c.Public, RedirectURIs: c.RedirectURIs, PostLogout: c.PostLogoutRedirectURIs,
-		GrantTypes: c.GrantTypes, SecretHash: c.SecretHash, CreatedAt: toMicros(c.CreatedAt),
+		GrantTypes: c.GrantTypes, Claims: c.Claims, SecretHash: c.SecretHash, CreatedAt: toMicros(c.CreatedAt),
 	})
 }
 
@@ -55,7 +57,7 @@ func decodeClient(id, v []byte) (store.OAuthClient, error) {
 	}
 	return store.OAuthClient{
 		ID: string(id), Name: r.Name, Public: r.Public, RedirectURIs: r.RedirectURIs,
-		PostLogoutRedirectURIs: r.PostLogout, GrantTypes: r.GrantTypes, SecretHash: r.SecretHash,
+		PostLogoutRedirectURIs: r.PostLogout, GrantTypes: r.GrantTypes, Claims: r.Claims, SecretHash: r.SecretHash,
 		CreatedAt: fromMicros(r.CreatedAt),
 	}, nil
 }

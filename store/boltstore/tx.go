@@ -205,45 +205,6 @@ func (t *tx) NextID(slug string, seq store.Sequence) (int64, error) {
 	return int64(n), err
 }
 
-// Roles.
-
-// UserRoles implements store.Tx.
-func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
-	sp, err := t.space(slug)
-	if err != nil {
-		return nil, err
-	}
-	prefix := idKey(userID)
-	var roles []int64
-	c := sp.bucket(bucketUserRoles).Cursor()
-	for k, _ := c.Seek(prefix); bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		roles = append(roles, decodeID(k[idKeyLen:]))
-	}
-	return roles, nil
-}
-
-// AddUserRole implements store.Tx.
-func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
-	sp, err := t.space(slug)
-	if err != nil {
-		return err
-	}
-	return sp.bucket(bucketUserRoles).Put(pairKey(userID, roleID), nil)
-}
-
-// RemoveUserRole implements store.Tx.
-func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
-	sp, err := t.space(slug)
-	if err != nil {
-		return err
-	}
-	b, k := sp.bucket(bucketUserRoles), pairKey(userID, roleID)
-	if !hasKey(b, k) {
-		return notFound("role %d of user %d", roleID, userID)
-	}
-	return b.Delete(k)
-}
-
 // Attributes.
 
 // attrKey returns the key of a user's attribute.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -277,4 +278,125 @@ func TestPreviousReleaseFile(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// beforeRolesFile is a file written by the release before roles were
+// records (see testdata/README.md): workspace acme with users 1 (ada,
+// assigned role ids 3 and 7), 2 (bob, 7) and 3 (carol, none), and a
+// public OAuth client written before clients had claims.
+const beforeRolesFile = "testdata/before-roles.db"
+
+// beforeRolesClient is the id of its OAuth client.
+const beforeRolesClient = "idc_fd83a20f30bee0b6"
+
+// TestBeforeRolesFile checks the upgrade of a file written before roles
+// were records: every role id assigned gets a record named after it,
+// dated by Options.Now, SeqRoles continues past the largest, the holders
+// are those of the assignments and move with later changes, the old
+// client has no claims, and a second Open upgrades nothing again.
+func TestBeforeRolesFile(t *testing.T) {
+	path := copyFile(t, beforeRolesFile)
+	upgraded := time.Date(2026, 11, 27, 13, 14, 15, 123456789, time.FixedZone("CET", 3600))
+	at := upgraded.UTC().Truncate(time.Microsecond)
+	s := openStore(t, path, &boltstore.Options{Now: func() time.Time { return upgraded }})
+
+	roleRecord := func(id int64) store.Role {
+		return store.Role{ID: id, Name: "role-" + strconv.FormatInt(id, 10), CreatedAt: at, UpdatedAt: at, Version: 1}
+	}
+	type holders struct {
+		IDs   []int64
+		Total int
+	}
+	readHolders := func(t *testing.T, s store.Store, roles ...int64) map[int64]holders {
+		t.Helper()
+		got := map[int64]holders{}
+		mustView(t, s, func(tx store.Tx) error {
+			for _, id := range roles {
+				ids, total, err := tx.RoleHolders(testSlug, id, 0, 10)
+				if err != nil {
+					return err
+				}
+				got[id] = holders{ids, total}
+			}
+			return nil
+		})
+		return got
+	}
+
+	mustView(t, s, func(tx store.Tx) error {
+		roles, total, err := tx.Roles(testSlug, store.NameQuery{Limit: 10})
+		if diff := cmp.Diff([]store.Role{roleRecord(3), roleRecord(7)}, roles); err != nil || diff != "" || total != 2 {
+			t.Errorf("Roles = total %d, %v; want 2 (-want +got):\n%s", total, err, diff)
+		}
+		if id, err := tx.RoleIDByName(testSlug, "ROLE-7"); err != nil || id != 7 {
+			t.Errorf("RoleIDByName(ROLE-7) = %d, %v; want 7", id, err)
+		}
+		for user, want := range map[int64][]int64{1: {3, 7}, 2: {7}, 3: nil} {
+			got, err := tx.UserRoles(testSlug, user)
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); err != nil || diff != "" {
+				t.Errorf("UserRoles(%d) = %v (-want +got):\n%s", user, err, diff)
+			}
+		}
+		c, err := tx.OAuthClient(testSlug, beforeRolesClient)
+		if err != nil || c.Name != "app" || !c.Public || len(c.Claims) != 0 {
+			t.Errorf("the old client = %+v, %v; want app, public, without claims", c, err)
+		}
+		return nil
+	})
+	if diff := cmp.Diff(map[int64]holders{3: {[]int64{1}, 1}, 7: {[]int64{1, 2}, 2}}, readHolders(t, s, 3, 7)); diff != "" {
+		t.Errorf("RoleHolders after the upgrade (-want +got):\n%s", diff)
+	}
+
+	// SeqRoles continues past 7; the holders move with a group; a role id
+	// assigned now, without a record (the store checks no reference),
+	// would get one from a second upgrade, which must not run.
+	var next int64
+	mustUpdate(t, s, func(tx store.Tx) (err error) {
+		if next, err = tx.NextID(testSlug, store.SeqRoles); err != nil {
+			return err
+		}
+		return errors.Join(
+			tx.PutRole(testSlug, store.Role{ID: next, Name: "auditor", CreatedAt: at, UpdatedAt: at, Version: 1}),
+			tx.PutGroup(testSlug, store.Group{ID: 1, Name: "staff", CreatedAt: at, UpdatedAt: at, Version: 1}),
+			tx.AddGroupRole(testSlug, 1, 7),
+			tx.AddGroupMember(testSlug, 1, 3),
+			tx.RemoveUserRole(testSlug, 1, 7),
+			tx.AddUserRole(testSlug, 3, 42),
+			tx.PutOAuthClient(testSlug, store.OAuthClient{ID: "idc_new", Name: "new", Claims: []string{"groups", "roles"}}),
+		)
+	})
+	if next != 8 {
+		t.Errorf("NextID(SeqRoles) after the upgrade = %d, want 8", next)
+	}
+	want := map[int64]holders{3: {[]int64{1}, 1}, 7: {[]int64{2, 3}, 2}, 8: {}, 42: {[]int64{3}, 1}}
+	if diff := cmp.Diff(want, readHolders(t, s, 3, 7, 8, 42), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("RoleHolders after the changes (-want +got):\n%s", diff)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, path, &boltstore.Options{Now: func() time.Time { return upgraded.Add(time.Hour) }})
+	mustView(t, s, func(tx store.Tx) error {
+		roles, total, err := tx.Roles(testSlug, store.NameQuery{Limit: 10})
+		auditor := store.Role{ID: 8, Name: "auditor", CreatedAt: at, UpdatedAt: at, Version: 1}
+		if diff := cmp.Diff([]store.Role{roleRecord(3), roleRecord(7), auditor}, roles); err != nil || diff != "" || total != 3 {
+			t.Errorf("Roles after reopening = total %d, %v; want 3 (-want +got):\n%s", total, err, diff)
+		}
+		c, err := tx.OAuthClient(testSlug, "idc_new")
+		if diff := cmp.Diff([]string{"groups", "roles"}, c.Claims); err != nil || diff != "" {
+			t.Errorf("the new client's claims = %v (-want +got):\n%s", err, diff)
+		}
+		return nil
+	})
+	if diff := cmp.Diff(want, readHolders(t, s, 3, 7, 8, 42), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("RoleHolders after reopening (-want +got):\n%s", diff)
+	}
+	mustUpdate(t, s, func(tx store.Tx) (err error) {
+		next, err = tx.NextID(testSlug, store.SeqRoles)
+		return err
+	})
+	if next != 9 {
+		t.Errorf("NextID(SeqRoles) after reopening = %d, want 9", next)
+	}
 }

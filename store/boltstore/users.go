@@ -12,8 +12,10 @@ import (
 	"github.com/identitylib/identity/store"
 )
 
-// errCountMismatch reports chunk counts that disagree with the user count.
-var errCountMismatch = errors.New("boltstore: user chunk counts disagree with the user count")
+// errCountMismatch reports stored counts that disagree with what they
+// count: the users' chunk counts with the user count, a count that would
+// fall below zero.
+var errCountMismatch = errors.New("boltstore: stored counts disagree with what they count")
 
 // userFolds are the folded index fields of a user.
 type userFolds struct {

@@ -129,7 +129,7 @@ func sortedKeys(m reflect.Value) []reflect.Value {
 }
 
 // userKeyed are the namespace's maps keyed by user id.
-var userKeyed = regexp.MustCompile(`^(users|roles|attrs|byUser|grantsByUser|mailOf|loginAttempts|secondFactors)\[`)
+var userKeyed = regexp.MustCompile(`^(users|roles|attrs|byUser|grantsByUser|mailOf|loginAttempts|secondFactors|userGroups)\[`)
 
 // holdsID reports whether data, one record of dumpMaps, holds the user
 // id: as the key of a map keyed by user id, in the ascending list of user
@@ -141,6 +141,11 @@ func holdsID(data []byte, id int64) bool {
 		return true
 	}
 	if rest, ok := strings.CutPrefix(s, "userIDs: ["); ok && slices.Contains(strings.Fields(strings.TrimSuffix(rest, "]")), n) {
+		return true
+	}
+	// A group's members: "members[group]: [ids]".
+	if _, list, ok := strings.Cut(s, "]: ["); ok && strings.HasPrefix(s, "members[") &&
+		slices.Contains(strings.Fields(strings.TrimSuffix(list, "]")), n) {
 		return true
 	}
 	return regexp.MustCompile(`\bUserID:` + n + `\b`).MatchString(s)

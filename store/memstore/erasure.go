@@ -24,6 +24,7 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 	if !ok {
 		return store.ErrNotFound
 	}
+	t.deleteMemberships(n, id)
 	var undo []func()
 
 	delete(n.users, id)

@@ -78,8 +78,16 @@ type namespace struct {
 	byUsername map[string]int64 // Fold(Username) -> id
 	byEmail    map[string]int64 // Fold(Email) -> id
 
-	roles map[int64][]int64           // user id -> role ids, ascending
-	attrs map[int64]map[string]string // user id -> attributes
+	roles map[int64][]int64 // user id -> role ids, ascending
+	// Roles and groups (access.go).
+	roleRecs    map[int64]store.Role        // by id
+	roleByName  map[string]int64            // Fold(Name) -> id
+	groupRecs   map[int64]store.Group       // by id
+	groupByName map[string]int64            // Fold(Name) -> id
+	members     map[int64][]int64           // group id -> user ids, ascending
+	userGroups  map[int64][]int64           // user id -> group ids, ascending
+	groupRoles  map[int64][]int64           // group id -> role ids, ascending
+	attrs       map[int64]map[string]string // user id -> attributes
 	// byAttr holds, for every attribute key and value, the ids of the
 	// users with it, ascending; setAttr and deleteAttr keep it in step.
 	byAttr map[attrValue][]int64
@@ -133,19 +141,28 @@ func newNamespace(w store.Workspace) *namespace {
 		byUsername: make(map[string]int64),
 		byEmail:    make(map[string]int64),
 		roles:      make(map[int64][]int64),
-		attrs:      make(map[int64]map[string]string),
-		byAttr:     make(map[attrValue][]int64),
-		mappers:    make(map[string]store.ClaimMapper),
-		hooks:      make(map[int64]store.Webhook),
-		delivs:     make(map[int64]store.Delivery),
-		byTarget:   make(map[int64]map[int64]struct{}),
-		mail:       make(map[int64]struct{}),
-		mailOf:     make(map[int64]map[int64]struct{}),
-		sessions:   make(map[string]store.Session),
-		byUser:     make(map[int64]map[string]struct{}),
-		clients:    make(map[string]store.OAuthClient),
-		tokens:     make(map[string]store.VerificationToken),
-		idem:       make(map[idemKey]store.IdempotencyRecord),
+
+		roleRecs:    make(map[int64]store.Role),
+		roleByName:  make(map[string]int64),
+		groupRecs:   make(map[int64]store.Group),
+		groupByName: make(map[string]int64),
+		members:     make(map[int64][]int64),
+		userGroups:  make(map[int64][]int64),
+		groupRoles:  make(map[int64][]int64),
+
+		attrs:    make(map[int64]map[string]string),
+		byAttr:   make(map[attrValue][]int64),
+		mappers:  make(map[string]store.ClaimMapper),
+		hooks:    make(map[int64]store.Webhook),
+		delivs:   make(map[int64]store.Delivery),
+		byTarget: make(map[int64]map[int64]struct{}),
+		mail:     make(map[int64]struct{}),
+		mailOf:   make(map[int64]map[int64]struct{}),
+		sessions: make(map[string]store.Session),
+		byUser:   make(map[int64]map[string]struct{}),
+		clients:  make(map[string]store.OAuthClient),
+		tokens:   make(map[string]store.VerificationToken),
+		idem:     make(map[idemKey]store.IdempotencyRecord),
 
 		signingKeys:   make(map[string]store.SigningKey),
 		authRequests:  make(map[string]store.AuthRequest),
@@ -229,6 +246,9 @@ func (s *Store) Close() error {
 type tx struct {
 	s    *Store
 	undo []func()
+	// keptAccess holds the namespaces whose roles and groups the undo log
+	// has saved (see keepAccess).
+	keptAccess map[*namespace]bool
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -35,6 +35,16 @@
 //	                     <<10 ... chunk<<10 + 1023
 //	user_roles           (workspace, user_id, role_id) -> users
 //	user_attributes      (workspace, user_id, key) -> value; -> users
+//	roles, groups        (workspace, id); name_fold holds store.Fold of
+//	                     the name, unique per workspace
+//	group_members        (workspace, group_id, user_id) -> users; index
+//	                     on (workspace, user_id, group_id)
+//	group_roles          (workspace, group_id, role_id); index on
+//	                     (workspace, role_id, group_id)
+//	role_holders         (workspace, role_id, user_id) -> refs, the
+//	                     reasons the user holds the role; no foreign key
+//	role_counts,         (workspace, role_id or group_id, shard) -> n:
+//	group_counts         the totals of RoleHolders and GroupMembers
 //	claim_mappers        (workspace, attribute_key)
 //	webhooks             (workspace, id); events text[]
 //	deliveries           (workspace, id); kind ('webhook' or 'mail');
@@ -47,7 +57,8 @@
 //	                     created_at, id)
 //	api_keys             id; scopes text[]
 //	oauth_clients        (workspace, id); redirect_uris,
-//	                     post_logout_redirect_uris and grant_types text[]
+//	                     post_logout_redirect_uris, grant_types and
+//	                     claims text[]
 //	verification_tokens  (workspace, id); purpose ('' for email
 //	                     verification); index on (workspace, user_id)
 //	signing_keys         (workspace, id)
@@ -79,7 +90,10 @@
 // workspace and time: finished jobs by store.Delivery.FinishedAt,
 // sessions by store.Session.EndedAt (both as expressions), single-use
 // tokens, authorization requests, refresh tokens and grants by
-// expires_at (see sweep.go).
+// expires_at (see sweep.go). Migration 0009 indexed webhooks by event
+// type, 0010 user attributes by value, and 0011 added roles and groups
+// (see Roles and groups) and the claims of OAuth clients (none for the
+// clients of an older schema).
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -112,12 +126,12 @@
 // (0001-01-01 00:00:00 UTC), so that round trips and the order of due
 // times are exact. Times are read back in UTC.
 //
-// Roles and attributes have a foreign key to their user, so adding one to
-// a user that does not exist returns store.ErrNotFound (the identity
-// package checks first anyway). Sessions, verification tokens,
-// authorization requests, grants, login attempts and second factors have
-// none: the store contract lets them name any user id; nor has a refresh
-// token one to its grant.
+// Roles, attributes and group memberships have a foreign key to their
+// user, so adding one to a user that does not exist returns
+// store.ErrNotFound (the identity package checks first anyway).
+// Sessions, verification tokens, authorization requests, grants, login
+// attempts and second factors have none: the store contract lets them
+// name any user id; nor has a refresh token one to its grant.
 //
 // # Transactions
 //
@@ -290,18 +304,20 @@
 // usernames and emails of a whole batch in one statement
 // (UserKeysTaken: an index probe for each, in one round trip) and writes
 // the batch with COPY (InsertUsers): users, then user_attributes,
-// user_roles and second_factors, each table one COPY, the counts of
-// user_chunks added at the commit as PutUser's are. Every rule stays in
-// the identity package, which checks the batch first in the same
-// transaction; COPY only writes what it is given, and the unique indexes
-// and foreign keys refuse what would break them (store.ErrConflict,
-// store.ErrNotFound), failing the transaction. The identity package gets
-// from the bulk path exactly what it gets record by record
-// (TestImportUsersBulk compares them row by row). A batch of 10,000 users
-// costs about a dozen messages, whatever its size, and the server's work
-// bounds it: on a loaded 2-core machine a user costs 16-19 µs in all,
-// and each attribute 10-12 µs more (its foreign key is checked, and it
-// is indexed twice).
+// user_roles, group_members and second_factors, each table one COPY, the
+// counts of user_chunks added at the commit as PutUser's are, and the
+// holders the batch's roles and memberships make, with their counts,
+// written by one deferred statement (see Round trips), which goes with
+// the COMMIT. Every rule stays in the identity package, which checks the
+// batch first in the same transaction; COPY only writes what it is
+// given, and the unique indexes and foreign keys refuse what would break
+// them (store.ErrConflict, store.ErrNotFound), failing the transaction.
+// The identity package gets from the bulk path exactly what it gets
+// record by record (TestImportUsersBulk and TestInsertUsersAccess
+// compare them row by row). A batch of 10,000 users costs about a dozen
+// messages, whatever its size, and the server's work bounds it: on a
+// loaded 2-core machine a user costs 16-19 µs in all, and each attribute
+// 10-12 µs more (its foreign key is checked, and it is indexed twice).
 //
 // View runs its function in a REPEATABLE READ READ ONLY transaction: one
 // snapshot for all of its reads, which never fails to serialize and costs
@@ -332,6 +348,75 @@
 // offset starts at the chunk that holds it rather than stepping over
 // every user before it.
 //
+// # Roles and groups
+//
+// Roles and groups are records of tables of their own (migration 0011),
+// their names unique by store.Fold within a workspace, as usernames are.
+// Roles and Groups find a prefix with a range scan of the folded names,
+// literally, as the user search does. Memberships are group_members,
+// whose primary key lists a group's members in id order and whose index
+// by user lists a user's groups; the roles a group carries are
+// group_roles.
+//
+// Who holds a role is kept, not worked out on each read: role_holders
+// has one row for each role and user that holds it, directly or through
+// groups, whose refs counts the reasons (one for a direct assignment,
+// one for each of the user's groups that carries the role); the row goes
+// with its last reason. role_counts and group_counts hold the totals. So
+// a page of RoleHolders or GroupMembers reads its ids from a primary key,
+// stepping over its offset, and the total from the rows of one count: the
+// first page of a group of a million members costs what the first page
+// of a group of ten does. The writes that move many reasons at once pay
+// for it: AddGroupRole, RemoveGroupRole and DeleteGroup change a row of
+// role_holders for each member of the group (a role given to a group of
+// a million members writes a million rows, in 4-6 s on a 2-core
+// machine), and DeleteRole deletes the role's holders and, through them,
+// its direct assignments (user_roles, which needs no index by role).
+// AddGroupMember and RemoveGroupMember change a row for each role the
+// group carries, AddUserRole and RemoveUserRole one.
+//
+// Each of these methods is one statement, and so one round trip: its
+// data-modifying CTEs, which share one snapshot, change the membership or
+// assignment, the holders and the counts together, and report what the
+// method returns (whether the user exists, whether there was anything to
+// remove), so that no statement fails for a row that is not there and the
+// transaction goes on, as the store contract lets it. UserAccess reads
+// what a user holds in one statement too. DeleteUser deletes the user's
+// memberships and holder rows (found by the primary key through the
+// roles the user holds) in its one statement, and DeleteWorkspace the
+// workspace's holders, which have no foreign key, with its row. A
+// membership, like a role assignment, has a foreign key to its user:
+// adding a user that does not exist is store.ErrNotFound.
+//
+// A page of RoleHolders or GroupMembers runs with PostgreSQL's generic
+// plan (SET LOCAL plan_cache_mode, in the statement's round trip), which
+// is the plan of every call. The plan cache prices a generic plan's LIMIT
+// at a tenth of the rows it expects of a group, which a few large groups
+// make many, and would plan each call anew: that cost 60-70 µs a page.
+//
+// The counts are hot rows: each member added to a group updates the
+// group's count, each holder a role gains or loses the role's. Two
+// SERIALIZABLE transactions that update one row cannot both commit, and
+// the writer queue runs a transaction's statements while the one before
+// it commits, so on one row each writer of a group's members would fail
+// the next. So each count is the sum of up to 16 rows, its shards, and a
+// Store hands its write transactions the shards in turn: a transaction
+// and the next update different rows, and transactions of two processes
+// meet on one row once in 16 times. With 8 writers adding members to one
+// group that carries a role (BenchmarkPGAccess, 100,000 members), one
+// Store retried 30-44 writes in a hundred with one row per count, 5 in a
+// hundred running alone, and committed 1,500 a second; with 16 shards it
+// retried 1 in 10,000 or none, and committed 3,500-3,750 a second. Two
+// Stores (as two processes) retried 89-98 in a hundred with one row and
+// 2-3 with 16, committing 700-870 and 2,770-2,830 writes a second.
+//
+// Before migration 0011 a role was any id assigned to a user. The
+// migration gives every role id assigned in a workspace a record named
+// "role-" and the id, created at the time of the upgrade with version 1,
+// moves the workspace's roles sequence past the largest such id, and
+// makes the direct assignments the holders and their counts
+// (TestUpgradeToRoleRecords).
+//
 // # Costs
 //
 // Every call is one round trip to the server; a lookup that finds nothing,
@@ -345,7 +430,11 @@
 // deep offset, a read of the chunk counts (one row per 1024 users); a
 // prefix search costs in proportion to the users it matches, whose ids it
 // collects, counts and sorts; claim mappers, roles, attributes, sessions,
-// a user's grants and a webhook's deliveries are index range scans. DueDeliveries and
+// a user's grants and a webhook's deliveries are index range scans. A
+// page of a group's members or of a role's holders costs its size and its
+// offset and the total a read of at most 16 count rows (see Roles and
+// groups): about 100 µs a call for the first page of a group of a
+// million members, as for a user's groups. DueDeliveries and
 // NextDueAt read the start of the due index. PendingDeliveries counts the
 // due index's entries, in proportion to the pending deliveries: it serves
 // metrics, not the dispatcher.

@@ -156,6 +156,7 @@ func (s *Store) runGroup(ms []*member) {
 		begin = beginSharedAfter
 	}
 	t := newTx(ctx, conn.Conn(), begin...)
+	t.shard = s.nextShard()
 	var lost error // the transaction failed as a whole
 	for i, m := range ms {
 		if !m.state.CompareAndSwap(memberWaiting, memberRunning) {

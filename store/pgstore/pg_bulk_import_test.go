@@ -87,7 +87,8 @@ func (e *importEnv) dump(t *testing.T) map[string][]string {
 	}
 	defer conn.Close(ctx)
 	out := map[string][]string{}
-	for _, table := range []string{"users", "user_attributes", "user_roles", "second_factors", "user_chunks", "sequences"} {
+	for _, table := range []string{"users", "user_attributes", "user_roles", "group_members", "role_holders", "second_factors",
+		"user_chunks", "sequences"} {
 		// A user's version is random: it is left out.
 		rows, err := pgx.CollectRows(must(conn.Query(ctx, "SELECT (to_jsonb(t) - 'version')::text FROM "+table+" t ORDER BY 1")),
 			pgx.RowTo[string])
@@ -150,7 +151,10 @@ func TestImportUsersBulk(t *testing.T) {
 		PasswordHash:  "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$4mELq7hNUzGZvyZXLgouEc8/BWwYXjaTIDhSdkbPjyo",
 		EmailVerified: true, Disabled: true, CreatedAt: time.Date(2020, 1, 2, 3, 4, 5, 6789, time.UTC),
 		Attributes: map[string]string{"dept": "ops", "level": "3", "empty": ""},
-		Roles:      []int64{7, 2, 7},
+		// staff (role 1) exists and group eng carries it; auditor and ops
+		// are created by the import.
+		Roles:  []identity.RoleRef{identity.RoleName("auditor"), identity.RoleID(1), identity.RoleName("auditor")},
+		Groups: []string{"eng", "ops", "eng"},
 		TOTP: &identity.ImportedTOTP{
 			Secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", ConfirmedAt: time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC),
 			LastStep: 12345, RecoveryCodes: recovery,
@@ -198,6 +202,19 @@ func TestImportUsersBulk(t *testing.T) {
 	}
 
 	envs := []*importEnv{newImportEnv(t, false), newImportEnv(t, true)}
+	for _, e := range envs {
+		role, err := e.ws.CreateRole(t.Context(), identity.NewRole{Name: "staff"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		group, err := e.ws.CreateGroup(t.Context(), identity.NewGroup{Name: "eng"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ws.AssignGroupRole(t.Context(), group.ID, role.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, step := range steps {
 		var outcomes [2]importOutcome
 		for i, e := range envs {
@@ -246,8 +263,17 @@ func TestImportUsersBulk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]int64{2, 7}, roles); diff != "" {
+	// Held: staff directly and through eng, auditor directly.
+	var held []string
+	for _, r := range roles {
+		held = append(held, fmt.Sprintf("%s direct=%t groups=%d", r.Name, r.Direct, len(r.Groups)))
+	}
+	if diff := cmp.Diff([]string{"staff direct=true groups=1", "auditor direct=true groups=0"}, held); diff != "" {
 		t.Errorf("imported roles (-want +got):\n%s", diff)
+	}
+	holders, err := ws.ListRoleHolders(ctx, 1, nil)
+	if err != nil || holders.Total != 1 || len(holders.Items) != 1 || holders.Items[0].ID != 4 {
+		t.Errorf("holders of staff = %+v, %v; want Dora alone", holders, err)
 	}
 	var exported []identity.ImportedUser
 	if err := ws.ExportUsers(ctx, func(u identity.ImportedUser) error {
@@ -259,7 +285,8 @@ func TestImportUsersBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantExport := full
-	wantExport.Roles = []int64{2, 7}
+	wantExport.Roles = []identity.RoleRef{identity.RoleName("staff"), identity.RoleName("auditor")}
+	wantExport.Groups = []string{"eng", "ops"}
 	wantExport.MFAEnabled = true
 	wantExport.CreatedAt = want.CreatedAt
 	if diff := cmp.Diff([]identity.ImportedUser{wantExport}, exported); diff != "" {

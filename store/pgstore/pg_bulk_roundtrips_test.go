@@ -38,7 +38,8 @@ func TestRoundTrips(t *testing.T) {
 	batch := func(n int) []identity.ImportedUser {
 		users := benchPGBatch(next, n, true)
 		for i := range users {
-			users[i].Roles = []int64{1, 2}
+			users[i].Roles = []identity.RoleRef{identity.RoleName("staff"), identity.RoleName("auditor")}
+			users[i].Groups = []string{"eng"}
 		}
 		next += n
 		return users
@@ -94,12 +95,14 @@ func TestRoundTrips(t *testing.T) {
 		// BEGIN, the gate, the user and its attributes; the attribute,
 		// deferred, and COMMIT.
 		"SetAttribute": 2,
-		// BEGIN, the gate and which names are taken; the first id; for
-		// each of users, user_attributes and user_roles a COPY, in
-		// three messages (the statement, the rows, the end) and one
-		// round trip; the counts and COMMIT.
-		"ImportUsers of 1":  12,
-		"ImportUsers of 10": 12,
+		// BEGIN, the gate and which names are taken; the workspace;
+		// the id of each of the two role names and of the group name;
+		// the first id; for each of users, user_attributes, user_roles
+		// and group_members a COPY, in three messages (the statement,
+		// the rows, the end) and one round trip; the holders, the
+		// counts and COMMIT.
+		"ImportUsers of 1":  19,
+		"ImportUsers of 10": 19,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("round trips per call (-want +got):\n%s", diff)

@@ -113,6 +113,8 @@ type Store struct {
 	unended    unended
 	endDelay   time.Duration
 	closed     atomic.Bool
+	// shards hands out the shards of the counts (see access.go).
+	shards atomic.Uint32
 
 	commits, retries, alone, gaveUp, mostAttempts, grouped atomic.Uint64
 }
@@ -188,7 +190,16 @@ func open(ctx context.Context, url string, opts *Options, configure func(*pgxpoo
 	if o.QueueWait > 0 {
 		s.queue = newWriterQueue(o.QueueWait)
 	}
+	// Stores that start together (processes) start at different shards.
+	s.shards.Store(rand.Uint32N(countShards))
 	return s, nil
+}
+
+// nextShard returns the shard of the counts for a new write transaction:
+// each transaction the next one, so that two that follow one another (a
+// group commits while the next one runs) never share a count row.
+func (s *Store) nextShard() int16 {
+	return int16(s.shards.Add(1) % countShards)
 }
 
 // migrateSchema applies the embedded migrations on one connection of pool.
@@ -441,6 +452,7 @@ func (s *Store) attempt(ctx context.Context, fn func(store.Tx) error, alone bool
 	default:
 		t = newTx(ctx, conn.Conn(), beginSharedFresh...)
 	}
+	t.shard = s.nextShard()
 	finished := false
 	defer func() {
 		// On a panic or runtime.Goexit in fn: roll back, and let the

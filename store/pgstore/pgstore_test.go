@@ -517,13 +517,13 @@ func TestText(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-// TestUserForeignKeys checks that roles and attributes need their user,
-// and that being refused leaves the transaction usable.
+// TestUserForeignKeys checks that roles, attributes and memberships need
+// their user, and that being refused leaves the transaction usable.
 func TestUserForeignKeys(t *testing.T) {
 	s := withWorkspace(t, nil)
 	var errs []error
 	update(t, s, func(tx store.Tx) error {
-		errs = []error{tx.AddUserRole("acme", 2, 7), tx.PutUserAttribute("acme", 2, "k", "v")}
+		errs = []error{tx.AddUserRole("acme", 2, 7), tx.PutUserAttribute("acme", 2, "k", "v"), tx.AddGroupMember("acme", 1, 2)}
 		return tx.AddUserRole("acme", 1, 7)
 	})
 	for i, err := range errs {

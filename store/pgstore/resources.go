@@ -293,12 +293,18 @@ func (t *tx) DeleteAPIKey(id string) error {
 // OAuth clients.
 
 // clientColumns are the columns scanClient reads, in its order.
-const clientColumns = "id, name, public, redirect_uris, post_logout_redirect_uris, grant_types, secret_hash, created_at"
+const clientColumns = "id, name, public, redirect_uris, post_logout_redirect_uris, grant_types, claims, secret_hash, created_at"
 
 // scanClient reads a row of clientColumns.
 func scanClient(r pgx.Row) (store.OAuthClient, error) {
 	var c store.OAuthClient
-	err := r.Scan(&c.ID, &c.Name, &c.Public, &c.RedirectURIs, &c.PostLogoutRedirectURIs, &c.GrantTypes, &c.SecretHash, &c.CreatedAt)
+	err := r.Scan(&c.ID, &c.Name, &c.Public, &c.RedirectURIs, &c.PostLogoutRedirectURIs, &c.GrantTypes, &c.Claims,
+		&c.SecretHash, &c.CreatedAt)
+	if len(c.Claims) == 0 {
+		// Most clients have none, and the identity package and the
+		// other stores give nil for none.
+		c.Claims = nil
+	}
 	return c, err
 }
 
@@ -310,20 +316,21 @@ func (t *tx) PutOAuthClient(slug string, c store.OAuthClient) error {
 	if err := checkText("OAuth client id", c.ID, "OAuth client name", c.Name); err != nil {
 		return err
 	}
-	for _, list := range [][]string{c.RedirectURIs, c.PostLogoutRedirectURIs, c.GrantTypes} {
+	for _, list := range [][]string{c.RedirectURIs, c.PostLogoutRedirectURIs, c.GrantTypes, c.Claims} {
 		if err := checkTexts("OAuth client value", list); err != nil {
 			return err
 		}
 	}
 	tag, err := t.exec(`INSERT INTO oauth_clients (workspace, id, name, public, redirect_uris, post_logout_redirect_uris,
-			grant_types, secret_hash, created_at)
-		SELECT slug, $2::text, $3::text, $4::boolean, $5::text[], $6::text[], $7::text[], $8::bytea, $9::timestamptz
+			grant_types, claims, secret_hash, created_at)
+		SELECT slug, $2::text, $3::text, $4::boolean, $5::text[], $6::text[], $7::text[], $8::text[], $9::bytea, $10::timestamptz
 		FROM workspaces WHERE slug = $1
 		ON CONFLICT (workspace, id) DO UPDATE SET name = excluded.name, public = excluded.public,
 			redirect_uris = excluded.redirect_uris, post_logout_redirect_uris = excluded.post_logout_redirect_uris,
-			grant_types = excluded.grant_types, secret_hash = excluded.secret_hash, created_at = excluded.created_at`,
+			grant_types = excluded.grant_types, claims = excluded.claims, secret_hash = excluded.secret_hash,
+			created_at = excluded.created_at`,
 		slug, c.ID, c.Name, c.Public, texts(c.RedirectURIs), texts(c.PostLogoutRedirectURIs), texts(c.GrantTypes),
-		bin(c.SecretHash), ts(c.CreatedAt))
+		texts(c.Claims), bin(c.SecretHash), ts(c.CreatedAt))
 	return t.written(tag, err, slug)
 }
 

@@ -65,6 +65,10 @@ type tx struct {
 	spaces map[string]bool
 	users  map[userRef]bool
 	view   bool
+	// shard is the shard of role_counts and group_counts to which a
+	// write transaction adds what it changes (see access.go): the Store
+	// gives its write transactions the shards in turn.
+	shard int16
 
 	// Writes that commit makes once, with the COMMIT, however often the
 	// transaction asked for them: one row updated again and again in a

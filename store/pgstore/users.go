@@ -397,49 +397,6 @@ func prefixEnd(p string) (string, bool) {
 	return "", false
 }
 
-// Roles.
-
-// UserRoles implements store.Tx.
-func (t *tx) UserRoles(slug string, userID int64) ([]int64, error) {
-	if !storable(slug) {
-		return nil, notFound("workspace %q", slug)
-	}
-	return listRows(t, slug, "SELECT role_id FROM user_roles WHERE workspace = $1 AND user_id = $2 ORDER BY role_id",
-		[]any{slug, userID}, func(r pgx.Row) (id int64, err error) { return id, r.Scan(&id) })
-}
-
-// AddUserRole implements store.Tx. The user must exist (store.ErrNotFound
-// otherwise): the role row has a foreign key to it.
-func (t *tx) AddUserRole(slug string, userID, roleID int64) error {
-	if !storable(slug) {
-		return notFound("workspace %q", slug)
-	}
-	var userExists bool
-	_, err := t.queryRow(`WITH u AS (
-		SELECT workspace, id FROM users WHERE workspace = $1 AND id = $2
-	), added AS (
-		INSERT INTO user_roles (workspace, user_id, role_id) SELECT workspace, id, $3::bigint FROM u
-		ON CONFLICT DO NOTHING
-	)
-	SELECT EXISTS (SELECT 1 FROM u)`, []any{slug, userID, roleID}, &userExists)
-	if err != nil {
-		return err
-	}
-	if !userExists {
-		return t.missing(slug, "user %d", userID)
-	}
-	return nil
-}
-
-// RemoveUserRole implements store.Tx.
-func (t *tx) RemoveUserRole(slug string, userID, roleID int64) error {
-	if !storable(slug) {
-		return notFound("workspace %q", slug)
-	}
-	tag, err := t.exec("DELETE FROM user_roles WHERE workspace = $1 AND user_id = $2 AND role_id = $3", slug, userID, roleID)
-	return deleted(tag, err, "role %d of user %d", roleID, userID)
-}
-
 // Attributes.
 
 // UserAttributes implements store.Tx.

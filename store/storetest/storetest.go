@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"UserQueries", testUserQueries},
 		{"PrefixCounts", testPrefixCounts},
 		{"Roles", testRoles},
+		{"Access", testAccess},
 		{"Attributes", testAttributes},
 		{"AttributeIndex", testAttributeIndex},
 		{"ClaimMappers", testClaimMappers},

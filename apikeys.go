@@ -26,6 +26,14 @@ const (
 	ScopeRolesWrite          Scope = "roles:write"
 	ScopeGroupsRead          Scope = "groups:read"
 	ScopeGroupsWrite         Scope = "groups:write"
+	// ScopeClientsRead and ScopeClientsWrite cover the workspace's OAuth
+	// clients and their logos.
+	ScopeClientsRead  Scope = "clients:read"
+	ScopeClientsWrite Scope = "clients:write"
+	// ScopeBrandingRead and ScopeBrandingWrite cover the workspace's
+	// display name, accent colour and logo.
+	ScopeBrandingRead  Scope = "branding:read"
+	ScopeBrandingWrite Scope = "branding:write"
 )
 
 // Scopes returns every scope in a stable order.
@@ -34,6 +42,7 @@ func Scopes() []Scope {
 		ScopeUsersRead, ScopeUsersWrite, ScopeUserAttributesRead, ScopeUserAttributesWrite,
 		ScopeClaimMappersRead, ScopeClaimMappersWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
 		ScopeRolesRead, ScopeRolesWrite, ScopeGroupsRead, ScopeGroupsWrite,
+		ScopeClientsRead, ScopeClientsWrite, ScopeBrandingRead, ScopeBrandingWrite,
 	}
 }
 

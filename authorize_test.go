@@ -183,7 +183,7 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 		{"garbage session token", nil, func(*oidcEnv) string { return "ids_garbage" }, signInPage},
 		{"garbage session token, prompt none", []string{"none"}, func(*oidcEnv) string { return "ids_garbage" }, loginRequired},
 		{"revoked session, prompt none", []string{"none"}, func(e *oidcEnv) string {
-			created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+			created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 		}, code},
 		{"disabled user's session, prompt none", []string{"none"}, func(e *oidcEnv) string {
 			bob := e.user("bob")
-			created, err := e.ws.CreateSession(e.ctx, bob.ID)
+			created, err := e.ws.CreateSession(e.ctx, bob.ID, nil)
 			if err != nil {
 				e.t.Fatal(err)
 			}
@@ -248,7 +248,7 @@ func TestAuthorizeSingleSignOn(t *testing.T) {
 
 func adaSession(e *oidcEnv) string {
 	e.t.Helper()
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestAuthorizeMaxAge(t *testing.T) {
 // started, not when the code was issued.
 func TestSingleSignOnCode(t *testing.T) {
 	e := newOIDCEnv(t, nil)
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestSignIn(t *testing.T) {
 	if diff := cmp.Diff(identity.Authorization{Code: auth.Code, RedirectURI: webRedirect, State: "af0ifjsldkj"}, auth); diff != "" {
 		t.Errorf("Authorization (-want +got):\n%s", diff)
 	}
-	wantSession := identity.Session{ID: session.ID, UserID: 1, CreatedAt: at(time.Minute), ExpiresAt: at(24*time.Hour + time.Minute), LastSeenAt: at(time.Minute)}
+	wantSession := identity.Session{ID: session.ID, UserID: 1, CreatedAt: at(time.Minute), ExpiresAt: at(24*time.Hour + time.Minute), LastSeenAt: at(time.Minute), AMR: []string{"pwd"}}
 	if diff := cmp.Diff(wantSession, session); diff != "" {
 		t.Errorf("Session (-want +got):\n%s", diff)
 	}

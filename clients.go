@@ -325,8 +325,13 @@ func (w *Workspace) DeleteClient(ctx context.Context, id string) error {
 		err := tx.DeleteOAuthClient(w.slug, id)
 		if isNotFound(err) {
 			return notFound("OAuth client %q not found", id)
+		} else if err != nil {
+			return err
 		}
-		return err
+		if err := tx.DeleteAsset(w.slug, clientLogo(id)); err != nil && !isNotFound(err) {
+			return err
+		}
+		return nil
 	})
 	return fromStore(err, "workspace")
 }

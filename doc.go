@@ -94,19 +94,31 @@
 //
 // # Passwords, sessions and lockout
 //
-// Authenticate checks a password under the workspace's lockout policy and
-// the Service's hashing budget; Login also starts a session. A user who
-// needs a second factor gets CodeMFARequired (or
+// Authenticate checks a password under the workspace's throttle and
+// lockout policies and the Service's hashing budget, and takes as long to
+// refuse an unknown login as any other refusal; Login also starts a
+// session. A user who needs a second factor gets CodeMFARequired (or
 // CodeMFAEnrollmentRequired) with a challenge for VerifySecondFactor.
 // Email verification and password reset send their links through the
-// workspace's mail queue.
+// workspace's mail queue. An adapter tells the library who its client is
+// with WithRequestInfo (Service.RequestInfo reads it from a request,
+// trusting Options.TrustedProxies).
 //
-//   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser]
+//   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser], [Service.RequestInfo]
 //   - [Workspace.SetPassword], [Workspace.ChangePassword]
 //   - [Workspace.RequestPasswordReset], [Workspace.CheckPasswordResetToken], [Workspace.ResetPassword]
-//   - [Workspace.SendVerificationEmail], [Workspace.ConfirmEmail]
+//   - [Workspace.SendVerificationEmail], [Workspace.ConfirmEmail], [Workspace.SetEmailVerified]
 //   - [Workspace.CreateSession], [Workspace.VerifySession], [Workspace.GetSession], [Workspace.ListSessions]
 //   - [Workspace.RevokeSession], [Workspace.RevokeUserSession]
+//
+// # Branding
+//
+// The hosted pages and the emails show a workspace's display name, accent
+// colour (Settings.Branding) and logo, and a client's name and logo.
+//
+//   - [Workspace.SetBranding]: the display name and accent colour alone
+//   - [Workspace.SetLogo], [Workspace.GetLogo], [Workspace.DeleteLogo]
+//   - [Workspace.SetClientLogo], [Workspace.GetClientLogo], [Workspace.DeleteClientLogo]
 //
 // # Second factors
 //

@@ -371,7 +371,7 @@ func TestEndSessionWithCookie(t *testing.T) {
 	}
 	e.clock.Advance(time.Minute)
 	redirect, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{
-		SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogout, State: "bye-state",
+		SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogout, State: "bye-state", Confirmed: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -406,7 +406,8 @@ func TestEndSessionWithCookie(t *testing.T) {
 	if _, err := e.ws.VerifySession(e.ctx, other.sessionToken); err != nil {
 		t.Errorf("other session: %v", err)
 	}
-	// Logging out again: nothing more to revoke, no new event.
+	// Logging out again: nothing more to revoke, no new event, and nothing
+	// to confirm.
 	if _, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{SessionToken: s.sessionToken}); err != nil {
 		t.Fatal(err)
 	}
@@ -429,24 +430,40 @@ func TestEndSessionRequests(t *testing.T) {
 		fields   []identity.FieldError
 		ended    bool // the signed-in session ends
 	}{
-		{name: "cookie, no redirect", req: func(e *oidcEnv, _ identity.Tokens, s signedIn) identity.EndSessionRequest {
+		{name: "cookie alone asks first", req: func(e *oidcEnv, _ identity.Tokens, s signedIn) identity.EndSessionRequest {
 			return identity.EndSessionRequest{SessionToken: s.sessionToken}
+		}, code: identity.CodeConfirmationRequired},
+		{name: "cookie, confirmed, no redirect", req: func(e *oidcEnv, _ identity.Tokens, s signedIn) identity.EndSessionRequest {
+			return identity.EndSessionRequest{SessionToken: s.sessionToken, Confirmed: true}
 		}, redirect: "", ended: true},
 		{name: "registered URI without state", req: func(e *oidcEnv, _ identity.Tokens, s signedIn) identity.EndSessionRequest {
-			return identity.EndSessionRequest{SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogout}
+			return identity.EndSessionRequest{SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogout, Confirmed: true}
 		}, redirect: webLogout, ended: true},
 		{name: "registered URI with a query, and state", req: func(e *oidcEnv, _ identity.Tokens, s signedIn) identity.EndSessionRequest {
-			return identity.EndSessionRequest{SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogoutQ, State: "a b&c"}
+			return identity.EndSessionRequest{SessionToken: s.sessionToken, ClientID: e.web.ID, PostLogoutRedirectURI: webLogoutQ, State: "a b&c", Confirmed: true}
 		}, redirect: "https://app.example.com/bye?lang=en&state=a+b%26c", ended: true},
-		{name: "ID token hint alone", req: func(e *oidcEnv, tok identity.Tokens, _ signedIn) identity.EndSessionRequest {
-			return identity.EndSessionRequest{IDTokenHint: tok.IDToken}
+		{name: "ID token hint naming the cookie's session needs no confirmation", req: func(e *oidcEnv, tok identity.Tokens, s signedIn) identity.EndSessionRequest {
+			return identity.EndSessionRequest{IDTokenHint: tok.IDToken, SessionToken: s.sessionToken}
 		}, redirect: "", ended: true},
-		{name: "ID token hint gives the client of the redirect", req: func(e *oidcEnv, tok identity.Tokens, _ signedIn) identity.EndSessionRequest {
-			return identity.EndSessionRequest{IDTokenHint: tok.IDToken, PostLogoutRedirectURI: webLogout, State: "s1"}
+		{name: "ID token hint of another session than the cookie's asks first", req: func(e *oidcEnv, _ identity.Tokens, s signedIn) identity.EndSessionRequest {
+			other, err := e.ws.IssueTokens(e.ctx, identity.TokenRequest{ClientID: e.web.ID, UserID: s.session.UserID, Scopes: []string{"openid"}, SessionID: "another-session"})
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return identity.EndSessionRequest{IDTokenHint: other.IDToken, SessionToken: s.sessionToken}
+		}, code: identity.CodeConfirmationRequired},
+		{name: "ID token hint alone asks first", req: func(e *oidcEnv, tok identity.Tokens, _ signedIn) identity.EndSessionRequest {
+			return identity.EndSessionRequest{IDTokenHint: tok.IDToken}
+		}, code: identity.CodeConfirmationRequired},
+		{name: "ID token hint alone, confirmed", req: func(e *oidcEnv, tok identity.Tokens, _ signedIn) identity.EndSessionRequest {
+			return identity.EndSessionRequest{IDTokenHint: tok.IDToken, Confirmed: true}
+		}, redirect: "", ended: true},
+		{name: "ID token hint gives the client of the redirect", req: func(e *oidcEnv, tok identity.Tokens, s signedIn) identity.EndSessionRequest {
+			return identity.EndSessionRequest{IDTokenHint: tok.IDToken, SessionToken: s.sessionToken, PostLogoutRedirectURI: webLogout, State: "s1"}
 		}, redirect: webLogout + "?state=s1", ended: true},
 		{name: "expired ID token hint", before: func(e *oidcEnv) { e.clock.Advance(2 * time.Hour) },
-			req: func(e *oidcEnv, tok identity.Tokens, _ signedIn) identity.EndSessionRequest {
-				return identity.EndSessionRequest{IDTokenHint: tok.IDToken, ClientID: e.web.ID}
+			req: func(e *oidcEnv, tok identity.Tokens, s signedIn) identity.EndSessionRequest {
+				return identity.EndSessionRequest{IDTokenHint: tok.IDToken, ClientID: e.web.ID, SessionToken: s.sessionToken}
 			}, redirect: "", ended: true},
 		{name: "no cookie, no hint", req: func(*oidcEnv, identity.Tokens, signedIn) identity.EndSessionRequest {
 			return identity.EndSessionRequest{}
@@ -533,11 +550,17 @@ func TestEndSessionCookieBeforeHint(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	tokA, a := e.codeTokens()
 	_, b := e.codeTokens()
-	if _, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{SessionToken: b.sessionToken, IDTokenHint: tokA.IDToken}); err != nil {
+	_, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{SessionToken: b.sessionToken, IDTokenHint: tokA.IDToken})
+	identitytest.WantCode(t, err, identity.CodeConfirmationRequired)
+	sb, _ := e.ws.GetSession(e.ctx, b.session.ID)
+	if sb.RevokedAt != nil {
+		t.Error("a hint of another session ended the cookie's without a confirmation")
+	}
+	if _, err := e.ws.Provider().EndSession(e.ctx, identity.EndSessionRequest{SessionToken: b.sessionToken, IDTokenHint: tokA.IDToken, Confirmed: true}); err != nil {
 		t.Fatal(err)
 	}
 	sa, _ := e.ws.GetSession(e.ctx, a.session.ID)
-	sb, _ := e.ws.GetSession(e.ctx, b.session.ID)
+	sb, _ = e.ws.GetSession(e.ctx, b.session.ID)
 	if sa.RevokedAt != nil || sb.RevokedAt == nil {
 		t.Errorf("session of the hint ended: %v, of the cookie: %v; want false, true", sa.RevokedAt != nil, sb.RevokedAt != nil)
 	}

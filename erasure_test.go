@@ -140,7 +140,7 @@ func TestDeleteUserPermanently(t *testing.T) {
 func TestDeleteUserPermanentlyRollsBack(t *testing.T) {
 	e := newTestEnv(t, nil)
 	hook := e.hook(identity.EventUserDeleted)
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,6 +78,19 @@ const (
 	// for Error.Challenge (Workspace.BeginChallengeEnrollment) and confirm it
 	// with its first code (Workspace.VerifySecondFactor).
 	CodeMFAEnrollmentRequired Code = "mfa_enrollment_required"
+	// CodeRateLimited: too many attempts from the client's address or at
+	// one login, or another email asked for too soon (see ThrottlePolicy);
+	// Error.RetryAfter says when to try again.
+	CodeRateLimited Code = "rate_limited"
+	// CodeEmailUnverified: the password was right, but the workspace lets
+	// only users with a verified address sign in
+	// (Settings.RequireVerifiedEmail); a new verification email is on its
+	// way unless one was sent moments ago.
+	CodeEmailUnverified Code = "email_unverified"
+	// CodeConfirmationRequired: the request may be a forgery (a logout a
+	// page started without the client's ID token), so the user must
+	// confirm it first; the same call with the confirmation goes through.
+	CodeConfirmationRequired Code = "confirmation_required"
 )
 
 // Sentinel errors for errors.Is, one for every Code: an *Error matches the
@@ -104,6 +117,9 @@ var (
 
 	ErrMFARequired           = &Error{Code: CodeMFARequired}
 	ErrMFAEnrollmentRequired = &Error{Code: CodeMFAEnrollmentRequired}
+	ErrRateLimited           = &Error{Code: CodeRateLimited}
+	ErrEmailUnverified       = &Error{Code: CodeEmailUnverified}
+	ErrConfirmationRequired  = &Error{Code: CodeConfirmationRequired}
 )
 
 // Error is the one error type of the library.
@@ -118,6 +134,9 @@ type Error struct {
 	Scope Scope
 	// LockedUntil is when the lock ends, for CodeLocked.
 	LockedUntil time.Time
+	// RetryAfter is how long to wait before trying again, for
+	// CodeRateLimited.
+	RetryAfter time.Duration
 	// Challenge, for CodeMFARequired and CodeMFAEnrollmentRequired, is
 	// the token of the sign-in waiting for its second factor: single-use,
 	// valid for MFAChallengeLifetime, to be passed to VerifySecondFactor.

@@ -153,6 +153,7 @@ const (
 	loginDisabled      = "disabled"
 	loginLocked        = "locked"
 	loginWrongCode     = "wrong_code"
+	loginThrottled     = "throttled"
 )
 
 // loginFailedEvent is the data of login.failed.

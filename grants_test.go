@@ -73,7 +73,7 @@ func TestExchangeCode(t *testing.T) {
 	wantID := map[string]any{
 		"iss": acmeIssuer, "sub": "1", "aud": e.web.ID, "azp": e.web.ID,
 		"exp": float64(t0Unix + 630), "iat": float64(t0Unix + 30), "auth_time": float64(t0Unix),
-		"nonce": "n-0S6_WzA2Mj", "sid": s.session.ID, "at_hash": atHash(tok.AccessToken),
+		"nonce": "n-0S6_WzA2Mj", "sid": s.session.ID, "at_hash": atHash(tok.AccessToken), "amr": []any{"pwd"},
 		"preferred_username": "ada", "name": "Ada Lovelace", "updated_at": float64(t0Unix),
 		"email": "ada@example.com", "email_verified": false, "tier": "gold", "region": "eu",
 	}
@@ -82,7 +82,7 @@ func TestExchangeCode(t *testing.T) {
 	}
 	wantGrant := store.Grant{
 		ID: tok.GrantID, ClientID: e.web.ID, UserID: 1, SessionID: s.session.ID, Scopes: []string{"openid", "profile", "email"},
-		AuthTime: t0, CreatedAt: at(30 * time.Second), ExpiresAt: at(30*time.Second + 90*day),
+		AuthTime: t0, AMR: []string{"pwd"}, CreatedAt: at(30 * time.Second), ExpiresAt: at(30*time.Second + 90*day),
 	}
 	if diff := cmp.Diff(wantGrant, e.storedGrant(tok.GrantID)); diff != "" {
 		t.Errorf("stored grant (-want +got):\n%s", diff)
@@ -263,11 +263,11 @@ func TestRefreshTokensRotation(t *testing.T) {
 		t.Errorf("refreshed access claims (-want +got):\n%s", diff)
 	}
 	// OpenID Connect Core 12.2: same iss, sub, aud, azp; iat now;
-	// auth_time the original sign-in.
+	// auth_time and amr the original sign-in's.
 	wantID := map[string]any{
 		"iss": acmeIssuer, "sub": "1", "aud": e.web.ID, "azp": e.web.ID,
 		"exp": float64(t0Unix + 660), "iat": float64(t0Unix + 60), "auth_time": float64(t0Unix),
-		"sid": s.session.ID, "at_hash": atHash(tok2.AccessToken),
+		"sid": s.session.ID, "at_hash": atHash(tok2.AccessToken), "amr": []any{"pwd"},
 		"preferred_username": "ada", "name": "Ada Lovelace", "updated_at": float64(t0Unix),
 		"email": "ada@example.com", "email_verified": false,
 	}

@@ -320,6 +320,13 @@ func (tx *flakyTx) UserIDByUsername(slug, username string) (int64, error) {
 	return tx.Tx.UserIDByUsername(slug, username)
 }
 
+func (tx *flakyTx) OAuthClient(slug, id string) (store.OAuthClient, error) {
+	if err := tx.s.err("OAuthClient"); err != nil {
+		return store.OAuthClient{}, err
+	}
+	return tx.Tx.OAuthClient(slug, id)
+}
+
 func (tx *flakyTx) Session(slug, id string) (store.Session, error) {
 	if err := tx.s.err("Session"); err != nil {
 		return store.Session{}, err

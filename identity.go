@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/cipher"
 	"errors"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +88,19 @@ type Options struct {
 	// turns the cache off.
 	KeyCacheTTL time.Duration
 
+	// TrustedProxies are the addresses of the reverse proxies in front of
+	// the program: a request from one of them is taken to come from the
+	// address it forwarded (Forwarded or X-Forwarded-For), which throttling
+	// counts and sessions record (see Service.RequestInfo). Default: none,
+	// and every request comes from its connection's peer.
+	TrustedProxies []netip.Prefix
+	// Limiter keeps the throttle's counts (see ThrottlePolicy). Default:
+	// one in the process's memory, on the Service's clock, exact within
+	// the process, holding at most 200,000 keys (an address or a login
+	// counted past that, while every key held is live, goes uncounted
+	// rather than push out the counts under attack).
+	Limiter Limiter
+
 	// Observer, when set, is told of the Service's store transactions,
 	// sign-ins, locks and waits for the hashing budget (package metrics
 	// implements it). Default: none, which costs nothing.
@@ -130,6 +145,12 @@ type Service struct {
 	// keys caches verified API keys (see Options.KeyCacheTTL).
 	keys keyCache
 
+	// trustedProxies and limiter: see Options. floor is the refusal
+	// floor of sign-ins (see refusalfloor.go).
+	trustedProxies []netip.Prefix
+	limiter        Limiter
+	floor          refusalFloor
+
 	// observer is Options.Observer, or nil; store is then wrapped to
 	// report its transactions (see observed).
 	observer Observer
@@ -150,6 +171,15 @@ func New(st store.Store, opts *Options) (*Service, error) {
 	s.keys.ttl = keyCacheTTL(st, opts.KeyCacheTTL)
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.floor.now = time.Now // real time: the floor measures the machine
+	if err := checkTrustedProxies(opts.TrustedProxies); err != nil {
+		return nil, err
+	}
+	s.trustedProxies = slices.Clone(opts.TrustedProxies)
+	s.limiter = opts.Limiter
+	if s.limiter == nil {
+		s.limiter = newMemoryLimiter(s.now)
 	}
 	s.sessionLifetime = opts.SessionLifetime
 	if s.sessionLifetime <= 0 {
@@ -315,6 +345,9 @@ func (s *Service) CreateWorkspace(ctx context.Context, slug string, settings *Se
 	set := DefaultSettings()
 	if settings != nil {
 		set = *settings
+	}
+	if err := s.checkSettings(set); err != nil {
+		return nil, err
 	}
 	encoded, err := set.encode()
 	if err != nil {

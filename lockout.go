@@ -78,8 +78,9 @@ func (p LockoutPolicy) validate(pr *problems) {
 
 // Reasons a lock ends, as user.unlocked reports them.
 const (
-	unlockedByExpiry = "expiry"
-	unlockedByAdmin  = "admin"
+	unlockedByExpiry        = "expiry"
+	unlockedByAdmin         = "admin"
+	unlockedByPasswordReset = "password_reset"
 )
 
 // errLocked is the error of an attempt refused for the lock.
@@ -188,10 +189,11 @@ const (
 
 // reserveAttempt is beginAttempt, waiting while the attempts in flight
 // fill the threshold, until one of them ends or ctx does (its error is
-// returned as it is).
-func (w *Workspace) reserveAttempt(ctx context.Context, userID int64, login string) (*attempt, error) {
+// returned as it is). The time waited is added to *waited when waited is
+// not nil.
+func (w *Workspace) reserveAttempt(ctx context.Context, userID int64, login string, waited *time.Duration) (*attempt, error) {
 	var a *attempt
-	err := waitForRoom(ctx, func() (err error) {
+	err := waitForRoom(ctx, waited, func() (err error) {
 		a, err = w.beginAttempt(ctx, userID, login)
 		return err
 	})
@@ -200,20 +202,25 @@ func (w *Workspace) reserveAttempt(ctx context.Context, userID int64, login stri
 
 // waitForRoom calls try until it returns anything but errAttemptsBusy,
 // waiting longer between calls each time (up to maxAttemptWait), or until
-// ctx ends (its error is returned as it is).
-func waitForRoom(ctx context.Context, try func() error) error {
+// ctx ends (its error is returned as it is). The time waited is added to
+// *waited when waited is not nil.
+func waitForRoom(ctx context.Context, waited *time.Duration, try func() error) error {
 	wait := firstAttemptWait
 	for {
 		err := try()
 		if !errors.Is(err, errAttemptsBusy) {
 			return err
 		}
+		began := time.Now()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
 		case <-t.C:
+		}
+		if waited != nil {
+			*waited += time.Since(began)
 		}
 		wait = min(2*wait, maxAttemptWait)
 	}
@@ -334,26 +341,32 @@ func (w *Workspace) UnlockUser(ctx context.Context, userID int64) error {
 		if _, err := w.user(tx, userID); err != nil {
 			return err
 		}
-		now := w.svc.timestamp()
-		st, _, err := w.loginAttempts(tx, userID, now)
-		if err != nil {
-			return err
-		}
-		locked := now.Before(st.LockedUntil)
-		if st.Failures == 0 && st.LockedUntil.IsZero() {
-			return nil
-		}
-		if st, err = w.endExpiredLock(tx, st, now); err != nil {
-			return err
-		}
-		st.Failures, st.LockedUntil = 0, time.Time{}
-		if err := tx.PutLoginAttempts(w.slug, st); err != nil {
-			return err
-		}
-		if !locked {
-			return nil
-		}
-		return w.emit(tx, EventUserUnlocked, userUnlockedEvent{UserID: userID, By: unlockedByAdmin})
+		return w.endLockout(tx, userID, unlockedByAdmin, w.svc.timestamp())
 	})
 	return fromStore(err, "user")
+}
+
+// endLockout ends the user's lock in tx and clears its count of failed
+// attempts, with user.unlocked (by the reason) when it was locked.
+// Attempts in flight keep their reservations.
+func (w *Workspace) endLockout(tx store.Tx, userID int64, by string, now time.Time) error {
+	st, _, err := w.loginAttempts(tx, userID, now)
+	if err != nil {
+		return err
+	}
+	locked := now.Before(st.LockedUntil)
+	if st.Failures == 0 && st.LockedUntil.IsZero() {
+		return nil
+	}
+	if st, err = w.endExpiredLock(tx, st, now); err != nil {
+		return err
+	}
+	st.Failures, st.LockedUntil = 0, time.Time{}
+	if err := tx.PutLoginAttempts(w.slug, st); err != nil {
+		return err
+	}
+	if !locked {
+		return nil
+	}
+	return w.emit(tx, EventUserUnlocked, userUnlockedEvent{UserID: userID, By: by})
 }

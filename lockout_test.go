@@ -40,6 +40,9 @@ func setLockout(t *testing.T, e *testEnv, p identity.LockoutPolicy) {
 		t.Fatal(err)
 	}
 	s.Lockout = p
+	// The lockout alone: the throttle's count of the login would refuse
+	// attempts past its own limit first.
+	s.Throttle.Disabled = true
 	if err := e.ws.UpdateSettings(e.ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +204,8 @@ func TestLockoutOff(t *testing.T) {
 }
 
 // TestLockoutDefaults: a workspace made without settings locks after 10
-// failures for 15 minutes.
+// failures for 15 minutes; the throttle's count of the login, 10 in 15
+// minutes by default, answers before the lock does.
 func TestLockoutDefaults(t *testing.T) {
 	e := newTestEnv(t, nil)
 	for range 9 {
@@ -216,6 +220,16 @@ func TestLockoutDefaults(t *testing.T) {
 		identitytest.WantCode(t, err, identity.CodeUnauthenticated)
 	}
 	_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
+	wantRateLimited(t, err, 15*time.Minute)
+	s, err := e.ws.GetSettings(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Throttle.Disabled = true
+	if err := e.ws.UpdateSettings(e.ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.ws.Authenticate(e.ctx, "ada", adaPassword)
 	wantLocked(t, err, t0.Add(15*time.Minute))
 }
 

@@ -21,16 +21,29 @@ func errInvalidCredentials() *Error {
 // address when login contains '@' (usernames cannot), otherwise a username,
 // either matched ignoring case. It returns the user on success and a
 // CodeUnauthenticated error for an unknown user, a wrong password, a user
-// without a password and a disabled user alike, taking about the same time
-// in each case. A password over MaxPasswordPolicyLength characters or not
-// valid UTF-8 is refused without being hashed, whoever the user. Every
-// refusal emits login.failed.
+// without a password and a disabled user alike. A password over
+// MaxPasswordPolicyLength characters or not valid UTF-8 is refused without
+// being hashed, whoever the user. Every refusal emits login.failed.
+//
+// Every refusal (CodeUnauthenticated, CodeLocked, CodeRateLimited) takes
+// at least as long as the slowest refusal the Service made in the last ten
+// minutes, waiting on a timer (the refusal floor, at most a second), so
+// that its time does not tell an unknown login from a wrong password, a
+// locked account or an account with a slow imported hash.
+//
+// The workspace's ThrottlePolicy applies first: a sign-in from a client
+// address (RequestInfo in ctx) or naming a login that failed too often
+// lately is refused with CodeRateLimited and Error.RetryAfter, before the
+// password is looked at; a refusal counts toward both, a success toward
+// neither.
 //
 // The workspace's LockoutPolicy applies to existing users: a locked user
 // is refused with CodeLocked (Error.LockedUntil says when the lock ends)
 // without a verification, a wrong password counts toward the threshold,
 // and an attempt waits while the attempts in flight fill the room the
 // threshold leaves (ctx bounds the wait; its error is returned as it is).
+// Programs should show CodeLocked as they show CodeUnauthenticated: the
+// difference tells that the account exists.
 //
 // A successful login with a hash that is not argon2id at the Service's
 // current parameters (an imported bcrypt or PBKDF2 hash, or older argon2id
@@ -40,6 +53,10 @@ func errInvalidCredentials() *Error {
 // Options.PasswordHashingBudget); if ctx ends meanwhile, Authenticate
 // returns ctx.Err() as it is and records nothing.
 //
+// Under Settings.RequireVerifiedEmail, a right password of a user whose
+// email is not verified is CodeEmailUnverified, and a new verification
+// email goes to the address (at most one per ThrottlePolicy.MailInterval).
+//
 // A user who needs a second factor (one with MFAEnabled, or every user
 // under MFARequired) is not signed in by a right password alone: the
 // error is CodeMFARequired, or CodeMFAEnrollmentRequired for a user
@@ -47,105 +64,24 @@ func errInvalidCredentials() *Error {
 // completes the sign-in. Such a password success does not reset the
 // lockout count; the second factor's does.
 func (w *Workspace) Authenticate(ctx context.Context, login, password string) (User, error) {
-	// A password no policy can accept is never hashed, for any login
-	// alike, so that it costs no more work than a real one; it is refused,
-	// and reported, like a wrong one.
-	acceptable := utf8.ValidString(password) && utf8.RuneCountInString(password) <= MaxPasswordPolicyLength
-	var rec store.User
-	var set Settings
-	var lockedUntil time.Time
-	var needsFactor, enrolled bool
-	err := w.view(ctx, func(tx store.Tx) (err error) {
-		if set, err = w.settings(tx); err != nil {
-			return err
-		}
-		lookup := tx.UserIDByUsername
-		if strings.Contains(login, "@") {
-			lookup = tx.UserIDByEmail
-		}
-		id, err := lookup(w.slug, login)
-		if err != nil {
-			return err
-		}
-		if rec, err = tx.User(w.slug, id); err != nil {
-			return err
-		}
-		if needsFactor = set.MFA == MFARequired || rec.MFAEnabled; needsFactor {
-			f, err := tx.SecondFactor(w.slug, id)
-			if err != nil && !isNotFound(err) {
-				return err
-			}
-			enrolled = err == nil && f.Confirmed
-		}
-		if set.Lockout.Disabled {
-			return nil
-		}
-		st, err := tx.LoginAttempts(w.slug, id)
-		if err == nil {
-			lockedUntil = st.LockedUntil
-		} else if !isNotFound(err) {
-			return err
-		}
-		return nil
-	})
-	if err != nil && !isNotFound(err) {
-		return User{}, fromStore(err, "user")
+	return w.authenticate(ctx, login, password, "")
+}
+
+// authenticate is Authenticate for the sign-in of an authorization
+// request, when requestID is set: the verification email an unverified
+// user gets under RequireVerifiedEmail leads back to it.
+func (w *Workspace) authenticate(ctx context.Context, login, password, requestID string) (User, error) {
+	timing := w.svc.startRefusalTiming()
+	rec, hash, err := w.checkPassword(ctx, login, password, timing, requestID)
+	if timing.decided {
+		w.svc.verified(timing)
 	}
-	found := err == nil
-	var hash passwordHash
-	if found && rec.PasswordHash != "" {
-		hash, _ = parsePasswordHash(rec.PasswordHash)
-	}
-	if hash == nil {
-		if acceptable {
-			if _, err := w.svc.passwordMatches(ctx, w.svc.dummy(), password); err != nil {
-				return User{}, err
-			}
-		}
-		reason := loginUnknownUser
-		if found {
-			reason = loginNoPassword
-		}
-		return User{}, w.loginFailed(ctx, login, reason, rec.ID)
-	}
-	// The attempt is reserved under the lockout policy before the
-	// password is verified: a locked account costs no hash.
-	if w.svc.timestamp().Before(lockedUntil) {
-		// Locked: refused at the cost of a read (and of login.failed's
-		// write when an endpoint subscribes to it).
-		if err := w.loginFailed(ctx, login, loginLocked, rec.ID); ErrorCode(err) != CodeUnauthenticated {
-			return User{}, err
-		}
-		return User{}, errLocked(lockedUntil)
-	}
-	var att *attempt
-	if !set.Lockout.Disabled {
-		if att, err = w.reserveAttempt(ctx, rec.ID, login); err != nil {
-			return User{}, err
-		}
-	}
-	matches := false
-	if acceptable {
-		if matches, err = w.svc.passwordMatches(ctx, hash, password); err != nil {
-			// Nothing was verified: give the reservation back.
-			_ = att.abandoned(context.WithoutCancel(ctx))
-			return User{}, err
-		}
-	}
-	if !matches {
-		if att == nil { // lockout off: nothing to count
-			return User{}, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
-		}
-		return User{}, att.failed(ctx, loginWrongPassword)
-	}
-	if needsFactor && rec.Enabled {
-		return User{}, w.challengeSecondFactor(ctx, att, rec, !enrolled)
-	}
-	if err := att.succeeded(ctx); err != nil {
+	switch ErrorCode(err) {
+	case "":
+	case CodeUnauthenticated, CodeLocked, CodeRateLimited:
+		return User{}, w.svc.refused(ctx, timing, err)
+	default:
 		return User{}, err
-	}
-	if !rec.Enabled {
-		return User{}, w.loginFailed(ctx, login, loginDisabled, rec.ID)
 	}
 	if !hash.current(w.svc.argon2) {
 		// The login has succeeded; a failed upgrade only means the next
@@ -154,6 +90,164 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 	}
 	w.svc.signedIn(SignInSucceeded)
 	return userFromRecord(rec), nil
+}
+
+// signInState is what a sign-in reads before it verifies a password.
+type signInState struct {
+	found       bool
+	rec         store.User
+	set         Settings
+	lockedUntil time.Time
+	needsFactor bool
+	enrolled    bool
+}
+
+// readSignIn reads the settings and the user login names, with what the
+// sign-in needs to know of it.
+func (w *Workspace) readSignIn(ctx context.Context, login string) (signInState, error) {
+	var st signInState
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		st = signInState{}
+		if st.set, err = w.settings(tx); err != nil {
+			return err
+		}
+		lookup := tx.UserIDByUsername
+		if strings.Contains(login, "@") {
+			lookup = tx.UserIDByEmail
+		}
+		id, err := lookup(w.slug, login)
+		if isNotFound(err) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if st.rec, err = tx.User(w.slug, id); err != nil {
+			return err
+		}
+		st.found = true
+		if st.needsFactor = st.set.MFA == MFARequired || st.rec.MFAEnabled; st.needsFactor {
+			f, err := tx.SecondFactor(w.slug, id)
+			if err != nil && !isNotFound(err) {
+				return err
+			}
+			st.enrolled = err == nil && f.Confirmed
+		}
+		if st.set.Lockout.Disabled {
+			return nil
+		}
+		a, err := tx.LoginAttempts(w.slug, id)
+		if err == nil {
+			st.lockedUntil = a.LockedUntil
+		} else if !isNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	return st, fromStore(err, "user")
+}
+
+// checkPassword does Authenticate's work but the refusal floor and the
+// upgrade of the hash: it returns the user and the hash that matched, or
+// the error. timing.decided is set once a verification decided.
+func (w *Workspace) checkPassword(ctx context.Context, login, password string, timing *refusalTiming, requestID string) (store.User, passwordHash, error) {
+	// A password no policy can accept is never hashed, for any login
+	// alike, so that it costs no more work than a real one; it is refused,
+	// and reported, like a wrong one.
+	acceptable := utf8.ValidString(password) && utf8.RuneCountInString(password) <= MaxPasswordPolicyLength
+	st, err := w.readSignIn(ctx, login)
+	if err != nil {
+		return store.User{}, nil, err
+	}
+	taken, err := w.takeSignIn(ctx, st.set.Throttle, login)
+	if ErrorCode(err) == CodeRateLimited {
+		// Refused at the cost of a read, like a locked account.
+		if ferr := w.loginFailed(ctx, login, loginThrottled, st.rec.ID); ErrorCode(ferr) != CodeUnauthenticated {
+			return store.User{}, nil, ferr
+		}
+		return store.User{}, nil, err
+	}
+	if err != nil {
+		return store.User{}, nil, err
+	}
+	rec := st.rec
+	var hash passwordHash
+	if st.found && rec.PasswordHash != "" {
+		hash, _ = parsePasswordHash(rec.PasswordHash)
+	}
+	if hash == nil {
+		if acceptable {
+			if _, err := w.svc.passwordMatches(ctx, w.svc.dummy(), password); err != nil {
+				taken.undo()
+				return store.User{}, nil, err
+			}
+		}
+		reason := loginUnknownUser
+		if st.found {
+			reason = loginNoPassword
+		}
+		err := w.loginFailed(ctx, login, reason, rec.ID)
+		timing.decided = true
+		return store.User{}, nil, err
+	}
+	// The attempt is reserved under the lockout policy before the
+	// password is verified: a locked account costs no hash.
+	if w.svc.timestamp().Before(st.lockedUntil) {
+		// Locked: refused at the cost of a read (and of login.failed's
+		// write when an endpoint subscribes to it).
+		if err := w.loginFailed(ctx, login, loginLocked, rec.ID); ErrorCode(err) != CodeUnauthenticated {
+			return store.User{}, nil, err
+		}
+		return store.User{}, nil, errLocked(st.lockedUntil)
+	}
+	var att *attempt
+	if !st.set.Lockout.Disabled {
+		if att, err = w.reserveAttempt(ctx, rec.ID, login, &timing.paused); err != nil {
+			if ErrorCode(err) != CodeLocked {
+				taken.undo()
+			}
+			return store.User{}, nil, err
+		}
+	}
+	matches := false
+	if acceptable {
+		if matches, err = w.svc.passwordMatches(ctx, hash, password); err != nil {
+			// Nothing was verified: give the reservations back.
+			_ = att.abandoned(context.WithoutCancel(ctx))
+			taken.undo()
+			return store.User{}, nil, err
+		}
+	}
+	timing.decided = true
+	if !matches {
+		if att == nil { // lockout off: nothing to count
+			return store.User{}, nil, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
+		}
+		return store.User{}, nil, att.failed(ctx, loginWrongPassword)
+	}
+	if !rec.Enabled {
+		if err := att.succeeded(ctx); err != nil {
+			return store.User{}, nil, err
+		}
+		return store.User{}, nil, w.loginFailed(ctx, login, loginDisabled, rec.ID)
+	}
+	// The password was right: whatever follows, the attempt was no
+	// guess, and the failures naming the login were the user's own, as
+	// the lockout's count takes them.
+	taken.undo()
+	w.forgetSignInFailures(ctx, login)
+	if st.set.RequireVerifiedEmail && !rec.EmailVerified {
+		if err := att.succeeded(ctx); err != nil {
+			return store.User{}, nil, err
+		}
+		return store.User{}, nil, w.refuseUnverified(ctx, rec, st.set, requestID)
+	}
+	if st.needsFactor {
+		return store.User{}, nil, w.challengeSecondFactor(ctx, att, rec, !st.enrolled)
+	}
+	if err := att.succeeded(ctx); err != nil {
+		return store.User{}, nil, err
+	}
+	return rec, hash, nil
 }
 
 // loginFailed records login.failed for the attempt (when an endpoint

@@ -212,7 +212,7 @@ func TestSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, s1, token1 := created.User, created.Session, created.Secret
-	want1 := identity.Session{ID: s1.ID, UserID: e.ada.ID, CreatedAt: start, ExpiresAt: start.Add(2 * time.Hour), LastSeenAt: start}
+	want1 := identity.Session{ID: s1.ID, UserID: e.ada.ID, CreatedAt: start, ExpiresAt: start.Add(2 * time.Hour), LastSeenAt: start, AMR: []string{"pwd"}}
 	if diff := cmp.Diff(want1, s1); diff != "" || u.ID != e.ada.ID {
 		t.Errorf("Login: user %d, session (-want +got):\n%s", u.ID, diff)
 	}
@@ -220,7 +220,7 @@ func TestSessions(t *testing.T) {
 		t.Errorf("token %q does not carry the session id %s", token1, s1.ID)
 	}
 	e.clock.Advance(time.Minute)
-	created, err = e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err = e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestSessions(t *testing.T) {
 	identitytest.WantCode(t, e.ws.RevokeSession(e.ctx, "0123456789abcdef"), identity.CodeNotFound)
 	_, err = e.ws.Login(e.ctx, "ada", "wrong password")
 	identitytest.WantCode(t, err, identity.CodeUnauthenticated)
-	_, err = e.ws.CreateSession(e.ctx, 999)
+	_, err = e.ws.CreateSession(e.ctx, 999, nil)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 	_, err = listItems(e.ws.ListSessions(e.ctx, 999, nil))
 	identitytest.WantCode(t, err, identity.CodeNotFound)
@@ -307,7 +307,7 @@ func TestSessions(t *testing.T) {
 // fail the check that asked.
 func TestSessionStoreFailures(t *testing.T) {
 	e := newTestEnv(t, nil)
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestSessionStoreFailures(t *testing.T) {
 	e.st.mend()
 
 	e.st.breakMethod("PutSession", errFlaky)
-	_, err = e.ws.CreateSession(e.ctx, e.ada.ID)
+	_, err = e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	identitytest.WantCode(t, err, identity.CodeInternal)
 	e.clock.Advance(time.Hour)
 	verified, err := e.ws.VerifySession(e.ctx, token)
@@ -434,7 +434,7 @@ func TestSessionTouchNeverMovesBack(t *testing.T) {
 	st := &gateStore{Store: memstore.New()}
 	_, ws := newWorkspace(t, st, clock, nil)
 	ada := mustCreateUser(t, ws, "ada")
-	created, err := ws.CreateSession(ctx, ada.ID)
+	created, err := ws.CreateSession(ctx, ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -412,6 +412,9 @@ type VerifiedSecondFactor struct {
 	// verification (CodeMFAEnrollmentRequired), shown only here; nil for
 	// a user who had a factor already.
 	RecoveryCodes []string
+	// AMR is how the user authenticated: a password and a one-time code,
+	// ["pwd", "otp", "mfa"]; pass it on in SessionOptions.
+	AMR []string
 }
 
 // VerifySecondFactor completes a sign-in that ended with CodeMFARequired
@@ -474,7 +477,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		return VerifiedSecondFactor{}, err
 	}
 	w.svc.signedIn(SignInSucceeded)
-	return VerifiedSecondFactor{User: userFromRecord(u), RecoveryCodes: codes}, nil
+	return VerifiedSecondFactor{User: userFromRecord(u), RecoveryCodes: codes, AMR: slices.Clone(amrSecondFactor)}, nil
 }
 
 // codeAttempt checks a second-factor code of the user under the
@@ -489,7 +492,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 // like a password attempt, so no more than the threshold are evaluated
 // per lock window.
 func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string, check func(tx store.Tx, now time.Time) (bool, error)) error {
-	return waitForRoom(ctx, func() error {
+	return waitForRoom(ctx, nil, func() error {
 		err := w.update(ctx, func(tx store.Tx) error {
 			set, err := w.settings(tx)
 			if err != nil {

@@ -466,12 +466,12 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := verified.User
-	signIn, err := e.ws.Provider().CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	signIn, err := e.ws.Provider().CompleteSignIn(e.ctx, a.RequestID, u.ID, nil)
 	auth, token, session := signIn.Authorization, signIn.Secret, signIn.Session
 	if err != nil || !codePattern.MatchString(auth.Code) || auth.RedirectURI != webRedirect || session.UserID != u.ID {
 		t.Fatalf("CompleteSignIn = %+v, %q, %+v, %v", auth, token, session, err)
 	}
-	_, err = e.ws.Provider().CompleteSignIn(e.ctx, a.RequestID, u.ID)
+	_, err = e.ws.Provider().CompleteSignIn(e.ctx, a.RequestID, u.ID, nil)
 	identitytest.WantCode(t, err, identity.CodeTokenInvalid)
 
 	b := e.authorize(e.webRequest(), "")
@@ -494,7 +494,7 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 	// Bob signed in before MFA became required: his session no longer
 	// signs him in without the page (and its enrolment); ada's does.
 	bob := e.user("bob")
-	created, err := e.ws.CreateSession(e.ctx, bob.ID)
+	created, err := e.ws.CreateSession(e.ctx, bob.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,12 +517,12 @@ func TestSignInForAuthorizationWithMFA(t *testing.T) {
 func TestRevokeUserSession(t *testing.T) {
 	e := newTestEnv(t, nil)
 	bob := e.user("bob")
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	adas := created.Session
-	created, err = e.ws.CreateSession(e.ctx, bob.ID)
+	created, err = e.ws.CreateSession(e.ctx, bob.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

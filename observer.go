@@ -97,6 +97,12 @@ const (
 	SignInLocked SignInOutcome = loginLocked
 	// SignInWrongCode: the second-factor code was wrong.
 	SignInWrongCode SignInOutcome = loginWrongCode
+	// SignInThrottled: refused by the throttle (CodeRateLimited), without
+	// checking anything.
+	SignInThrottled SignInOutcome = loginThrottled
+	// SignInEmailUnverified: the password was right; the workspace wants
+	// a verified address first (CodeEmailUnverified).
+	SignInEmailUnverified SignInOutcome = "email_unverified"
 )
 
 // SignInOutcomes returns every SignInOutcome in a stable order.
@@ -104,7 +110,8 @@ func SignInOutcomes() []SignInOutcome {
 	return []SignInOutcome{
 		SignInSucceeded, SignInMFARequired, SignInMFAEnrollmentRequired,
 		SignInUnknownUser, SignInWrongPassword, SignInNoPassword,
-		SignInDisabled, SignInLocked, SignInWrongCode,
+		SignInDisabled, SignInLocked, SignInWrongCode, SignInThrottled,
+		SignInEmailUnverified,
 	}
 }
 

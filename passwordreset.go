@@ -42,6 +42,10 @@ type PasswordResetOptions struct {
 // address is CodeInvalid (field "email"), a workspace without SMTP
 // settings or without a link (SMTPSettings.ResetURL or opts.Link)
 // CodeConflict, an invalid opts.Link CodeInvalid (field "link").
+//
+// Under the workspace's ThrottlePolicy an address gets at most one reset
+// email per MailInterval: a request sooner queues nothing and returns
+// nil all the same, since the email queued first holds a link that works.
 func (w *Workspace) RequestPasswordReset(ctx context.Context, email string, opts *PasswordResetOptions) error {
 	var p problems
 	checkEmail(&p, "email", email)
@@ -51,40 +55,66 @@ func (w *Workspace) RequestPasswordReset(ctx context.Context, email string, opts
 	if err := p.err("invalid password reset request"); err != nil {
 		return err
 	}
-	err := w.update(ctx, func(tx store.Tx) error {
+	var settings Settings
+	err := w.view(ctx, func(tx store.Tx) (err error) { settings, err = w.settings(tx); return err })
+	if err != nil {
+		return fromStore(err, "workspace")
+	}
+	link, err := w.resetLink(settings, opts)
+	if err != nil {
+		return err
+	}
+	retry, err := w.takeMail(ctx, settings.Throttle, MailPasswordReset, email)
+	if err != nil || retry > 0 {
+		return err
+	}
+	locale := RequestInfoFrom(ctx).Locale
+	err = w.update(ctx, func(tx store.Tx) error {
 		settings, err := w.settings(tx)
 		if err != nil {
 			return err
 		}
-		if settings.SMTP == nil {
-			return errorf(CodeConflict, "workspace %q has no SMTP settings", w.slug)
+		if link, err = w.resetLink(settings, opts); err != nil {
+			return err
 		}
-		link := settings.SMTP.ResetURL
-		if opts != nil && opts.Link != "" {
-			link = opts.Link
-		}
-		if link == "" {
-			return errorf(CodeConflict, "workspace %q has no password reset link (smtp.resetUrl)", w.slug)
-		}
-		return w.enqueueEmailJob(tx, emailJob{Kind: MailPasswordReset, Email: email, Link: link})
+		return w.enqueueEmailJob(tx, emailJob{Kind: MailPasswordReset, Email: email, Link: link, Locale: locale})
 	})
 	return fromStore(err, "workspace")
+}
+
+// resetLink returns the link template of a reset email under the
+// settings, or why there is none.
+func (w *Workspace) resetLink(settings Settings, opts *PasswordResetOptions) (string, error) {
+	if settings.SMTP == nil {
+		return "", errorf(CodeConflict, "workspace %q has no SMTP settings", w.slug)
+	}
+	link := settings.SMTP.ResetURL
+	if opts != nil && opts.Link != "" {
+		link = opts.Link
+	}
+	if link == "" {
+		return "", errorf(CodeConflict, "workspace %q has no password reset link (smtp.resetUrl)", w.slug)
+	}
+	return link, nil
 }
 
 // ResetPassword sets a new password with the token of a password reset
 // email: the workspace's password policy applies (CodeInvalid, and the
 // token stays usable), the token becomes used, every session and refresh
 // token of the user is revoked (someone else may have known the old
-// password), and user.password.changed is emitted, all in one
-// transaction. It returns the user.
+// password), a lockout of the user ends (with user.unlocked, by
+// "password_reset") and its count of failures starts again, and
+// user.password.changed is emitted, all in one transaction; the
+// throttle's counts of the user's username and email are cleared too.
+// The reset proves control of the mailbox, which is what a lockout waits
+// for, so that the new password works at once. It returns the user.
 //
 // A malformed or unknown token, or one sent to an address that is no
 // longer the user's, is CodeTokenInvalid; an expired one CodeTokenExpired;
 // a used one CodeTokenUsed. A disabled user's token is CodeTokenInvalid.
-// A reset does not end a lockout: the lock runs its time (or an
-// administrator ends it). The hash waits for room in the Service's
-// hashing budget; if ctx ends meanwhile, ResetPassword returns ctx.Err()
-// as it is and changes nothing.
+// The hash waits for room in the Service's hashing budget; if ctx ends
+// meanwhile, ResetPassword returns ctx.Err() as it is and changes
+// nothing.
 func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (User, error) {
 	id, secret, err := passwordReset.parse(token)
 	if err != nil {
@@ -128,11 +158,15 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 		if err := w.revokeUserSessions(tx, user.ID, revokedPasswordReset, now); err != nil {
 			return err
 		}
+		if err := w.endLockout(tx, user.ID, unlockedByPasswordReset, now); err != nil {
+			return err
+		}
 		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: user.ID})
 	})
 	if err != nil {
 		return User{}, fromStore(err, "password reset token")
 	}
+	w.forgetSignInFailures(ctx, u.Username, u.Email)
 	return userFromRecord(u), nil
 }
 
@@ -193,7 +227,7 @@ func (w *Workspace) verifyCurrentPassword(ctx context.Context, rec store.User, h
 	}
 	var att *attempt
 	if !set.Lockout.Disabled {
-		if att, err = w.reserveAttempt(ctx, rec.ID, rec.Username); err != nil {
+		if att, err = w.reserveAttempt(ctx, rec.ID, rec.Username, nil); err != nil {
 			return err
 		}
 	}

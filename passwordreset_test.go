@@ -101,7 +101,7 @@ func TestRequestPasswordReset(t *testing.T) {
 	wantAtt := identity.Attempt{At: q.Now(), Mail: &identity.VerificationMail{Kind: identity.MailPasswordReset,
 		Server: server, From: mail.Address{Name: "Acme", Address: "noreply@example.com"},
 		To: mail.Address{Name: "Ada Lovelace", Address: "ada@example.com"}, Link: att.Mail.Link,
-		Lifetime: time.Hour, Date: q.Now(),
+		Lifetime: time.Hour, Date: q.Now(), Workspace: "acme", Accent: "#1d5fc9",
 	}}
 	if diff := cmp.Diff(wantAtt, att); diff != "" {
 		t.Errorf("attempt (-want +got):\n%s", diff)
@@ -114,7 +114,9 @@ func TestRequestPasswordReset(t *testing.T) {
 		t.Errorf("the unknown address's attempt = %+v, want dropped", unknown)
 	}
 
-	// A link of the caller's own, instead of the workspace's.
+	// A link of the caller's own, instead of the workspace's, once the
+	// mail interval since the first request to the address is over.
+	e.clock.Advance(5 * time.Minute)
 	err = e.ws.RequestPasswordReset(e.ctx, "ada@example.com", &identity.PasswordResetOptions{Link: "https://login.example.com/t/acme/reset?token={token}"})
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,12 @@ type ProviderMetadata struct {
 	// SigningAlgorithms are the algorithms of the workspace's signing
 	// keys: RS256 and ES256.
 	SigningAlgorithms []string
+	// AuthorizationResponseIss says that every authorization response,
+	// success or error, carries the issuer as iss (RFC 9207): every
+	// workspace is an issuer of its own on one host, and a client talking
+	// to several checks it against mix-up attacks. Always true; the
+	// adapter adds the parameter.
+	AuthorizationResponseIss bool
 }
 
 // GetMetadata returns what the workspace's provider supports.
@@ -69,7 +75,7 @@ func (p *Provider) GetMetadata(ctx context.Context) (ProviderMetadata, error) {
 	}
 	return ProviderMetadata{
 		Issuer: p.w.Issuer(), Scopes: ProviderScopes(), Claims: claims,
-		SigningAlgorithms: []string{RS256, ES256},
+		SigningAlgorithms: []string{RS256, ES256}, AuthorizationResponseIss: true,
 	}, nil
 }
 

@@ -36,13 +36,36 @@ type AuthorizationRequest struct {
 	// is older is not used (the user signs in again; with prompt=none it is
 	// login_required). Zero acts as prompt=login. Negative is invalid.
 	MaxAge *time.Duration
+	// UILocales is the ui_locales parameter: language tags,
+	// space-separated, the preferred first, for the hosted pages. A hint
+	// only: tags that are not well formed are dropped, and at most
+	// maxUILocales are kept.
+	UILocales string
 }
 
 // Limits of an authorization request.
 const (
 	// MaxStateLength bounds the state and nonce parameters.
 	MaxStateLength = 2048
+	// maxUILocales bounds the tags of ui_locales kept.
+	maxUILocales = 8
 )
+
+// cleanUILocales returns the well-formed tags of a ui_locales value
+// (letters, digits and '-', at most 35 characters, as BCP 47 allows), at
+// most maxUILocales of them, space-separated.
+func cleanUILocales(s string) string {
+	var tags []string
+	for _, tag := range strings.Fields(s) {
+		if len(tags) == maxUILocales {
+			break
+		}
+		if len(tag) <= 35 && strings.Trim(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == "" {
+			tags = append(tags, tag)
+		}
+	}
+	return strings.Join(tags, " ")
+}
 
 // The prompt values of an authorization request.
 const (
@@ -73,6 +96,9 @@ type PendingAuthorization struct {
 	RedirectURI string
 	State       string
 	ExpiresAt   time.Time
+	// UILocales is the request's ui_locales, as AuthorizationRequest
+	// kept it.
+	UILocales string
 }
 
 // codePrefix starts every authorization code; the rest is the request's
@@ -161,7 +187,7 @@ func (p *Provider) Authorize(ctx context.Context, req AuthorizationRequest, sess
 	rec := store.AuthRequest{
 		ID: id, ClientID: client.ID, RedirectURI: req.RedirectURI, Scopes: knownScopes(req.Scopes),
 		State: req.State, Nonce: req.Nonce, CodeChallenge: req.CodeChallenge, CodeChallengeMethod: req.CodeChallengeMethod,
-		Prompt: strings.Join(req.Prompt, " "), CreatedAt: now, ExpiresAt: now.Add(AuthorizationRequestLifetime),
+		Prompt: strings.Join(req.Prompt, " "), UILocales: cleanUILocales(req.UILocales), CreatedAt: now, ExpiresAt: now.Add(AuthorizationRequestLifetime),
 	}
 	if session == nil {
 		err = w.update(ctx, func(tx store.Tx) error { return tx.PutAuthRequest(w.slug, rec) })
@@ -268,7 +294,7 @@ func (w *Workspace) issueCode(tx store.Tx, rec store.AuthRequest, s Session, now
 	if err != nil {
 		return "", internal(err)
 	}
-	rec.UserID, rec.SessionID, rec.AuthTime = s.UserID, s.ID, s.CreatedAt
+	rec.UserID, rec.SessionID, rec.AuthTime, rec.AMR = s.UserID, s.ID, s.CreatedAt, s.AMR
 	rec.CodeHash, rec.ExpiresAt = hashSecret(secret), now.Add(AuthorizationCodeLifetime)
 	if err := tx.PutAuthRequest(w.slug, rec); err != nil {
 		return "", err
@@ -310,6 +336,6 @@ func (p *Provider) GetPendingAuthorization(ctx context.Context, requestID string
 	}
 	return PendingAuthorization{
 		RequestID: rec.ID, ClientID: rec.ClientID, ClientName: client.Name,
-		RedirectURI: rec.RedirectURI, State: rec.State, ExpiresAt: rec.ExpiresAt,
+		RedirectURI: rec.RedirectURI, State: rec.State, ExpiresAt: rec.ExpiresAt, UILocales: rec.UILocales,
 	}, nil
 }

@@ -105,7 +105,7 @@ func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redi
 	if err != nil || !sessionFromRecord(session).Active(now) {
 		return issuance{}, refuse(errInvalidGrant("session ended"))
 	}
-	g := store.Grant{ClientID: client.ID, UserID: rec.UserID, SessionID: rec.SessionID, Scopes: rec.Scopes, AuthTime: rec.AuthTime}
+	g := store.Grant{ClientID: client.ID, UserID: rec.UserID, SessionID: rec.SessionID, Scopes: rec.Scopes, AuthTime: rec.AuthTime, AMR: rec.AMR}
 	is, err := w.newGrant(tx, client, g, now)
 	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
 		return issuance{}, refuse(errInvalidGrant("user disabled or gone"))

@@ -18,6 +18,10 @@ type EndSessionRequest struct {
 	PostLogoutRedirectURI string
 	State                 string
 	SessionToken          string
+	// Confirmed says that the user confirmed the logout (a form the
+	// provider showed, posted back with its CSRF token), which a logout
+	// not proven to come from the session's client needs.
+	Confirmed bool
 }
 
 // EndSession logs a user out: it revokes the session of the cookie's
@@ -26,8 +30,16 @@ type EndSessionRequest struct {
 // the browser: PostLogoutRedirectURI with State when given, which must be
 // registered exactly for the client (ClientID or the hint's audience;
 // CodeInvalid on "post_logout_redirect_uri" otherwise: show it, do not
-// redirect), or "" for a signed-out page. Logging out without a session
-// succeeds.
+// redirect), or "" for a signed-out page. Logging out without a live
+// session succeeds.
+//
+// Ending a live session needs the user's confirmation (req.Confirmed)
+// unless the hint names the very session of the cookie: any page can send
+// a browser to the logout endpoint (an <img> will do), and only a client
+// holding the session's ID token proves it acts for the user (OpenID
+// Connect RP-Initiated Logout 1.0 section 2). Without it, EndSession
+// changes nothing and returns CodeConfirmationRequired, after checking
+// the request, so that the provider asks first.
 //
 // A hint must verify against the workspace's published keys (CodeInvalid
 // on "id_token_hint" otherwise): it may have expired, but a hint signed
@@ -50,9 +62,11 @@ func (p *Provider) EndSession(ctx context.Context, req EndSessionRequest) (strin
 		if redirect, err = w.logoutRedirect(tx, clientID, req); err != nil {
 			return err
 		}
+		hinted := sessionID
+		cookie := ""
 		if id, secret, ok := parseToken(sessionPrefix, req.SessionToken); ok {
 			if rec, err := tx.Session(w.slug, id); err == nil && secretMatches(secret, rec.SecretHash) {
-				sessionID = rec.ID
+				sessionID, cookie = rec.ID, rec.ID
 			}
 		}
 		if sessionID == "" {
@@ -65,10 +79,10 @@ func (p *Provider) EndSession(ctx context.Context, req EndSessionRequest) (strin
 		if err != nil {
 			return err
 		}
-		if err := w.revokeSession(tx, rec, revokedLogout, now); err != nil {
-			return err
+		if sessionFromRecord(rec).Active(now) && !req.Confirmed && (hinted == "" || hinted != cookie) {
+			return errorf(CodeConfirmationRequired, "confirm the logout: the request does not prove it comes from the session's client")
 		}
-		return w.revokeUserGrants(tx, rec.UserID, rec.ID, revokedLogout, now)
+		return w.endSession(tx, rec, revokedLogout, now)
 	})
 	if err != nil {
 		return "", fromStore(err, "session")

@@ -20,7 +20,11 @@ import (
 // CodeInvalidGrant. A refresh token used before is CodeInvalidGrant too,
 // and it revokes its grant, every token of the family, and emits
 // token.refresh_reused: either the client or an attacker holds a stolen
-// copy.
+// copy. The one exception is TokenLifetimes.RefreshReuse (off by
+// default): within it of the first exchange, and while the successor has
+// not been used, a used token is exchanged again for a new successor, for
+// a client whose first answer was lost; the earlier successor then counts
+// as used.
 func (p *Provider) RefreshTokens(ctx context.Context, client OAuthClient, refreshToken string, scopes []string) (Tokens, error) {
 	w := p.w
 	if err := w.tokensReady(); err != nil {
@@ -55,15 +59,22 @@ func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret st
 	if err != nil {
 		return issuance{}, err
 	}
-	switch {
-	case g.ClientID != client.ID:
+	if g.ClientID != client.ID {
 		return issuance{}, refuse(errInvalidGrant("another client's refresh token"))
-	case !rt.UsedAt.IsZero():
-		if err := w.refreshReused(tx, g, now); err != nil {
+	}
+	var superseded *store.RefreshToken // the successor a retry replaces
+	if !rt.UsedAt.IsZero() {
+		if superseded, err = w.lostAnswer(tx, rt, now); err != nil {
 			return issuance{}, err
 		}
-		return issuance{}, refuse(errInvalidGrant("refresh token used before"))
-	case !g.RevokedAt.IsZero() || !now.Before(g.ExpiresAt) || !now.Before(rt.ExpiresAt):
+		if superseded == nil {
+			if err := w.refreshReused(tx, g, now); err != nil {
+				return issuance{}, err
+			}
+			return issuance{}, refuse(errInvalidGrant("refresh token used before"))
+		}
+	}
+	if !g.RevokedAt.IsZero() || !now.Before(g.ExpiresAt) || !now.Before(rt.ExpiresAt) {
 		return issuance{}, refuse(errInvalidGrant("grant revoked or expired"))
 	}
 	if len(scopes) > 0 {
@@ -84,12 +95,41 @@ func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret st
 	if err != nil {
 		return issuance{}, err
 	}
-	rt.UsedAt = now
-	if err := tx.PutRefreshToken(w.slug, rt); err != nil {
+	if superseded != nil {
+		superseded.UsedAt = now
+		if err := tx.PutRefreshToken(w.slug, *superseded); err != nil {
+			return issuance{}, err
+		}
+	}
+	if rt.UsedAt.IsZero() {
+		rt.UsedAt = now
+	}
+	if is.refresh, rt.SuccessorID, err = w.newRefreshToken(tx, g, now); err != nil {
 		return issuance{}, err
 	}
-	is.refresh, err = w.newRefreshToken(tx, g, now)
-	return is, err
+	return is, tx.PutRefreshToken(w.slug, rt)
+}
+
+// lostAnswer returns the successor of a used refresh token when the token
+// may be exchanged again because its first answer may have been lost:
+// within TokenLifetimes.RefreshReuse of its use, while the successor has
+// not been used; nil otherwise. The exchange then supersedes the
+// successor (marks it used, so that presenting it later counts as reuse:
+// the client retrying is not the one holding it).
+func (w *Workspace) lostAnswer(tx store.Tx, rt store.RefreshToken, now time.Time) (*store.RefreshToken, error) {
+	if rt.SuccessorID == "" || !now.Before(rt.UsedAt.Add(w.svc.lifetimes.RefreshReuse)) {
+		return nil, nil
+	}
+	next, err := tx.RefreshToken(w.slug, rt.SuccessorID)
+	switch {
+	case isNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !next.UsedAt.IsZero():
+		return nil, nil
+	}
+	return &next, nil
 }
 
 // refreshReused revokes a grant whose refresh token came back after it

@@ -31,22 +31,27 @@ func (p *Provider) SignIn(ctx context.Context, requestID, login, password string
 	if _, err := p.GetPendingAuthorization(ctx, requestID); err != nil {
 		return SignIn{}, err
 	}
-	u, err := p.w.Authenticate(ctx, login, password)
+	u, err := p.w.authenticate(ctx, login, password, requestID)
 	if err != nil {
 		return SignIn{}, err
 	}
-	return p.CompleteSignIn(ctx, requestID, u.ID)
+	return p.CompleteSignIn(ctx, requestID, u.ID, &SessionOptions{AMR: amrPassword})
 }
 
 // CompleteSignIn completes a stored authorization request for a user the
 // program authenticated (Workspace.VerifySecondFactor after SignIn asked
-// for a code, or a sign-in of its own): it starts a session, issues the
-// code and emits login.succeeded in one transaction, and returns what
-// SignIn returns. A disabled user is CodeUnauthenticated; a request that
-// is unknown, completed or expired CodeTokenInvalid or CodeTokenExpired.
-func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID int64) (SignIn, error) {
+// for a code, with its VerifiedSecondFactor.AMR in opts, or a sign-in of
+// its own): it starts a session, issues the code and emits
+// login.succeeded in one transaction, and returns what SignIn returns.
+// opts.AMR becomes the session's and the ID tokens' amr. A disabled user
+// is CodeUnauthenticated; a request that is unknown, completed or expired
+// CodeTokenInvalid or CodeTokenExpired.
+func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID int64, opts *SessionOptions) (SignIn, error) {
 	w := p.w
-	session, token, err := w.newSession(userID)
+	if err := opts.validate(); err != nil {
+		return SignIn{}, err
+	}
+	session, token, err := w.newSession(ctx, userID, opts.amr())
 	if err != nil {
 		return SignIn{}, err
 	}

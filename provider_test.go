@@ -28,11 +28,12 @@ func TestProviderMetadata(t *testing.T) {
 		Issuer: issuerBase + "/t/acme",
 		Scopes: []string{"openid", "profile", "email", "groups", "roles"},
 		Claims: []string{
-			"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
+			"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash", "amr",
 			"name", "preferred_username", "updated_at", "email", "email_verified",
 			"groups", "roles", "groups_overage", "roles_overage", "dept", "team",
 		},
-		SigningAlgorithms: []string{"RS256", "ES256"},
+		SigningAlgorithms:        []string{"RS256", "ES256"},
+		AuthorizationResponseIss: true,
 	}
 	if diff := cmp.Diff(want, md); diff != "" {
 		t.Errorf("GetMetadata (-want +got):\n%s", diff)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"net/url"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -46,13 +47,23 @@ type VerificationMail struct {
 	Server SMTPSettings
 	From   mail.Address
 	To     mail.Address
-	// Link is the link template (the workspace's VerifyURL, or the reset
-	// link the job was queued with) with this attempt's token.
+	// Link is the link template (the workspace's VerifyURL or the hosted
+	// verification page, or the reset link the job was queued with) with
+	// this attempt's token.
 	Link string
 	// Lifetime is how long the token stays valid.
 	Lifetime time.Duration
 	// Date is the attempt's time.
 	Date time.Time
+	// Locale is the language tag of the request that asked for the email
+	// when it was the user's own (RequestInfo.Locale); empty otherwise.
+	Locale string
+	// Workspace is the workspace's name for people (Branding.Name), and
+	// Accent its accent colour (Branding.Accent).
+	Workspace string
+	Accent    string
+	// Logo is the workspace's logo, when it has one.
+	Logo *Logo
 }
 
 // Attempt is what Begin prepared for one attempt of a leased job.
@@ -77,6 +88,7 @@ var (
 	errEmailVerified     = errors.New("email verified already")
 	errEmailJobUnknown   = errors.New("unreadable email job")
 	errNoSuchAddress     = errors.New("no enabled user has this address")
+	errNoVerifyLink      = errors.New("no verification link: the workspace has no smtp.verifyUrl and the Service no IssuerBase")
 )
 
 // Begin prepares an attempt of a job leased to owner. It returns
@@ -142,6 +154,12 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 			kind, lifetime = passwordReset, PasswordResetTokenLifetime
 		}
 		m.lifetime = lifetime
+		if a, err := tx.Asset(w.slug, workspaceLogo); err == nil {
+			logo := logoFromAsset(a)
+			m.logo = &logo
+		} else if !isNotFound(err) {
+			return err
+		}
 		token, err = w.issueSingleUse(tx, kind, m.user, at, lifetime)
 		return err
 	})
@@ -155,25 +173,45 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 	}
 	server := m.server
 	server.TLS = server.mode()
-	link := server.VerifyURL
-	if m.job.Kind == MailPasswordReset {
-		link = m.job.Link
-	}
 	return Attempt{At: at, Mail: &VerificationMail{
-		Kind:     m.job.Kind,
-		Server:   server,
-		From:     mail.Address{Name: server.FromName, Address: server.From},
-		To:       mail.Address{Name: m.user.FullName, Address: m.user.Email},
-		Link:     fillLink(link, token),
-		Lifetime: m.lifetime,
-		Date:     at,
+		Kind:      m.job.Kind,
+		Server:    server,
+		From:      mail.Address{Name: server.FromName, Address: server.From},
+		To:        mail.Address{Name: m.user.FullName, Address: m.user.Email},
+		Link:      fillLink(w.mailLink(m), token),
+		Lifetime:  m.lifetime,
+		Date:      at,
+		Locale:    m.job.Locale,
+		Workspace: m.branding.Name(w.slug),
+		Accent:    m.branding.Accent(),
+		Logo:      m.logo,
 	}}, nil
+}
+
+// mailLink is the link template of a mail job: a reset's own; the
+// workspace's VerifyURL; or else the hosted verification page, which goes
+// on with the authorization request that asked for the email, if one
+// did.
+func (w *Workspace) mailLink(m mailToSend) string {
+	switch {
+	case m.job.Kind == MailPasswordReset:
+		return m.job.Link
+	case m.server.VerifyURL != "":
+		return m.server.VerifyURL
+	}
+	link := w.Issuer() + "/verify?token=" + verifyURLPlaceholder
+	if m.job.Request != "" {
+		link += "&request=" + url.QueryEscape(m.job.Request)
+	}
+	return link
 }
 
 // mailToSend is a leased mail job worth sending, with what it goes to.
 type mailToSend struct {
 	job      emailJob
 	server   SMTPSettings
+	branding Branding
+	logo     *Logo
 	user     store.User
 	lifetime time.Duration
 }
@@ -197,12 +235,15 @@ func (w *Workspace) mailToSend(tx store.Tx, owner string, id int64) (m mailToSen
 	if settings.SMTP == nil {
 		return m, errSMTPNotConfigured, nil
 	}
-	m.server = *settings.SMTP
+	m.server, m.branding = *settings.SMTP, settings.Branding
 	if err := settings.validate(); err != nil {
 		return m, fmt.Errorf("the workspace's SMTP settings are invalid: %w", err), nil
 	}
 	if m.job.Kind == MailPasswordReset {
 		return w.resetMailTo(tx, m)
+	}
+	if m.server.VerifyURL == "" && w.svc.issuerBase == "" {
+		return m, errNoVerifyLink, nil
 	}
 	m.user, err = tx.User(w.slug, m.job.UserID)
 	switch {

@@ -1355,7 +1355,7 @@ func sessionRows() []catalogueRow {
 			return err
 		}, identity.CodeUnauthenticated, nil},
 		{"sessions: VerifySession refuses disabled users", "disabled", func(e *testEnv) error {
-			created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+			created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 			if err != nil {
 				return err
 			}
@@ -1370,7 +1370,7 @@ func sessionRows() []catalogueRow {
 			if err := e.ws.DisableUser(e.ctx, e.ada.ID); err != nil {
 				return err
 			}
-			_, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+			_, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 			return err
 		}, identity.CodeForbidden, nil},
 	}
@@ -1614,7 +1614,8 @@ func TestCataloguesOfNames(t *testing.T) {
 	}
 	scopes := []identity.Scope{"users:read", "users:write", "user_attributes:read", "user_attributes:write",
 		"claim_mappers:read", "claim_mappers:write", "webhooks:read", "webhooks:write",
-		"roles:read", "roles:write", "groups:read", "groups:write"}
+		"roles:read", "roles:write", "groups:read", "groups:write",
+		"clients:read", "clients:write", "branding:read", "branding:write"}
 	if diff := cmp.Diff(scopes, identity.Scopes()); diff != "" {
 		t.Errorf("Scopes (-documented +got):\n%s", diff)
 	}
@@ -1628,9 +1629,11 @@ func TestCataloguesOfNames(t *testing.T) {
 		"invalid_grant":          identity.ErrInvalidGrant, "login_required": identity.ErrLoginRequired,
 		"locked": identity.ErrLocked, "mfa_required": identity.ErrMFARequired,
 		"mfa_enrollment_required": identity.ErrMFAEnrollmentRequired,
+		"rate_limited":            identity.ErrRateLimited, "email_unverified": identity.ErrEmailUnverified,
+		"confirmation_required": identity.ErrConfirmationRequired,
 	}
-	if len(codes) != 19 {
-		t.Fatalf("%d documented codes, want 19", len(codes))
+	if len(codes) != 22 {
+		t.Fatalf("%d documented codes, want 22", len(codes))
 	}
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(codes)), declaredCodes(t)); diff != "" {
 		t.Errorf("codes with a sentinel (-want +declared):\n%s", diff)
@@ -1681,7 +1684,7 @@ func TestTokenShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	k, key := createdKey.APIKey, createdKey.Secret
-	createdSession, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	createdSession, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

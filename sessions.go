@@ -2,6 +2,9 @@ package identity
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -29,13 +32,26 @@ type Session struct {
 	LastSeenAt time.Time `json:"lastSeenAt"`
 	// RevokedAt is nil while the session has not been revoked.
 	RevokedAt *time.Time `json:"revokedAt"`
+	// UserAgent and Address are the User-Agent (at most
+	// MaxUserAgentLength bytes) and the client address of the request that
+	// started the session (RequestInfo); empty when the program started it
+	// on its own.
+	UserAgent string `json:"userAgent,omitempty"`
+	Address   string `json:"address,omitempty"`
+	// AMR is how the user authenticated when the session started, as RFC
+	// 8176 names the methods: "pwd" for a password, "otp" and "mfa" added
+	// for a second factor's code (a recovery code included). ID tokens of
+	// the session carry it as amr. Empty when the program started the
+	// session without saying.
+	AMR []string `json:"amr,omitempty"`
 }
 
 // Active reports whether the session can still be used at now.
 func (s Session) Active(now time.Time) bool { return s.RevokedAt == nil && now.Before(s.ExpiresAt) }
 
 func sessionFromRecord(r store.Session) Session {
-	s := Session{ID: r.ID, UserID: r.UserID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, LastSeenAt: r.LastSeenAt}
+	s := Session{ID: r.ID, UserID: r.UserID, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, LastSeenAt: r.LastSeenAt,
+		UserAgent: r.UserAgent, Address: r.Address, AMR: r.AMR}
 	if !r.RevokedAt.IsZero() {
 		revoked := r.RevokedAt
 		s.RevokedAt = &revoked
@@ -63,22 +79,76 @@ type VerifiedSession struct {
 }
 
 // Login authenticates like Authenticate and, on success, starts a session
-// for the user. A user who needs a second factor gets Authenticate's
-// CodeMFARequired (or CodeMFAEnrollmentRequired) and no session: after
-// VerifySecondFactor, CreateSession starts it.
+// for the user (AMR "pwd"). A user who needs a second factor gets
+// Authenticate's CodeMFARequired (or CodeMFAEnrollmentRequired) and no
+// session: after VerifySecondFactor, CreateSession starts it.
 func (w *Workspace) Login(ctx context.Context, login, password string) (CreatedSession, error) {
 	u, err := w.Authenticate(ctx, login, password)
 	if err != nil {
 		return CreatedSession{}, err
 	}
-	return w.CreateSession(ctx, u.ID)
+	return w.CreateSession(ctx, u.ID, &SessionOptions{AMR: amrPassword})
+}
+
+// The AMR of the sign-ins the library makes (RFC 8176).
+var (
+	amrPassword     = []string{"pwd"}
+	amrSecondFactor = []string{"pwd", "otp", "mfa"}
+)
+
+// SessionOptions are the optional parts of CreateSession and
+// Provider.CompleteSignIn.
+type SessionOptions struct {
+	// AMR says how the program authenticated the user, in RFC 8176's
+	// names ("pwd", "otp", "mfa", "hwk", ...): each 1-32 characters of
+	// letters, digits, '_' and '-', at most 8. VerifiedSecondFactor.AMR
+	// is what a second factor after a password gives.
+	AMR []string
+}
+
+// maxAMR bounds SessionOptions.AMR.
+const maxAMR = 8
+
+// validate reports the options' problems.
+func (o *SessionOptions) validate() error {
+	if o == nil {
+		return nil
+	}
+	var p problems
+	if len(o.AMR) > maxAMR {
+		p.add("amr", RuleMaxLength, "must have at most %d methods", maxAMR)
+	}
+	for i, m := range o.AMR {
+		if !checkText(&p, "amr["+strconv.Itoa(i)+"]", m, 1, 32) {
+			continue
+		}
+		if strings.IndexFunc(m, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) >= 0 {
+			p.add("amr["+strconv.Itoa(i)+"]", RulePattern, "must be letters, digits, '_' and '-'")
+		}
+	}
+	return p.err("invalid session options")
+}
+
+// amr returns the options' AMR, or none.
+func (o *SessionOptions) amr() []string {
+	if o == nil {
+		return nil
+	}
+	return slices.Clone(o.AMR)
 }
 
 // CreateSession starts a session for an enabled user, for when the
 // program authenticated the user itself (a second factor, a federated
-// login). A disabled user is CodeForbidden, an unknown one CodeNotFound.
-func (w *Workspace) CreateSession(ctx context.Context, userID int64) (CreatedSession, error) {
-	rec, token, err := w.newSession(userID)
+// login); opts may say how. The session records the client of the
+// request (RequestInfo in ctx). A disabled user is CodeForbidden, an
+// unknown one CodeNotFound.
+func (w *Workspace) CreateSession(ctx context.Context, userID int64, opts *SessionOptions) (CreatedSession, error) {
+	if err := opts.validate(); err != nil {
+		return CreatedSession{}, err
+	}
+	rec, token, err := w.newSession(ctx, userID, opts.amr())
 	if err != nil {
 		return CreatedSession{}, err
 	}
@@ -94,17 +164,25 @@ func (w *Workspace) CreateSession(ctx context.Context, userID int64) (CreatedSes
 }
 
 // newSession makes the record and token of a session of the user that
-// starts now; putSession stores it.
-func (w *Workspace) newSession(userID int64) (store.Session, string, error) {
+// starts now, for the client of ctx's request, authenticated by amr;
+// putSession stores it.
+func (w *Workspace) newSession(ctx context.Context, userID int64, amr []string) (store.Session, string, error) {
 	id, secret, token, err := newToken(sessionPrefix)
 	if err != nil {
 		return store.Session{}, "", internal(err)
 	}
 	now := w.svc.timestamp()
-	return store.Session{
+	rec := store.Session{
 		ID: id, UserID: userID, SecretHash: hashSecret(secret),
-		CreatedAt: now, ExpiresAt: now.Add(w.svc.sessionLifetime), LastSeenAt: now,
-	}, token, nil
+		CreatedAt: now, ExpiresAt: now.Add(w.svc.sessionLifetime), LastSeenAt: now, AMR: amr,
+	}
+	if info := RequestInfoFrom(ctx); info.Address.IsValid() || info.UserAgent != "" {
+		rec.UserAgent = boundedUserAgent(info.UserAgent)
+		if info.Address.IsValid() {
+			rec.Address = info.Address.String()
+		}
+	}
+	return rec, token, nil
 }
 
 // putSession stores a new session in tx if its user is enabled, and
@@ -209,8 +287,11 @@ func (w *Workspace) ListSessions(ctx context.Context, userID int64, page *Page) 
 	return List[Session]{Items: mapAll(recs, sessionFromRecord), Total: total, Offset: pg.Offset, Limit: pg.Limit}, nil
 }
 
-// RevokeSession revokes the session at once and emits session.revoked.
-// Revoking a revoked or expired session succeeds and emits nothing.
+// RevokeSession revokes the session at once, with session.revoked, and
+// the grants issued in it (their access tokens fail introspection and
+// their refresh tokens stop working), as ending the session at the
+// provider does. Revoking a revoked or expired session succeeds and emits
+// nothing; grants of it still live are revoked all the same.
 func (w *Workspace) RevokeSession(ctx context.Context, id string) error {
 	now := w.svc.timestamp()
 	err := w.update(ctx, func(tx store.Tx) error {
@@ -218,14 +299,14 @@ func (w *Workspace) RevokeSession(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return w.revokeSession(tx, rec, "revoked", now)
+		return w.endSession(tx, rec, revokedSession, now)
 	})
 	return fromStore(err, "session")
 }
 
-// RevokeUserSession revokes a session of the user, for the user
-// themselves (a self-service page listing their sessions): like
-// RevokeSession, but a session of another user is CodeNotFound, as an
+// RevokeUserSession revokes a session of the user and the grants issued
+// in it, for the user themselves (a self-service page listing their
+// sessions): like RevokeSession, but a session of another user is CodeNotFound, as an
 // unknown one is, in the transaction that revokes.
 func (w *Workspace) RevokeUserSession(ctx context.Context, userID int64, id string) error {
 	now := w.svc.timestamp()
@@ -237,9 +318,21 @@ func (w *Workspace) RevokeUserSession(ctx context.Context, userID int64, id stri
 		if err != nil {
 			return err
 		}
-		return w.revokeSession(tx, rec, "revoked", now)
+		return w.endSession(tx, rec, revokedSession, now)
 	})
 	return fromStore(err, "session")
+}
+
+// revokedSession is the reason of a session revoked by RevokeSession or
+// RevokeUserSession, and of the grants issued in it.
+const revokedSession = "revoked"
+
+// endSession revokes the session in tx and the grants issued in it.
+func (w *Workspace) endSession(tx store.Tx, rec store.Session, reason string, now time.Time) error {
+	if err := w.revokeSession(tx, rec, reason, now); err != nil {
+		return err
+	}
+	return w.revokeUserGrants(tx, rec.UserID, rec.ID, reason, now)
 }
 
 // revokeSession revokes one session in tx if it is active, with its event.

@@ -30,6 +30,16 @@ type Settings struct {
 	// Limits cap attributes per user and webhook endpoints; the zero
 	// value is the defaults (100 and 50).
 	Limits Limits `json:"limits,omitzero"`
+	// Throttle bounds failed sign-ins per client address and per login,
+	// and emails per address; the zero value is the default policy (on).
+	Throttle ThrottlePolicy `json:"throttle,omitzero"`
+	// RequireVerifiedEmail lets only users whose email is verified sign
+	// in: a right password of another user is CodeEmailUnverified, and a
+	// new verification email goes out. Default false.
+	RequireVerifiedEmail bool `json:"requireVerifiedEmail,omitempty"`
+	// Branding is how the hosted pages and the emails present the
+	// workspace; the zero value shows its slug and the default colour.
+	Branding Branding `json:"branding,omitzero"`
 	// Retention says how long finished jobs and ended sessions are kept;
 	// the zero value is the defaults (7 days for succeeded webhook
 	// deliveries, 30 for failed ones and for mail jobs, 90 for ended
@@ -106,8 +116,10 @@ type SMTPSettings struct {
 	// most 2048 characters, containing "{token}", which is replaced by the
 	// verification token, as in "https://app.example.com/verify?token={token}".
 	// The page it opens passes the token to Workspace.ConfirmEmail. The
-	// token consists of URL-safe characters only.
-	VerifyURL string `json:"verifyUrl"`
+	// token consists of URL-safe characters only. Empty means the hosted
+	// verification page of package oidc, {issuer}/verify?token={token},
+	// which needs the Service's IssuerBase.
+	VerifyURL string `json:"verifyUrl,omitempty"`
 	// TokenLifetime is how long a verification token stays valid after
 	// its email is sent: 0 means DefaultVerificationTokenLifetime (24 h),
 	// otherwise between MinVerificationTokenLifetime and
@@ -228,7 +240,21 @@ func (m *SMTPSettings) validate(p *problems) {
 }
 
 func (m *SMTPSettings) validateVerifyURL(p *problems) {
-	validateLinkTemplate(p, "smtp.verifyUrl", m.VerifyURL)
+	if m.VerifyURL != "" {
+		validateLinkTemplate(p, "smtp.verifyUrl", m.VerifyURL)
+	}
+}
+
+// checkSettings reports every rule the settings break on this Service:
+// their own, and that SMTP settings need a VerifyURL when the Service
+// has no IssuerBase, since the default link is the hosted verification
+// page's.
+func (s *Service) checkSettings(set Settings) error {
+	p := set.problems()
+	if set.SMTP != nil && set.SMTP.VerifyURL == "" && s.issuerBase == "" {
+		p.add("smtp.verifyUrl", RuleRequired, "is required when the Service has no IssuerBase (without one there is no hosted verification page to link to)")
+	}
+	return p.err("invalid settings")
 }
 
 // validateLinkTemplate checks the template of a link in an email: at
@@ -288,6 +314,11 @@ func DefaultSettings() Settings {
 }
 
 func (s Settings) validate() error {
+	return s.problems().err("invalid settings")
+}
+
+// problems returns every rule the settings break.
+func (s Settings) problems() problems {
 	var p problems
 	pp := s.PasswordPolicy
 	if pp.MinLength < MinPasswordLength {
@@ -300,6 +331,8 @@ func (s Settings) validate() error {
 		s.SMTP.validate(&p)
 	}
 	s.Lockout.validate(&p)
+	s.Throttle.validate(&p)
+	s.Branding.validate(&p)
 	s.Limits.validate(&p)
 	s.Retention.validate(&p)
 	switch s.MFA {
@@ -307,7 +340,7 @@ func (s Settings) validate() error {
 	default:
 		p.add("mfa", RuleUnknown, "must be %q or %q", MFAOptional, MFARequired)
 	}
-	return p.err("invalid settings")
+	return p
 }
 
 // encode validates the settings and returns their stored form, which
@@ -391,7 +424,42 @@ func (w *Workspace) UpdateSettings(ctx context.Context, s Settings) error {
 		}
 		// Unreadable stored settings keep no password, and are replaced.
 		cur, _ := decodeSettings(rec.Settings)
-		encoded, err := s.keepPassword(cur).encode()
+		merged := s.keepPassword(cur)
+		if err := w.svc.checkSettings(merged); err != nil {
+			return err
+		}
+		encoded, err := merged.encode()
+		if err != nil {
+			return err
+		}
+		rec.Settings = encoded
+		return tx.PutWorkspace(rec)
+	})
+	return fromStore(err, "workspace")
+}
+
+// SetBranding replaces the workspace's branding and keeps the rest of its
+// settings, in one transaction (a program that changes only the branding
+// cannot undo a concurrent change of another setting, as reading and
+// writing the whole Settings could). Invalid branding is CodeInvalid on
+// "branding.displayName" or "branding.accentColor".
+func (w *Workspace) SetBranding(ctx context.Context, b Branding) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		rec, err := tx.Workspace(w.slug)
+		if err != nil {
+			return err
+		}
+		cur, err := decodeSettings(rec.Settings)
+		if err != nil {
+			return err
+		}
+		var p problems
+		b.validate(&p)
+		if err := p.err("invalid branding"); err != nil {
+			return err
+		}
+		cur.Branding = b
+		encoded, err := cur.encode()
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,20 @@ type TokenLifetimes struct {
 	// RefreshMax is the absolute lifetime of a grant: no refresh token of
 	// an authorization outlives it. Default 90 days.
 	RefreshMax time.Duration
+	// RefreshReuse is how long after a refresh token was exchanged it may
+	// be exchanged again, for a client that lost the answer (a crash or a
+	// dropped connection after the exchange committed) and holds only the
+	// used token: within it, and while the successor has not been used,
+	// the used token gets a new successor and the first successor stops
+	// working (presenting it later counts as reuse); past it, a used token
+	// revokes its grant (see Provider.RefreshTokens). At most
+	// MaxRefreshReuse. Default 0: off, since every second of it is a
+	// second in which a stolen copy of a used token is not detected.
+	RefreshReuse time.Duration
 }
+
+// MaxRefreshReuse bounds TokenLifetimes.RefreshReuse.
+const MaxRefreshReuse = 5 * time.Minute
 
 // DefaultTokenLifetimes returns the lifetimes used when Options sets none.
 func DefaultTokenLifetimes() TokenLifetimes {
@@ -134,6 +147,12 @@ func (s *Service) setTokenOptions(opts *Options) error {
 				*f.into = *f.set
 			}
 		}
+		if l.RefreshReuse < 0 || l.RefreshReuse > MaxRefreshReuse {
+			var p problems
+			p.add("TokenLifetimes.RefreshReuse", RuleRange, "must be between 0 and %s", MaxRefreshReuse)
+			return p.err("invalid Options.TokenLifetimes")
+		}
+		s.lifetimes.RefreshReuse = l.RefreshReuse
 	}
 	return nil
 }
@@ -179,11 +198,12 @@ type TokenRequest struct {
 	// Scopes are granted as given, except that scopes the provider does
 	// not know are dropped. An ID token is issued when they hold "openid".
 	Scopes []string
-	// Nonce, SessionID and AuthTime go into the ID token (nonce, sid,
-	// auth_time) when set.
+	// Nonce, SessionID, AuthTime and AMR go into the ID token (nonce,
+	// sid, auth_time, amr) when set; AMR as SessionOptions.AMR takes it.
 	Nonce     string
 	SessionID string
 	AuthTime  time.Time
+	AMR       []string
 }
 
 // Tokens are the tokens issued for one grant.
@@ -222,6 +242,9 @@ func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, 
 		// which only Provider.ExchangeClientCredentials may make.
 		return Tokens{}, errorf(CodeNotFound, "user not found")
 	}
+	if err := (&SessionOptions{AMR: req.AMR}).validate(); err != nil {
+		return Tokens{}, err
+	}
 	key, err := w.activeKey(ctx)
 	if err != nil {
 		return Tokens{}, err
@@ -234,7 +257,7 @@ func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, 
 		if err != nil {
 			return fromStore(err, "client")
 		}
-		g := store.Grant{ClientID: client.ID, UserID: req.UserID, SessionID: req.SessionID, Scopes: scopes, AuthTime: req.AuthTime.UTC().Truncate(time.Microsecond)}
+		g := store.Grant{ClientID: client.ID, UserID: req.UserID, SessionID: req.SessionID, Scopes: scopes, AuthTime: req.AuthTime.UTC().Truncate(time.Microsecond), AMR: slices.Clone(req.AMR)}
 		is, err = w.newGrant(tx, clientFromRecord(client), g, now)
 		is.nonce = req.Nonce
 		return err
@@ -289,7 +312,7 @@ func (w *Workspace) newGrant(tx store.Tx, client OAuthClient, g store.Grant, now
 		return issuance{}, err
 	}
 	if g.UserID != 0 && client.HasGrantType(GrantRefreshToken) {
-		if is.refresh, err = w.newRefreshToken(tx, g, now); err != nil {
+		if is.refresh, _, err = w.newRefreshToken(tx, g, now); err != nil {
 			return issuance{}, err
 		}
 	}
@@ -353,17 +376,17 @@ const refreshPrefix = "idrt_"
 
 // newRefreshToken stores a fresh refresh token of the grant and returns
 // it. It expires after the sliding lifetime, never after the grant.
-func (w *Workspace) newRefreshToken(tx store.Tx, g store.Grant, now time.Time) (string, error) {
+func (w *Workspace) newRefreshToken(tx store.Tx, g store.Grant, now time.Time) (token, id string, err error) {
 	id, secret, token, err := newToken(refreshPrefix)
 	if err != nil {
-		return "", internal(err)
+		return "", "", internal(err)
 	}
 	expires := earliest(now.Add(w.svc.lifetimes.Refresh), g.ExpiresAt)
 	rec := store.RefreshToken{ID: id, GrantID: g.ID, SecretHash: hashSecret(secret), CreatedAt: now, ExpiresAt: expires}
 	if err := tx.PutRefreshToken(w.slug, rec); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return token, nil
+	return token, id, nil
 }
 
 // signingKey is the active key, opened.
@@ -437,6 +460,9 @@ func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
 	id.set("auth_time", g.AuthTime.Unix())
 	id.setNonEmpty("nonce", is.nonce)
 	id.setNonEmpty("sid", g.SessionID)
+	if len(g.AMR) > 0 {
+		id.set("amr", g.AMR)
+	}
 	id.set("at_hash", leftHalfHash(t.AccessToken))
 	is.carry.setAccessClaims(id, is.holds, is.claimLimit)
 	if t.IDToken, err = w.signClaims(key, idTokenType, id); err != nil {
@@ -501,7 +527,7 @@ func subject(g store.Grant) string {
 // token (and GetUserInfo in its answer) besides the mapped ones, as
 // ProviderMetadata.Claims lists them.
 var idTokenClaims = []string{
-	"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
+	"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash", "amr",
 	"name", "preferred_username", "updated_at", "email", "email_verified",
 	"groups", "roles", "groups_overage", "roles_overage",
 }

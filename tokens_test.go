@@ -38,7 +38,7 @@ func (e *oidcEnv) withMappers() {
 func TestIssueTokensClaims(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	e.withMappers()
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestTokensReady(t *testing.T) {
 func TestVerifyAccessToken(t *testing.T) {
 	e := newOIDCEnv(t, nil)
 	e.withMappers()
-	created, err := e.ws.CreateSession(e.ctx, e.ada.ID)
+	created, err := e.ws.CreateSession(e.ctx, e.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,13 @@ type emailJob struct {
 	Email string `json:"email"`
 	// Link is the link template of a password reset email.
 	Link string `json:"link,omitempty"`
+	// Request is the authorization request whose sign-in asked for a
+	// verification email: the hosted verification page offers to go on
+	// with it.
+	Request string `json:"request,omitempty"`
+	// Locale is the language of the request that queued the job, when it
+	// was the user's own (RequestInfo.Locale).
+	Locale string `json:"locale,omitempty"`
 }
 
 // eventType is the EventType of the job's delivery.
@@ -95,11 +102,44 @@ func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
 // current address, for a user whose link expired or got lost. Earlier
 // links for the same address stay valid until they expire or one is
 // used. An unknown user is a not-found error; a workspace without SMTP
-// settings, or a user whose email is verified already, is a CodeConflict
-// error.
+// settings, or a user without an email or whose email is verified
+// already, is a CodeConflict error. Under the workspace's ThrottlePolicy
+// an address gets at most one verification email per MailInterval: a
+// request sooner is CodeRateLimited (Error.RetryAfter says when another
+// may go), and the email sent before still works.
 func (w *Workspace) SendVerificationEmail(ctx context.Context, userID int64) error {
-	err := w.update(ctx, func(tx store.Tx) error {
-		u, err := w.user(tx, userID)
+	return w.sendVerificationEmail(ctx, userID, "")
+}
+
+// sendVerificationEmail is SendVerificationEmail for the sign-in of an
+// authorization request, when requestID is set.
+func (w *Workspace) sendVerificationEmail(ctx context.Context, userID int64, requestID string) error {
+	var u store.User
+	var settings Settings
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		if u, err = w.user(tx, userID); err != nil {
+			return err
+		}
+		settings, err = w.settings(tx)
+		return err
+	})
+	if err != nil {
+		return fromStore(err, "user")
+	}
+	if err := verificationWanted(w.slug, settings, u); err != nil {
+		return err
+	}
+	retry, err := w.takeMail(ctx, settings.Throttle, MailVerifyEmail, u.Email)
+	if err != nil {
+		return err
+	}
+	if retry > 0 {
+		return &Error{Code: CodeRateLimited, RetryAfter: retry,
+			Message: "a verification email was sent moments ago, and its link works: another can follow in " + plural(minutesUp(retry), "minute")}
+	}
+	locale := RequestInfoFrom(ctx).Locale
+	err = w.update(ctx, func(tx store.Tx) error {
+		cur, err := w.user(tx, userID)
 		if err != nil {
 			return err
 		}
@@ -107,15 +147,72 @@ func (w *Workspace) SendVerificationEmail(ctx context.Context, userID int64) err
 		if err != nil {
 			return err
 		}
-		switch {
-		case settings.SMTP == nil:
-			return errorf(CodeConflict, "workspace %q has no SMTP settings", w.slug)
-		case u.EmailVerified:
-			return errorf(CodeConflict, "the email of user %d is verified already", userID)
+		if err := verificationWanted(w.slug, settings, cur); err != nil {
+			return err
 		}
-		return w.enqueueEmailJob(tx, emailJob{Kind: MailVerifyEmail, UserID: u.ID, Email: u.Email})
+		return w.enqueueEmailJob(tx, emailJob{Kind: MailVerifyEmail, UserID: cur.ID, Email: cur.Email, Request: requestID, Locale: locale})
 	})
 	return fromStore(err, "user")
+}
+
+// verificationWanted reports why the user cannot get a verification
+// email, or nil.
+func verificationWanted(slug string, settings Settings, u store.User) error {
+	switch {
+	case settings.SMTP == nil:
+		return errorf(CodeConflict, "workspace %q has no SMTP settings", slug)
+	case u.Email == "":
+		return errorf(CodeConflict, "user %d has no email", u.ID)
+	case u.EmailVerified:
+		return errorf(CodeConflict, "the email of user %d is verified already", u.ID)
+	}
+	return nil
+}
+
+// refuseUnverified is the answer to a right password of an unverified
+// user under RequireVerifiedEmail: CodeEmailUnverified, after queuing a
+// verification email (for the authorization request, when set) unless
+// one went out within the mail interval or the workspace cannot send one.
+func (w *Workspace) refuseUnverified(ctx context.Context, u store.User, settings Settings, requestID string) error {
+	w.svc.signedIn(SignInEmailUnverified)
+	refusal := &Error{Code: CodeEmailUnverified, Message: "the email address is not verified yet: open the link in the verification email, then sign in again"}
+	if verificationWanted(w.slug, settings, u) != nil {
+		refusal.Message = "the email address is not verified, and no verification email can be sent: ask an administrator"
+		return refusal
+	}
+	switch err := w.sendVerificationEmail(ctx, u.ID, requestID); ErrorCode(err) {
+	case "", CodeRateLimited, CodeConflict:
+		// Sent, sent moments ago, or verified meanwhile (the next sign-in
+		// goes through).
+		return refusal
+	default:
+		return err
+	}
+}
+
+// SetEmailVerified marks the user's email verified or not, for an
+// administrator who checked the address another way (or who wants it
+// checked again). It emits user.updated when it changes something and
+// returns the user. An unknown user is CodeNotFound.
+func (w *Workspace) SetEmailVerified(ctx context.Context, userID int64, verified bool) (User, error) {
+	var u store.User
+	err := w.update(ctx, func(tx store.Tx) (err error) {
+		if u, err = w.user(tx, userID); err != nil {
+			return err
+		}
+		if u.EmailVerified == verified {
+			return nil
+		}
+		u.EmailVerified, u.UpdatedAt, u.Version = verified, w.svc.timestamp(), newVersion(u.Version)
+		if err := tx.PutUser(w.slug, u); err != nil {
+			return err
+		}
+		return w.emit(tx, EventUserUpdated, userFromRecord(u))
+	})
+	if err != nil {
+		return User{}, fromStore(err, "user")
+	}
+	return userFromRecord(u), nil
 }
 
 // ConfirmEmail checks an email verification token, the one in the link of

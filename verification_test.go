@@ -98,7 +98,7 @@ func TestVerificationEmail(t *testing.T) {
 	want := identity.Attempt{At: q.Now(), Mail: &identity.VerificationMail{Kind: identity.MailVerifyEmail,
 		Server: server, From: mail.Address{Name: "Acme", Address: "noreply@example.com"},
 		To: mail.Address{Name: "User bob", Address: "bob@example.com"}, Link: att.Mail.Link,
-		Lifetime: 24 * time.Hour, Date: q.Now(),
+		Lifetime: 24 * time.Hour, Date: q.Now(), Workspace: "acme", Accent: "#1d5fc9",
 	}}
 	if diff := cmp.Diff(want, att); diff != "" {
 		t.Errorf("attempt (-want +got):\n%s", diff)

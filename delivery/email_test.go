@@ -113,7 +113,7 @@ func TestEmailVerificationArrivesAndConfirms(t *testing.T) {
 		t.Errorf("envelope: from %q to %q", got.From, got.To)
 	}
 	p := mailtest.Parse(t, got.Data)
-	if p.Subject != "Verify your email address" {
+	if p.Subject != "Verify your email address for acme" {
 		t.Errorf("Subject = %q", p.Subject)
 	}
 	if diff := cmp.Diff(&mail.Address{Name: `Ada <b>"Countess"</b> Lovelace`, Address: "ada@example.com"}, p.To); diff != "" {

@@ -30,6 +30,8 @@ func routeCases() []routeCase {
 	newHook := map[string]any{"url": "https://hooks.example.com/b", "events": []string{"login.failed"}}
 	newRole := map[string]any{"name": "auditor", "description": "reads the audit trail"}
 	newGroup := map[string]any{"name": "ops"}
+	newClient := map[string]any{"name": "cli", "public": true, "redirectUris": []string{"http://127.0.0.1:8080/cb"}}
+	logo := pngBody(testPNGData)
 	return []routeCase{
 		{"GET", base + "/users", nil, one(identity.ScopeUsersRead), 200},
 		{"POST", base + "/users", newUser, one(identity.ScopeUsersWrite), 201},
@@ -51,6 +53,7 @@ func routeCases() []routeCase {
 		{"POST", base + "/users/1/enable", nil, one(identity.ScopeUsersWrite), 204},
 		{"POST", base + "/users/1/unlock", nil, one(identity.ScopeUsersWrite), 204},
 		{"DELETE", base + "/users/1/mfa", nil, one(identity.ScopeUsersWrite), 204},
+		{"PUT", base + "/users/1/email-verified", map[string]any{"emailVerified": true}, one(identity.ScopeUsersWrite), 200},
 		{"GET", base + "/users/1/claims?token=access", nil, []identity.Scope{identity.ScopeUsersRead, identity.ScopeClaimMappersRead}, 200},
 		{"GET", base + "/claim-mappers/dept", nil, one(identity.ScopeClaimMappersRead), 200},
 		// Roles and groups.
@@ -73,6 +76,19 @@ func routeCases() []routeCase {
 		{"DELETE", base + "/groups/1/roles/1", nil, one(identity.ScopeGroupsWrite), 204},
 		{"GET", base + "/users/1/groups", nil, one(identity.ScopeUsersRead), 200},
 		{"GET", base + "/users/1/roles", nil, one(identity.ScopeUsersRead), 200},
+		// OAuth clients and branding; "{client}" is the seeded client.
+		{"GET", base + "/clients", nil, one(identity.ScopeClientsRead), 200},
+		{"POST", base + "/clients", newClient, one(identity.ScopeClientsWrite), 201},
+		{"GET", base + "/clients/{client}", nil, one(identity.ScopeClientsRead), 200},
+		{"DELETE", base + "/clients/{client}", nil, one(identity.ScopeClientsWrite), 204},
+		{"GET", base + "/clients/{client}/logo", nil, one(identity.ScopeClientsRead), 200},
+		{"PUT", base + "/clients/{client}/logo", logo, one(identity.ScopeClientsWrite), 200},
+		{"DELETE", base + "/clients/{client}/logo", nil, one(identity.ScopeClientsWrite), 204},
+		{"GET", base + "/branding", nil, one(identity.ScopeBrandingRead), 200},
+		{"PUT", base + "/branding", map[string]any{"displayName": "Acme Corp"}, one(identity.ScopeBrandingWrite), 200},
+		{"GET", base + "/branding/logo", nil, one(identity.ScopeBrandingRead), 200},
+		{"PUT", base + "/branding/logo", logo, one(identity.ScopeBrandingWrite), 200},
+		{"DELETE", base + "/branding/logo", nil, one(identity.ScopeBrandingWrite), 204},
 	}
 }
 

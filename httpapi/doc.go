@@ -19,6 +19,9 @@
 //	PUT    /users/{userId}                     users:write            200 user, ETag (If-Match: 412)
 //	DELETE /users/{userId}                     users:write            204 (disables the user)
 //	POST   /users/{userId}/enable              users:write            204 (enables the user)
+//	POST   /users/{userId}/unlock              users:write            204 (ends a lockout)
+//	DELETE /users/{userId}/mfa                 users:write            204 (clears the second factor)
+//	PUT    /users/{userId}/email-verified      users:write            200 user, ETag (body {"emailVerified": bool})
 //	GET    /users/{userId}/claims?token=       users:read and         200 {"claims": {...}} (token access or id)
 //	                                             claim_mappers:read
 //	GET    /users/{userId}/roles               users:read             200 {"roles": [...]} (each with direct, groups)
@@ -109,10 +112,20 @@
 //	limit_reached 409, unauthenticated 401, forbidden 403, internal 500,
 //	token_invalid 400, token_expired 410, token_used 409,
 //	precondition_failed 412, idempotency_key_reused 422,
-//	idempotency_key_in_use 409
+//	idempotency_key_in_use 409, rate_limited 429 (with Retry-After, whole
+//	seconds rounded up), email_unverified 403, confirmation_required 409
 //
 // (The token_ codes are those of email verification tokens, which no route
-// takes yet.)
+// takes yet; no route is throttled, signs in or out, so rate_limited,
+// email_unverified and confirmation_required have a status for
+// completeness.)
+//
+// # Clients
+//
+// Every library call of a request carries its identity.RequestInfo
+// (Service.RequestInfo: the peer's address, or the address a trusted
+// proxy forwarded, see identity.Options.TrustedProxies, and the
+// User-Agent), as the OpenID Provider's calls do.
 //
 // The adapter adds its own codes: unsupported_media_type 415 (a body that is
 // not application/json, or has no Content-Type), malformed_json 400 (bad

@@ -51,6 +51,10 @@ type testEnv struct {
 	ctx  context.Context
 	logs *testutil.SyncBuffer
 
+	// client is the id of the OAuth client seed registers; a request
+	// path's "{client}" stands for it (see do).
+	client string
+
 	keys     map[identity.Scope]string // "acme" keys with exactly one scope
 	allKey   string                    // "acme" key with every scope
 	otherKey string                    // "other" key with every scope
@@ -103,14 +107,21 @@ func mustKey(tb testing.TB, ws *identity.Workspace, scopes ...identity.Scope) st
 	return key
 }
 
+// pngBody is a request body do sends as image/png.
+type pngBody []byte
+
 // do sends one request to the handler and returns the response. key, when
-// not empty, is sent as a Bearer credential. body is nil (no body), a string
-// or []byte (sent as is), or any other value (sent as its JSON); a body is
-// sent as application/json. header holds name, value pairs applied last: a
-// name's first pair replaces the header, a later pair adds a value, and an
-// empty value removes the header.
+// not empty, is sent as a Bearer credential; "{client}" in path stands for
+// e.client. body is nil (no body), a string or []byte (sent as is), a
+// pngBody (sent as is, as image/png) or any other value (sent as its
+// JSON); a body but a pngBody is sent as application/json. header holds
+// name, value pairs applied last: a name's first pair replaces the
+// header, a later pair adds a value, and an empty value removes the
+// header.
 func (e *testEnv) do(tb testing.TB, method, path, key string, body any, header ...string) *httptest.ResponseRecorder {
 	tb.Helper()
+	path = strings.ReplaceAll(path, "{client}", e.client)
+	contentType := "application/json"
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -118,6 +129,8 @@ func (e *testEnv) do(tb testing.TB, method, path, key string, body any, header .
 		r = strings.NewReader(b)
 	case []byte:
 		r = bytes.NewReader(b)
+	case pngBody:
+		r, contentType = bytes.NewReader(b), "image/png"
 	default:
 		data, err := json.Marshal(b)
 		if err != nil {
@@ -130,7 +143,7 @@ func (e *testEnv) do(tb testing.TB, method, path, key string, body any, header .
 		req = req.WithContext(e.ctx)
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -174,7 +187,8 @@ func (e *testEnv) createUser(tb testing.TB, username string) identity.User {
 // seed gives workspace "acme" one of everything: user 1 "ada" with the
 // attribute dept=eng; role 1 "admin", assigned to ada directly, and role 2
 // "viewer"; group 1 "staff", with ada as its member, carrying role 1; a
-// mapper of dept; and webhook endpoint 1.
+// mapper of dept; webhook endpoint 1; a logo; and the confidential OAuth
+// client "web" (e.client), with a logo.
 func (e *testEnv) seed(tb testing.TB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -208,16 +222,35 @@ func (e *testEnv) seed(tb testing.TB) {
 	if _, err := e.ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/a", Events: []string{"user.created"}}); err != nil {
 		tb.Fatal(err)
 	}
+	if _, err := e.ws.SetLogo(ctx, testPNG(tb, 2, 1)); err != nil {
+		tb.Fatal(err)
+	}
+	client, err := e.ws.CreateClient(ctx, identity.NewClient{Name: "web", RedirectURIs: []string{"https://app.example.com/cb"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.client = client.Client.ID
+	if _, err := e.ws.SetClientLogo(ctx, e.client, testPNG(tb, 1, 2)); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // faultyStore is a store.Store that can be made to fail: with panicking
 // set, View panics; with failing set, View returns an internal failure.
-// It counts the View calls.
+// It counts the View calls, and keeps the identity.RequestInfo of the
+// context of the last View or Update.
 type faultyStore struct {
 	store.Store
 	panicking atomic.Bool
 	failing   atomic.Bool
 	views     atomic.Int64
+	lastInfo  atomic.Pointer[identity.RequestInfo]
+}
+
+func (s *faultyStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	info := identity.RequestInfoFrom(ctx)
+	s.lastInfo.Store(&info)
+	return s.Store.Update(ctx, fn)
 }
 
 // errDiskOnFire is the failure of a failing faultyStore; its text must
@@ -226,6 +259,8 @@ var errDiskOnFire = errors.New("disk on fire at /var/lib/identity/secret-path")
 
 func (s *faultyStore) View(ctx context.Context, fn func(store.Tx) error) error {
 	s.views.Add(1)
+	info := identity.RequestInfoFrom(ctx)
+	s.lastInfo.Store(&info)
 	if s.panicking.Load() {
 		panic("boom: store exploded at /var/lib/identity/secret-path")
 	}

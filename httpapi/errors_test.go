@@ -143,7 +143,8 @@ func TestContentType(t *testing.T) {
 }
 
 // TestEveryBodyRouteChecksContentType: each route that takes a body refuses
-// one that is not JSON.
+// one that is not of its media type: JSON, or PNG for a logo (whose
+// refusal of JSON, and of bytes that are not a PNG, is checked here too).
 func TestEveryBodyRouteChecksContentType(t *testing.T) {
 	for _, rc := range routeCases() {
 		if rc.body == nil {
@@ -154,6 +155,11 @@ func TestEveryBodyRouteChecksContentType(t *testing.T) {
 			e.seed(t)
 			wantProblem(t, e.do(t, rc.method, rc.path, e.allKey, rc.body, "Content-Type", "text/plain"), 415, "unsupported_media_type")
 			wantProblem(t, e.do(t, rc.method, rc.path, e.allKey, rc.body, "Content-Type", ""), 415, "unsupported_media_type")
+			if _, logo := rc.body.(pngBody); logo {
+				wantProblem(t, e.do(t, rc.method, rc.path, e.allKey, "{}"), 415, "unsupported_media_type")
+				wantProblem(t, e.do(t, rc.method, rc.path, e.allKey, pngBody("{")), 422, "invalid", "logo format")
+				return
+			}
 			wantProblem(t, e.do(t, rc.method, rc.path, e.allKey, "{"), 400, "malformed_json")
 		})
 	}

@@ -29,13 +29,16 @@ func FuzzHandler(f *testing.F) {
 	e.seed(f)
 	for _, rc := range routeCases() {
 		var body []byte
-		if rc.body != nil {
+		contentType := "application/json"
+		if png, ok := rc.body.(pngBody); ok {
+			body, contentType = png, "image/png"
+		} else if rc.body != nil {
 			var err error
 			if body, err = json.Marshal(rc.body); err != nil {
 				f.Fatal(err)
 			}
 		}
-		f.Add(rc.method, rc.path, "Bearer {all}", "application/json", body)
+		f.Add(rc.method, rc.path, "Bearer {all}", contentType, body)
 		f.Add(rc.method, rc.path, "Bearer {"+string(rc.scopes[0])+"}", "application/json; charset=utf-8", body)
 		f.Add(rc.method, rc.path, "bearer {users:read}", "text/plain", body)
 		f.Add(rc.method, strings.Replace(rc.path, "acme", "other", 1), "Bearer {all}", "application/json", body)
@@ -62,6 +65,21 @@ func FuzzHandler(f *testing.F) {
 		{"PUT", "/t/acme/api/v1/groups/1/roles/2", "Bearer {all}", "application/json", `{"ignored":true}`},
 		{"DELETE", "/t/acme/api/v1/groups/1/roles/0", "Bearer {all}", "", ""},
 		{"GET", "/t/acme/api/v1/users/1/roles", "Bearer {users:read}", "", ""},
+		{"PUT", "/t/acme/api/v1/users/1/email-verified", "Bearer {all}", "application/json", `{"emailVerified":"yes","verified":true}`},
+		{"PUT", "/t/acme/api/v1/users/99999999999999999999/email-verified", "Bearer {users:write}", "application/json", `{"emailVerified":false}`},
+		{"PUT", "/t/acme/api/v1/users/1/email-verified", "Bearer {all}", "application/json", `{"emailVerified":true,"emailVerified":false}`},
+		{"GET", "/t/acme/api/v1/users/1/email-verified", "Bearer {all}", "", ""},
+		{"POST", "/t/acme/api/v1/clients", "Bearer {clients:write}", "application/json", `{"redirectUris":["http://[::1]:0/cb","HTTPS://A.example/#"],"grantTypes":["client_credentials","client_credentials"],"public":null}`},
+		{"POST", "/t/acme/api/v1/clients", "Bearer {all}", "application/json", `{"name":"\u0000","redirectUris":[],"postLogoutRedirectUris":["x"],"claims":["roles","roles"]}`},
+		{"GET", "/t/acme/api/v1/clients/idc_%2F..%2Flogo", "Bearer {clients:read}", "", ""},
+		{"GET", "/t/acme/api/v1/clients/{client}/logo", "Bearer {all}", "", ""},
+		{"PUT", "/t/acme/api/v1/clients/{client}/logo", "Bearer {all}", "image/png", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"},
+		{"PUT", "/t/acme/api/v1/branding/logo", "Bearer {branding:write}", "image/png; charset=utf-8", "GIF89a"},
+		{"PUT", "/t/acme/api/v1/branding/logo", "Bearer {all}", "image/PNG", ""},
+		{"DELETE", "/t/acme/api/v1/branding/logo", "Bearer {branding:read}", "", ""},
+		{"PUT", "/t/acme/api/v1/branding", "Bearer {all}", "application/json", `{"displayName":"","accentColor":"#GGGGGG"}`},
+		{"PUT", "/t/acme/api/v1/branding", "Bearer {all}", "application/json", `{"displayName":"\ud800","accentColor":"#000000"}`},
+		{"GET", "/t/acme/api/v1/branding", "Bearer {clients:read}", "", ""},
 		{"PATCH", "/t/acme/api/v1/users", "", "", ""},
 		{"OPTIONS", "*", "", "", ""},
 	} {

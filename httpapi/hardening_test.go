@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/identitylib/identity"
 )
 
 // TestInvalidUTF8InBody: a string of the body that is not valid UTF-8,
@@ -160,7 +161,7 @@ func TestDeclaredBodyTooLargeBeforeContinue(t *testing.T) {
 	e.seed(t)
 	srv := httptest.NewServer(e.api)
 	t.Cleanup(srv.Close)
-	send := func(t *testing.T, method, path, headers string) (*http.Response, net.Conn, *bufio.Reader) {
+	send := func(t *testing.T, method, path, contentType, headers string) (*http.Response, net.Conn, *bufio.Reader) {
 		t.Helper()
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
@@ -168,8 +169,8 @@ func TestDeclaredBodyTooLargeBeforeContinue(t *testing.T) {
 		}
 		t.Cleanup(func() { conn.Close() })
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
-		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n%s\r\n",
-			method, path, e.allKey, headers)
+		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\n%s\r\n",
+			method, strings.ReplaceAll(path, "{client}", e.client), e.allKey, contentType, headers)
 		br := bufio.NewReader(conn)
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
@@ -186,7 +187,11 @@ func TestDeclaredBodyTooLargeBeforeContinue(t *testing.T) {
 			{"no Expect", ""},
 		} {
 			t.Run(rc.method+" "+rc.path+" "+expect.name, func(t *testing.T) {
-				resp, _, _ := send(t, rc.method, rc.path, expect.header+"Content-Length: 104857600\r\n")
+				contentType := "application/json"
+				if _, logo := rc.body.(pngBody); logo {
+					contentType = "image/png" // refused as too large, never read
+				}
+				resp, _, _ := send(t, rc.method, rc.path, contentType, expect.header+"Content-Length: 104857600\r\n")
 				defer resp.Body.Close()
 				body, err := io.ReadAll(resp.Body)
 				if err != nil {
@@ -202,9 +207,17 @@ func TestDeclaredBodyTooLargeBeforeContinue(t *testing.T) {
 			})
 		}
 	}
+	t.Run("a logo one byte over its bound", func(t *testing.T) {
+		resp, _, _ := send(t, "PUT", "/t/acme/api/v1/branding/logo", "image/png",
+			fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n", identity.MaxLogoBytes+1))
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("status %d, want 413", resp.StatusCode)
+		}
+	})
 	t.Run("within the limit: 100 Continue", func(t *testing.T) {
 		const body = `{"value":"gold"}`
-		resp, conn, br := send(t, "PUT", "/t/acme/api/v1/users/1/attributes/tier", fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n", len(body)))
+		resp, conn, br := send(t, "PUT", "/t/acme/api/v1/users/1/attributes/tier", "application/json", fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n", len(body)))
 		if resp.StatusCode != http.StatusContinue {
 			t.Fatalf("status %d, want 100 Continue", resp.StatusCode)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/httpresp"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -75,7 +76,7 @@ type handler struct {
 // ServeHTTP routes the request, then tells the observer of it and logs
 // one line about it, whatever happens, panics included.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w, start: time.Now()}
+	rec := &statusRecorder{Recorder: httpresp.Recorder{ResponseWriter: w}, start: time.Now()}
 	defer h.done(r, rec)
 	h.router.ServeHTTP(rec, routable(r))
 }
@@ -85,7 +86,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // is a noticeable share of a request's cost on some virtual machines.
 func (h *handler) done(r *http.Request, rec *statusRecorder) {
 	now := time.Now()
-	status := rec.status
+	status := rec.Status
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
@@ -123,7 +124,11 @@ func (h *handler) authorized(rt route) httprouter.Handle {
 	pattern, needs := basePath+rt.path, scopesOf(rt)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		recorderOf(w).route = pattern
-		ctx := r.Context()
+		// Every library call of the request knows its client (the
+		// address, through the Service's trusted proxies, and the
+		// User-Agent), as the OpenID Provider's calls do. The routes
+		// make their calls with ctx, never with r.Context().
+		ctx := identity.WithRequestInfo(r.Context(), h.svc.RequestInfo(r))
 		need := needs(r)
 		ws, key, err := h.authorize(ctx, r, pathParam(ps, "slug"), need)
 		if err != nil {
@@ -164,7 +169,7 @@ func recoverPanic(w http.ResponseWriter, _ *http.Request, v any) {
 	rec := recorderOf(w)
 	rec.fail(fmt.Errorf("panic: %v", v))
 	rec.stack = strings.TrimSpace(string(debug.Stack()))
-	if rec.status != 0 {
+	if rec.Status != 0 {
 		return // the response has begun; nothing better can be sent
 	}
 	writeProblem(w, &problem{Status: http.StatusInternalServerError, Code: string(identity.CodeInternal), Detail: "internal error"})

@@ -7,19 +7,18 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/httpresp"
 )
 
 // statusRecorder wraps the ResponseWriter of one request to learn what the
 // log line reports: the status and size of the response, the route pattern
 // that served it, and the failure behind a 5xx.
 type statusRecorder struct {
-	http.ResponseWriter
-	start  time.Time
-	status int   // 0 until the header is written
-	bytes  int64 // body bytes written
-	route  string
-	err    error  // the cause of a 5xx, for the log only
-	stack  string // the stack of a recovered panic
+	httpresp.Recorder
+	start time.Time
+	route string
+	err   error  // the cause of a 5xx, for the log only
+	stack string // the stack of a recovered panic
 }
 
 // recorderOf returns the statusRecorder that ServeHTTP hands down:
@@ -29,29 +28,8 @@ func recorderOf(w http.ResponseWriter) *statusRecorder {
 	if rec, ok := w.(*statusRecorder); ok {
 		return rec
 	}
-	return &statusRecorder{ResponseWriter: w} // unreachable; keeps callers simple
+	return &statusRecorder{Recorder: httpresp.Recorder{ResponseWriter: w}} // unreachable; keeps callers simple
 }
-
-// WriteHeader records the first status written.
-func (rec *statusRecorder) WriteHeader(status int) {
-	if rec.status == 0 {
-		rec.status = status
-	}
-	rec.ResponseWriter.WriteHeader(status)
-}
-
-// Write counts the body bytes; a body without WriteHeader means 200.
-func (rec *statusRecorder) Write(b []byte) (int, error) {
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	n, err := rec.ResponseWriter.Write(b)
-	rec.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (rec *statusRecorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
 // fail records why the request ended in a server error.
 func (rec *statusRecorder) fail(err error) { rec.err = err }
@@ -87,7 +65,7 @@ func (h *handler) logRequest(r *http.Request, rec *statusRecorder, now time.Time
 		slog.String("route", rec.route),
 		slog.Int("status", status),
 		slog.Duration("duration", took),
-		slog.Int64("bytes", rec.bytes),
+		slog.Int64("bytes", rec.Bytes),
 	)
 	if rec.err != nil {
 		line.AddAttrs(slog.String("error", causeOf(rec.err)))

@@ -81,6 +81,9 @@ var problemCodeStatuses = map[string][]int{
 	"locked":                  {http.StatusLocked},
 	"mfa_required":            {http.StatusUnauthorized},
 	"mfa_enrollment_required": {http.StatusUnauthorized},
+	"rate_limited":            {http.StatusTooManyRequests},
+	"email_unverified":        {http.StatusForbidden},
+	"confirmation_required":   {http.StatusConflict},
 	"unavailable":             {http.StatusServiceUnavailable},
 }
 
@@ -126,11 +129,12 @@ var specOperations = map[string]string{
 	"GET " + documentPath:                                     "",
 	// Further operations: enabling and unlocking a user, resetting its MFA, the
 	// claims preview, one mapper.
-	"POST /t/{slug}/api/v1/users/{userId}/enable":       "users:write",
-	"POST /t/{slug}/api/v1/users/{userId}/unlock":       "users:write",
-	"DELETE /t/{slug}/api/v1/users/{userId}/mfa":        "users:write",
-	"GET /t/{slug}/api/v1/users/{userId}/claims":        "users:read claim_mappers:read",
-	"GET /t/{slug}/api/v1/claim-mappers/{attributeKey}": "claim_mappers:read",
+	"POST /t/{slug}/api/v1/users/{userId}/enable":        "users:write",
+	"POST /t/{slug}/api/v1/users/{userId}/unlock":        "users:write",
+	"DELETE /t/{slug}/api/v1/users/{userId}/mfa":         "users:write",
+	"PUT /t/{slug}/api/v1/users/{userId}/email-verified": "users:write",
+	"GET /t/{slug}/api/v1/users/{userId}/claims":         "users:read claim_mappers:read",
+	"GET /t/{slug}/api/v1/claim-mappers/{attributeKey}":  "claim_mappers:read",
 	// Roles and groups; the listings of users through them need users:read
 	// too, and GET /groups/{groupId}/roles is the project's addition.
 	"GET /t/{slug}/api/v1/users/{userId}/roles":                 "users:read",
@@ -152,6 +156,26 @@ var specOperations = map[string]string{
 	"GET /t/{slug}/api/v1/groups/{groupId}/roles":               "groups:read",
 	"PUT /t/{slug}/api/v1/groups/{groupId}/roles/{roleId}":      "groups:write",
 	"DELETE /t/{slug}/api/v1/groups/{groupId}/roles/{roleId}":   "groups:write",
+	// OAuth clients, their logos, and the workspace's branding.
+	"GET /t/{slug}/api/v1/clients":                    "clients:read",
+	"POST /t/{slug}/api/v1/clients":                   "clients:write",
+	"GET /t/{slug}/api/v1/clients/{clientId}":         "clients:read",
+	"DELETE /t/{slug}/api/v1/clients/{clientId}":      "clients:write",
+	"GET /t/{slug}/api/v1/clients/{clientId}/logo":    "clients:read",
+	"PUT /t/{slug}/api/v1/clients/{clientId}/logo":    "clients:write",
+	"DELETE /t/{slug}/api/v1/clients/{clientId}/logo": "clients:write",
+	"GET /t/{slug}/api/v1/branding":                   "branding:read",
+	"PUT /t/{slug}/api/v1/branding":                   "branding:write",
+	"GET /t/{slug}/api/v1/branding/logo":              "branding:read",
+	"PUT /t/{slug}/api/v1/branding/logo":              "branding:write",
+	"DELETE /t/{slug}/api/v1/branding/logo":           "branding:write",
+}
+
+// init lets the validator read the logo bodies, which are PNG images
+// both ways: kin-openapi decodes only the media types it is told of, and
+// the schema of a logo is a binary string, which a file decoder gives.
+func init() {
+	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
 }
 
 // TestOpenAPIDocument checks that openapi.yaml is a valid OpenAPI 3.0.3

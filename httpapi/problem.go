@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/identitylib/identity"
 )
@@ -56,6 +58,17 @@ var statusByCode = map[identity.Code]int{
 	// of this API signs in.
 	identity.CodeMFARequired:           http.StatusUnauthorized,
 	identity.CodeMFAEnrollmentRequired: http.StatusUnauthorized,
+	// Too many attempts from the client's address or at one login, or a
+	// mail asked for again too soon; the problem carries Retry-After. No
+	// route of this API is throttled today.
+	identity.CodeRateLimited: http.StatusTooManyRequests,
+	// A sign-in's refusals under the workspace's policies; no route of
+	// this API signs in or out. The right password but an unverified
+	// address: refused for the account's state, as forbidden is.
+	identity.CodeEmailUnverified: http.StatusForbidden,
+	// A logout the user has yet to confirm: the request may be repeated
+	// once the state it conflicts with (no confirmation) is resolved.
+	identity.CodeConfirmationRequired: http.StatusConflict,
 }
 
 // statusOf returns the HTTP status of a library error code; a code the
@@ -86,6 +99,9 @@ type problem struct {
 
 	// wwwAuthenticate is the WWW-Authenticate header a 401 or 403 carries.
 	wwwAuthenticate string
+	// retryAfter is the Retry-After header of a 429, in seconds; "" for
+	// none.
+	retryAfter string
 	// cause is what the server log gets for a 500, never the client.
 	cause error
 }
@@ -129,12 +145,22 @@ func problemFor(err error) *problem {
 		p.Errors = append(p.Errors, fieldError{Field: f.Field, Rule: f.Rule, Message: f.Message})
 	}
 	switch {
+	case e.Code == identity.CodeRateLimited:
+		p.retryAfter = retryAfterSeconds(e.RetryAfter)
 	case e.Code == identity.CodeUnauthenticated:
 		p.wwwAuthenticate = "Bearer"
 	case e.Code == identity.CodeForbidden && e.Scope != "":
 		p.wwwAuthenticate = `Bearer error="insufficient_scope", scope="` + string(e.Scope) + `"`
 	}
 	return p
+}
+
+// retryAfterSeconds is d as a Retry-After header gives it (RFC 9110,
+// 10.2.3): whole seconds, rounded up, at least 1 (a Limiter of the
+// program's may say no wait at all; asking for none would invite a
+// client to retry at once).
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(max(int64((d+time.Second-1)/time.Second), 1), 10)
 }
 
 // challengeScopes returns the problem for a key that lacks a scope of a
@@ -170,6 +196,9 @@ func writeProblem(w http.ResponseWriter, err error) {
 	header := w.Header()
 	if p.wwwAuthenticate != "" {
 		header.Set("WWW-Authenticate", p.wwwAuthenticate)
+	}
+	if p.retryAfter != "" {
+		header.Set("Retry-After", p.retryAfter)
 	}
 	header.Set("Content-Type", "application/problem+json")
 	header.Set("Cache-Control", "no-store")

@@ -284,8 +284,11 @@ func bodyError(err error) error {
 }
 
 // tooLarge is the 413 of a body over maxBodyBytes, declared or sent.
-func tooLarge() error {
-	return &problem{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge, Detail: fmt.Sprintf("the request body exceeds %d bytes", maxBodyBytes)}
+func tooLarge() error { return tooLargeFor(maxBodyBytes) }
+
+// tooLargeFor is the 413 of a body over limit bytes, declared or sent.
+func tooLargeFor(limit int64) error {
+	return &problem{Status: http.StatusRequestEntityTooLarge, Code: codeBodyTooLarge, Detail: fmt.Sprintf("the request body exceeds %d bytes", limit)}
 }
 
 func malformed(detail string) error {

@@ -124,12 +124,18 @@ func recycle(buf *bytes.Buffer) {
 // in the collection r posted to. The Location is the path as the handler
 // received it: under http.StripPrefix it lacks the prefix.
 func writeCreated(w http.ResponseWriter, r *http.Request, id int64, v any) error {
+	return writeCreatedAt(w, r, strconv.FormatInt(id, 10), v)
+}
+
+// writeCreatedAt is writeCreated for a resource whose id is not a number
+// (an OAuth client's): segment is the id as a path segment, escaped.
+func writeCreatedAt(w http.ResponseWriter, r *http.Request, segment string, v any) error {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer recycle(buf)
 	if err := encodeJSON(buf, v); err != nil {
 		return err
 	}
-	w.Header().Set("Location", r.URL.Path+"/"+strconv.FormatInt(id, 10))
+	w.Header().Set("Location", r.URL.Path+"/"+segment)
 	send(w, http.StatusCreated, buf.Bytes())
 	return nil
 }

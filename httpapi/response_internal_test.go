@@ -156,3 +156,39 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestProblemSignInCodes: the codes of the sign-in surface each come with
+// their status, a throttled call with Retry-After in whole seconds,
+// rounded up and at least 1.
+func TestProblemSignInCodes(t *testing.T) {
+	tests := []struct {
+		err        *identity.Error
+		status     int
+		retryAfter string
+	}{
+		{&identity.Error{Code: identity.CodeRateLimited, Message: "too many attempts: try again in 2 minutes", RetryAfter: 61500 * time.Millisecond}, 429, "62"},
+		{&identity.Error{Code: identity.CodeRateLimited, Message: "too many attempts", RetryAfter: 15 * time.Minute}, 429, "900"},
+		{&identity.Error{Code: identity.CodeRateLimited, Message: "too many attempts", RetryAfter: time.Nanosecond}, 429, "1"},
+		{&identity.Error{Code: identity.CodeRateLimited, Message: "too many attempts"}, 429, "1"},
+		{&identity.Error{Code: identity.CodeEmailUnverified, Message: "the email address is not verified"}, 403, ""},
+		{&identity.Error{Code: identity.CodeConfirmationRequired, Message: "confirm the sign-out"}, 409, ""},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		writeProblem(rec, tt.err)
+		var body struct {
+			Status int
+			Code   string
+			Detail string
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != tt.status || body.Status != tt.status || body.Code != string(tt.err.Code) || body.Detail != tt.err.Message {
+			t.Errorf("%s: %d %s", tt.err.Code, rec.Code, rec.Body)
+		}
+		if got := rec.Header().Get("Retry-After"); got != tt.retryAfter {
+			t.Errorf("%s %v: Retry-After %q, want %q", tt.err.Code, tt.err.RetryAfter, got, tt.retryAfter)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func (e *env) subjectIn(slug string, nu identity.NewUser) subject {
 	if err := ws.AddGroupMember(e.ctx, group.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	created, err := ws.CreateSession(e.ctx, u.ID)
+	created, err := ws.CreateSession(e.ctx, u.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func testRuleDeleteUserPermanently(t *testing.T, e *env) {
 	hook := e.endpoint(identity.EventUserDeleted)
 	bob := e.user("bob")
 	s := e.subjectIn("acme", newUser("ada"))
-	created, err := e.ws.CreateSession(e.ctx, bob.ID)
+	created, err := e.ws.CreateSession(e.ctx, bob.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -248,7 +248,8 @@ func testRuleSessions(t *testing.T, e *env) {
 		t.Fatalf("Login = %+v, token %q", gotUser, token)
 	}
 	now := testNow.Truncate(time.Microsecond)
-	want := identity.Session{ID: s.ID, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(identity.DefaultSessionLifetime), LastSeenAt: now}
+	want := identity.Session{ID: s.ID, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(identity.DefaultSessionLifetime), LastSeenAt: now,
+		AMR: []string{"pwd"}}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("Login session (-want +got):\n%s", diff)
 	}
@@ -314,7 +315,7 @@ func testRuleSessions(t *testing.T, e *env) {
 	}
 	_, err = listItems(e.ws.ListSessions(e.ctx, 999, nil))
 	WantCode(t, err, identity.CodeNotFound)
-	_, err = e.ws.CreateSession(e.ctx, 999)
+	_, err = e.ws.CreateSession(e.ctx, 999, nil)
 	WantCode(t, err, identity.CodeNotFound)
 }
 
@@ -324,7 +325,7 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 	var tokens []string
 	var ids []string
 	for range 3 {
-		created, err := e.ws.CreateSession(e.ctx, u.ID)
+		created, err := e.ws.CreateSession(e.ctx, u.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,6 +375,6 @@ func testRuleDisableRevokesSessions(t *testing.T, e *env) {
 	if err := e.ws.DisableUser(e.ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.ws.CreateSession(e.ctx, u.ID)
+	_, err = e.ws.CreateSession(e.ctx, u.ID, nil)
 	WantCode(t, err, identity.CodeForbidden)
 }

@@ -74,7 +74,7 @@ func allCode(codes []identity.Code, want identity.Code) bool {
 // the winner's tokens are revoked too, whatever the store.
 func testRuleConcurrentCodeRedemption(t *testing.T, e *env) {
 	te := newTokenEnv(t, e)
-	created, err := te.ws.CreateSession(e.ctx, te.ada.ID)
+	created, err := te.ws.CreateSession(e.ctx, te.ada.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,20 +67,24 @@ var (
 	recoveryCode = regexp.MustCompile(`<li><code>([a-z2-7]{5}-[a-z2-7]{5})</code></li>`)
 	secretText   = regexp.MustCompile(`id="secret">([^<]*)<`)
 	codesLeft    = regexp.MustCompile(`<span id="codes-left">(\d+)</span>`)
-	rowPattern   = regexp.MustCompile(`(?s)<tr><td>([^<]*)( <strong class="current">\(this browser\)</strong>)?</td>.*?name="session" value="([^"]*)"`)
+	rowPattern   = regexp.MustCompile(`(?s)<tr><td>([^<]*)(<small class="current">This browser</small>)?</td><td>([^<]*)</td>` +
+		`<td><time datetime="[^"]*">([^<]*)</time><small>([^<]*)</small></td>.*?name="session" value="([^"]*)"`)
+	// pageCSP is the CSP of a page without images of its own and whose
+	// forms post to the page itself.
+	pageCSP = regexp.MustCompile(`^default-src 'none'; img-src 'self'; style-src 'sha256-[A-Za-z0-9+/]{43}='; base-uri 'none'; frame-ancestors 'none'; form-action 'self'$`)
 )
 
 // listed is a session as the account page lists it.
 type listed struct {
-	id, created string
-	current     bool
+	id, device, address, created, ago string
+	current                           bool
 }
 
 // sessionsListed returns the sessions the account page lists, in order.
 func sessionsListed(body string) []listed {
 	var out []listed
 	for _, m := range rowPattern.FindAllStringSubmatch(body, -1) {
-		out = append(out, listed{id: m[3], created: m[1], current: m[2] != ""})
+		out = append(out, listed{id: m[6], device: m[1], address: m[3], created: m[4], ago: m[5], current: m[2] != ""})
 	}
 	return out
 }
@@ -142,9 +146,8 @@ func TestAccountSignInForm(t *testing.T) {
 			r := do(t, http.DefaultClient, req)
 			got := map[string]any{"status": r.status, "title": titleOf(r.body), "step": hiddenFields(r.body).Get("step"),
 				"for": strings.Contains(r.body, "to manage your account"), "forgot": strings.Contains(r.body, "Forgot your password?"),
-				"csp": r.header.Get("Content-Security-Policy")}
-			want := map[string]any{"status": 200, "title": "Sign in", "step": "signin", "for": true, "forgot": false,
-				"csp": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"}
+				"csp": pageCSP.MatchString(r.header.Get("Content-Security-Policy"))}
+			want := map[string]any{"status": 200, "title": "Sign in", "step": "signin", "for": true, "forgot": false, "csp": true}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s\n%s", diff, r.body)
 			}
@@ -155,7 +158,7 @@ func TestAccountSignInForm(t *testing.T) {
 func TestAccountSignIn(t *testing.T) {
 	p := newProvider(t)
 	c, page := p.signedInAccount()
-	for _, s := range []string{`<strong id="username">ada</strong>`, `<span id="email">ada@example.com</span>`, "(this browser)"} {
+	for _, s := range []string{`<strong id="username">ada</strong>`, `<span id="email">ada@example.com</span>`, `<small class="current">This browser</small>`} {
 		if !strings.Contains(page.body, s) {
 			t.Errorf("account page lacks %q:\n%s", s, page.body)
 		}
@@ -169,8 +172,8 @@ func TestAccountSignIn(t *testing.T) {
 	}{
 		{"wrong password", "ada", "wrong password", "The username, email or password is not right."},
 		{"unknown user", "nobody", adaPassword, "The username, email or password is not right."},
-		{"empty password", "ada", "", "Enter your username or email and your password."},
-		{"login too long", strings.Repeat("a", 1021), adaPassword, "The username, email or password is too long."},
+		{"empty password", "ada", "", "Enter your password."},
+		{"login too long", strings.Repeat("a", 1021), adaPassword, "The username or email is too long."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,8 +222,11 @@ func TestAccountSignInSecondFactor(t *testing.T) {
 		t.Fatalf("bob's password: %d, want the enrolment:\n%s", enrol.status, enrol.body)
 	}
 	codes := p.submit(c2, "/account", enrol, map[string]string{"code": p.totpCode(m[1])})
-	if n := len(recoveryCodes(codes.body)); codes.status != http.StatusOK || n != 10 || !strings.Contains(codes.body, `<a href="`+p.issuer+`/account">Continue to your account</a>`) {
+	if n := len(recoveryCodes(codes.body)); codes.status != http.StatusOK || n != 10 || hiddenFields(codes.body).Get("step") != "saved" {
 		t.Fatalf("bob's first code: %d, %d codes:\n%s", codes.status, n, codes.body)
+	}
+	if r := p.submit(c2, "/account", codes, map[string]string{"saved": "1"}); r.status != http.StatusFound || r.location() != p.issuer+"/account?done=codes-saved" {
+		t.Errorf("the codes saved: %d %q", r.status, r.location())
 	}
 	if page := p.accountOf(c2); !strings.Contains(page.body, `id="username">bob<`) || mfaShown(page.body) != "10 codes left" {
 		t.Errorf("bob's account:\n%s", page.body)
@@ -244,7 +250,7 @@ func TestAccountSecondFactor(t *testing.T) {
 
 	enrol := p.accountPost(c, page, "enroll", nil)
 	m := secretText.FindStringSubmatch(enrol.body)
-	if enrol.status != http.StatusOK || m == nil || !strings.Contains(enrol.header.Get("Content-Security-Policy"), "img-src data:;") {
+	if enrol.status != http.StatusOK || m == nil || !strings.Contains(enrol.header.Get("Content-Security-Policy"), "img-src 'self' data:;") {
 		t.Fatalf("enrol: %d %q, want the QR code and key:\n%s", enrol.status, enrol.header.Get("Content-Security-Policy"), enrol.body)
 	}
 	secret := m[1]
@@ -265,7 +271,7 @@ func TestAccountSecondFactor(t *testing.T) {
 	if got := mfaShown(page.body); got != "10 codes left" {
 		t.Errorf("after enrolling: %q", got)
 	}
-	if diff := cmp.Diff([]string{"recovery", "remove", "password", "revoke", "signout"}, formSteps(page.body)); diff != "" {
+	if diff := cmp.Diff([]string{"recovery", "password", "revoke", "signout"}, formSteps(page.body)); diff != "" {
 		t.Errorf("the forms with a factor (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"confirm"}, formSteps(enrol.body)); diff != "" {
@@ -332,10 +338,10 @@ func TestAccountChangePassword(t *testing.T) {
 	}{
 		{"wrong current", "wrong password", newPassword, newPassword, 400, []string{"The current password is not right."}},
 		{"repeat differs", adaPassword, newPassword, newPassword + "!", 400, []string{"The new passwords do not match."}},
-		{"missing", adaPassword, "", "", 400, []string{"Enter your current password and the new one twice."}},
-		{"too long for the form", adaPassword, strings.Repeat("p", 4*4096+1), strings.Repeat("p", 4*4096+1), 400, []string{"The password is too long."}},
-		{"policy: too short", adaPassword, "short", "short", 400, []string{"The new password must be at least 8 characters."}},
-		{"policy: too long", adaPassword, strings.Repeat("p", 1025), strings.Repeat("p", 1025), 400, []string{"The new password must be at most 1024 characters."}},
+		{"missing", "", "", "", 400, []string{"Enter your current password.", "Enter a new password.", "Enter the new password again."}},
+		{"too long for the form", adaPassword, strings.Repeat("p", 4*4096+1), strings.Repeat("p", 4*4096+1), 400, []string{"This password is too long.", "This password is too long."}},
+		{"policy: too short", adaPassword, "short", "short", 400, []string{"The new password must have at least 8 characters."}},
+		{"policy: too long", adaPassword, strings.Repeat("p", 1025), strings.Repeat("p", 1025), 400, []string{"The new password must have at most 1024 characters."}},
 		{"right", adaPassword, newPassword, newPassword, 302, nil},
 		{"old password now wrong", adaPassword, "another password", "another password", 400, []string{"The current password is not right."}},
 	}
@@ -368,7 +374,7 @@ func TestAccountSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := p.ws.CreateSession(t.Context(), bob.ID)
+	created, err := p.ws.CreateSession(t.Context(), bob.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,8 +384,12 @@ func TestAccountSessions(t *testing.T) {
 		t.Fatalf("the account lists %d sessions, want 2:\n%s", len(list), page.body)
 	}
 	current, older := list[0].id, list[1].id
-	// Newest first: this browser's.
-	want := []listed{{current, "2026-03-01 12:01 UTC", true}, {older, "2026-03-01 12:00 UTC", false}}
+	// Newest first: this browser's. Go's HTTP client is no browser the
+	// page knows; the sessions started from the test's loopback address.
+	want := []listed{
+		{current, "Unknown browser", "127.0.0.1", "2026-03-01 12:01 UTC", "just now", true},
+		{older, "Unknown browser", "127.0.0.1", "2026-03-01 12:00 UTC", "1 minute ago", false},
+	}
 	if diff := cmp.Diff(want, list, cmp.AllowUnexported(listed{})); diff != "" {
 		t.Errorf("sessions listed (-want +got):\n%s", diff)
 	}
@@ -473,6 +483,8 @@ func TestAccountCSRF(t *testing.T) {
 		{"password", map[string]string{"current": adaPassword, "password": "x" + adaPassword, "repeat": "x" + adaPassword}},
 		{"revoke", map[string]string{"session": sessions[0].ID}},
 		{"signout", nil},
+		{"saved", map[string]string{"saved": "1", "codes": "abcde-fghij"}},
+		{"verify-email", nil},
 		{"nope", nil},
 	}
 	attacks := []struct {

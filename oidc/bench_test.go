@@ -161,7 +161,7 @@ func BenchmarkTokenEndpoint(b *testing.B) {
 	ctx := context.Background()
 	b.Run("grant=authorization_code", func(b *testing.B) {
 		codes := feed(b.N, func(i int) string {
-			created, err := e.ws.CreateSession(ctx, e.user(i))
+			created, err := e.ws.CreateSession(ctx, e.user(i), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

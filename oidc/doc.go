@@ -8,7 +8,7 @@
 //	GET, POST /t/S/authorize                     the authorization endpoint (code flow, PKCE)
 //	GET, POST /t/S/login                         the hosted sign-in page
 //	POST /t/S/token                              authorization_code, refresh_token, client_credentials
-//	GET, POST /t/S/userinfo                      claims of the user of a Bearer access token
+//	GET, POST /t/S/userinfo                      claims of the user of a Bearer access token (header or form body)
 //	POST /t/S/revoke                             token revocation (RFC 7009)
 //	POST /t/S/introspect                         token introspection (RFC 7662), confidential clients only
 //	GET, POST /t/S/end_session                   RP-initiated logout
@@ -96,10 +96,33 @@
 // opens the new password's form (Workspace.ResetPassword); a reset signs
 // nobody in.
 //
+// # Protocol details
+//
+// The token, introspection, revocation and userinfo endpoints refuse any
+// query string with 400 invalid_request (userinfo with the Bearer
+// challenge): client credentials and tokens belong in the Authorization
+// header or the form body (RFC 6749, 2.3.1), and a URL ends up in logs and
+// histories. Discovery publishes authorization_response_iss_parameter_supported
+// (RFC 9207) and ui_locales_supported, the languages of the hosted pages.
+// A throttled request (identity.CodeRateLimited) is answered 429
+// temporarily_unavailable with Retry-After, the seconds to wait, rounded
+// up. Every library call of a request carries its identity.RequestInfo
+// (Service.RequestInfo: the client's address, through the Service's
+// trusted proxies, and its User-Agent), which throttling counts and
+// sessions record.
+//
 // # Logging
 //
-// The handler logs only answers it gives with a 500 (a store failure), to
-// Options.Logger. github.com/zitadel/oidc's op package logs each refused
+// The handler logs one line per request at level INFO to Options.Logger,
+// as package httpapi does: "http request" with the method, the route
+// pattern (route=/t/:slug/token; "" for a path that names no endpoint),
+// the status, the duration, the bytes written and, when the request is
+// for a client the workspace has, client_id. It never logs the path or
+// query, a header or a body, so no code, token, secret or password: a
+// client id is logged only once the client authenticated or the
+// workspace is found to have a client of that id. A 5xx is logged at WARN,
+// its cause at ERROR: the handler logs the answers it gives with a 500
+// (a store failure) with their cause, to Options.Logger. github.com/zitadel/oidc's op package logs each refused
 // JSON request (invalid_grant, invalid_client, ...) at level WARN, and
 // server errors at ERROR, to slog.Default(), and once per New the routes
 // it registers at INFO; a program that does not want those sets the

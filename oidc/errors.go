@@ -3,6 +3,8 @@ package oidc
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -32,6 +34,10 @@ const (
 	errRequestURINotSupported  = "request_uri_not_supported"
 	errInvalidToken            = "invalid_token"
 	errInsufficientScope       = "insufficient_scope"
+	// errTemporarilyUnavailable is RFC 6749's code (4.1.2.1) for an
+	// authorization server that cannot handle a request for now; it
+	// answers a throttled request at every endpoint (see mapError).
+	errTemporarilyUnavailable = "temporarily_unavailable"
 )
 
 // oauthError is an identity error as an endpoint answers it.
@@ -45,29 +51,44 @@ type oauthError struct {
 	// internal is true for a failure of the store or the machine, which
 	// is logged.
 	internal bool
+	// retryAfter, for a throttled request, is how long the client should
+	// wait: the Retry-After header of the answer.
+	retryAfter time.Duration
 }
 
 // mapError is the one table from identity's error codes to OAuth errors.
 // The description is the library's Message, which is written for the
 // caller; an internal error's cause is never told.
 //
-//	code                       authorize                   token, revoke, introspect   userinfo
-//	not_found                  page (400)                  invalid_client 401          invalid_token 401
-//	invalid on response_type   unsupported_response_type   invalid_request 400         invalid_request 400
-//	invalid on scope           invalid_scope               invalid_scope 400           invalid_request 400
-//	invalid on redirect_uri    page (400)                  invalid_request 400         invalid_request 400
-//	invalid, other             invalid_request             invalid_request 400         invalid_request 400
-//	invalid_grant              invalid_request             invalid_grant 400           invalid_token 401
-//	unauthenticated            invalid_request             invalid_client 401          invalid_token 401
-//	forbidden                  unauthorized_client         unauthorized_client 400     insufficient_scope 403
-//	login_required             login_required              invalid_request 400         invalid_request 400
-//	anything else              server_error                server_error 500            server_error 500
+//	code                      authorize                  token, revoke, introspect    userinfo
+//	not_found                 page (400)                 invalid_client 401           invalid_token 401
+//	invalid on response_type  unsupported_response_type  invalid_request 400          invalid_request 400
+//	invalid on scope          invalid_scope              invalid_scope 400            invalid_request 400
+//	invalid on redirect_uri   page (400)                 invalid_request 400          invalid_request 400
+//	invalid, other            invalid_request            invalid_request 400          invalid_request 400
+//	invalid_grant             invalid_request            invalid_grant 400            invalid_token 401
+//	unauthenticated           invalid_request            invalid_client 401           invalid_token 401
+//	forbidden                 unauthorized_client        unauthorized_client 400      insufficient_scope 403
+//	login_required            login_required             invalid_request 400          invalid_request 400
+//	rate_limited              temporarily_unavailable    temporarily_unavailable 429  temporarily_unavailable 429
+//	anything else             server_error               server_error 500             server_error 500
+//
+// A rate_limited answer carries Retry-After, the library's
+// Error.RetryAfter in whole seconds rounded up (see retryAfterSeconds).
+// RFC 6749 registers no error code for a throttled token request;
+// temporarily_unavailable, its code for an authorization server that
+// cannot serve a request for now, says that trying again later helps,
+// and the status 429 (RFC 6585) says why. email_unverified and
+// confirmation_required come from the hosted pages' calls only
+// (Provider.SignIn, Provider.EndSession), which classify handles, and
+// are server_error here.
 func mapError(kind endpointKind, err error) oauthError {
 	code := identity.ErrorCode(err)
 	description := "internal error"
 	var field string
+	var retryAfter time.Duration
 	if e, ok := errors.AsType[*identity.Error](err); ok && code != identity.CodeInternal {
-		description = e.Message
+		description, retryAfter = e.Message, e.RetryAfter
 		if len(e.Fields) > 0 {
 			field = e.Fields[0].Field
 		}
@@ -76,6 +97,10 @@ func mapError(kind endpointKind, err error) oauthError {
 		return oauthError{err: e.WithDescription("%s", description), status: status}
 	}
 	switch {
+	case code == identity.CodeRateLimited:
+		o := out(&zoidc.Error{ErrorType: errTemporarilyUnavailable}, http.StatusTooManyRequests)
+		o.retryAfter = max(retryAfter, time.Second)
+		return o
 	case code == identity.CodeInvalid && field == "scope" && kind != atResource:
 		return out(zoidc.ErrInvalidScope(), http.StatusBadRequest)
 	case code == identity.CodeInvalid && field == "response_type" && kind == atAuthorize:
@@ -107,6 +132,12 @@ func mapError(kind endpointKind, err error) oauthError {
 	return o
 }
 
+// retryAfterSeconds is d as a Retry-After header gives it (RFC 9110,
+// 10.2.3): whole seconds, rounded up.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
 // statusError is o as op.Server's error writer takes it.
 func (o oauthError) statusError() error { return op.NewStatusError(o.err, o.status) }
 
@@ -130,6 +161,13 @@ const (
 	// expired or was used, an enrolment that ended, a factor removed
 	// meanwhile). A page that says so and where to start again.
 	formStale
+	// formThrottled: too many failed tries from this address or for this
+	// login (or an email asked for too soon). The form again, 429 with
+	// Retry-After, saying when to try again.
+	formThrottled
+	// formUnverified: a right password of a user whose email address must
+	// be verified first. The sign-in form again, saying so.
+	formUnverified
 	// formFailed: a failure of the store or the machine, or an answer no
 	// form expects. A 500, logged, its cause not shown.
 	formFailed
@@ -145,6 +183,8 @@ const (
 //	invalid                                     invalid
 //	token_invalid, token_expired, token_used,   stale
 //	  conflict, not_found
+//	rate_limited                                throttled
+//	email_unverified                            unverified
 //	anything else                               failed
 //
 // mfa_required and mfa_enrollment_required are not failures but the next
@@ -159,21 +199,10 @@ func classify(err error) formClass {
 		return formInvalid
 	case identity.CodeTokenInvalid, identity.CodeTokenExpired, identity.CodeTokenUsed, identity.CodeConflict, identity.CodeNotFound:
 		return formStale
+	case identity.CodeRateLimited:
+		return formThrottled
+	case identity.CodeEmailUnverified:
+		return formUnverified
 	}
 	return formFailed
-}
-
-// fieldMessages returns the messages of an invalid input's fields, each
-// a sentence starting with subject ("The new password must be at least 8
-// characters.").
-func fieldMessages(err error, subject string) []string {
-	e, ok := errors.AsType[*identity.Error](err)
-	if !ok || len(e.Fields) == 0 {
-		return []string{subject + " is not accepted."}
-	}
-	out := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		out[i] = subject + " " + f.Message + "."
-	}
-	return out
 }

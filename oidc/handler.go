@@ -7,11 +7,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/rs/cors"
+	httphelper "github.com/zitadel/oidc/v3/pkg/http"
+	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/httpresp"
 )
 
 // MaxRequestBytes bounds the body of every request the handler reads.
@@ -19,9 +23,12 @@ const MaxRequestBytes = 64 << 10
 
 // Options configure a Handler. A nil *Options means every default.
 type Options struct {
-	// Logger receives what the handler answers with a 500: a failure of
+	// Logger receives one line per request at level INFO, as package
+	// httpapi writes them (see the package documentation, Logging), and
+	// what the handler answers with a 500 at level ERROR: a failure of
 	// the store or the machine, with its cause (never sent to clients).
-	// Default: slog.Default() at the time of New.
+	// A program that wants only the failures gives it a handler whose
+	// level is WARN. Default: slog.Default() at the time of New.
 	Logger *slog.Logger
 }
 
@@ -33,6 +40,9 @@ type Handler struct {
 	// protocol serves the JSON endpoints: op.Server over every workspace,
 	// which it finds in the request's context.
 	protocol http.Handler
+	// refuseQuery answers a request to a JSON endpoint that takes no
+	// query string, with the CORS headers op.Server would send.
+	refuseQuery http.Handler
 }
 
 // New returns the OpenID Provider of every workspace of svc. The Service
@@ -62,14 +72,20 @@ func New(svc *identity.Service, opts *Options) (*Handler, error) {
 		// Authorization and EndSession are served by this package: see
 		// the package documentation.
 	}
-	h.protocol = op.RegisterServer(&server{h: h}, endpoints, op.WithServerCORSOptions(&cors.Options{
-		// The JSON endpoints answer any origin (a browser application
-		// is a public client) and never read cookies.
+	h.protocol = op.RegisterServer(&server{h: h}, endpoints, op.WithServerCORSOptions(corsOptions()))
+	h.refuseQuery = cors.New(*corsOptions()).Handler(http.HandlerFunc(refuseQuery))
+	return h, nil
+}
+
+// corsOptions are the CORS rules of the JSON endpoints: they answer any
+// origin (a browser application is a public client) and never read
+// cookies.
+func corsOptions() *cors.Options {
+	return &cors.Options{
 		AllowOriginFunc: func(string) bool { return true },
 		AllowedMethods:  []string{http.MethodGet, http.MethodPost},
 		AllowedHeaders:  []string{"Authorization", "Content-Type"},
-	}))
-	return h, nil
+	}
 }
 
 // The endpoints, relative to an issuer.
@@ -102,18 +118,23 @@ var (
 	getPost  = []string{http.MethodGet, http.MethodPost, http.MethodOptions}
 	post     = []string{http.MethodPost, http.MethodOptions}
 	pageForm = []string{http.MethodGet, http.MethodPost}
-	routes   = []route{
+	// pageGet is a page whose GET has an effect (an email link): not HEAD.
+	pageGet = []string{http.MethodGet}
+	image   = []string{http.MethodGet, http.MethodHead}
+	routes  = []route{
 		{pathDiscovery, get, (*Handler).serveProtocol},
 		{pathKeys, get, (*Handler).serveProtocol},
-		{pathAuthorize, pageForm, (*Handler).serveAuthorize},
-		{pathLogin, pageForm, (*Handler).serveLogin},
+		{pathAuthorize, pageForm, page((*Handler).serveAuthorize)},
+		{pathLogin, pageForm, page((*Handler).serveLogin)},
 		{pathToken, post, (*Handler).serveProtocol},
 		{pathUserInfo, getPost, (*Handler).serveProtocol},
 		{pathRevoke, post, (*Handler).serveProtocol},
 		{pathIntrospect, post, (*Handler).serveProtocol},
-		{pathEndSession, pageForm, (*Handler).serveEndSession},
-		{pathAccount, pageForm, (*Handler).serveAccount},
-		{pathReset, pageForm, (*Handler).serveReset},
+		{pathEndSession, pageForm, page((*Handler).serveEndSession)},
+		{pathAccount, pageForm, page((*Handler).serveAccount)},
+		{pathReset, pageForm, page((*Handler).serveReset)},
+		{pathVerify, pageGet, page((*Handler).serveVerify)},
+		{pathLogo, image, (*Handler).serveLogo},
 	}
 )
 
@@ -130,8 +151,11 @@ type request struct {
 	// workspace's cookies are sent to its endpoints only.
 	cookiePath string
 	// header is the response's header, for headers op.Server's error
-	// path cannot set (WWW-Authenticate).
+	// path cannot set (WWW-Authenticate, Retry-After).
 	header http.Header
+	// log is the request's log line; code that learns which client the
+	// request is for tells it (log.setClient).
+	log *requestLog
 }
 
 type requestKey struct{}
@@ -142,9 +166,20 @@ func requestOf(ctx context.Context) *request {
 	return rq
 }
 
-// ServeHTTP serves the endpoint the request's path ends with.
+// ServeHTTP serves the endpoint the request's path ends with, every
+// library call it makes with the request's identity.RequestInfo in its
+// context (Service.RequestInfo: the client's address, through the
+// trusted proxies, and its User-Agent), and logs one line about it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	lw := &requestLog{Recorder: httpresp.Recorder{ResponseWriter: w}, start: time.Now()}
+	defer h.logRequest(r, lw)
+	w = lw
+	r = r.WithContext(identity.WithRequestInfo(r.Context(), h.svc.RequestInfo(r)))
 	slug, rt, ok := match(r.URL.Path)
+	if ok {
+		lw.route = routePattern(rt.path)
+		lw.setClient(r.URL.Query().Get("client_id"))
+	}
 	if !ok || identity.CheckSlug(slug) != nil {
 		h.notFound(w, r)
 		return
@@ -158,6 +193,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.internalError(w, r, "", err)
 		return
 	}
+	lw.ws = ws
 	issuer := ws.Issuer()
 	u, err := url.Parse(issuer)
 	if issuer == "" || err != nil {
@@ -166,8 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !allowed(rt.methods, r.Method) {
 		w.Header().Set("Allow", strings.Join(rt.methods, ", "))
-		h.page(w, r, http.StatusMethodNotAllowed, pageData{Slug: slug, Title: "Method not allowed",
-			Message: "This address does not accept " + r.Method + " requests."})
+		h.methodNotAllowed(w, r, slug)
 		return
 	}
 	if r.ContentLength > MaxRequestBytes {
@@ -180,7 +215,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 	}
-	rq := &request{ws: ws, endpoint: rt.path, issuer: issuer, secure: u.Scheme == "https", cookiePath: u.EscapedPath() + "/", header: w.Header()}
+	rq := &request{ws: ws, endpoint: rt.path, issuer: issuer, secure: u.Scheme == "https", cookiePath: u.EscapedPath() + "/", header: w.Header(), log: lw}
 	rt.serve(h, w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)), rq)
 }
 
@@ -212,8 +247,13 @@ func allowed(methods []string, method string) bool {
 }
 
 // serveProtocol hands a request to op.Server, with the path op's router
-// knows: the endpoint alone.
+// knows: the endpoint alone. A request to an endpoint that takes no
+// query string but has one is refused first (see takesNoQuery).
 func (h *Handler) serveProtocol(w http.ResponseWriter, r *http.Request, rq *request) {
+	if takesNoQuery[rq.endpoint] && r.URL.RawQuery != "" {
+		h.refuseQuery.ServeHTTP(w, r)
+		return
+	}
 	u := *r.URL
 	u.Path, u.RawPath = "/"+rq.endpoint, ""
 	r2 := *r
@@ -222,6 +262,32 @@ func (h *Handler) serveProtocol(w http.ResponseWriter, r *http.Request, rq *requ
 		w = challenger{w}
 	}
 	h.protocol.ServeHTTP(w, &r2)
+}
+
+// takesNoQuery holds the endpoints that refuse any query string: the
+// token, introspection and revocation endpoints, whose client credentials
+// and tokens belong in the Authorization header or the form body (RFC
+// 6749, 2.3.1: the secret MUST NOT be in the request URI; RFC 7009 and
+// 7662 send the token in the body), and userinfo, whose access token
+// belongs in the Authorization header or the form body (the URI query
+// parameter of RFC 6750, 2.3 is a MAY, refused here: URLs end up in logs
+// and browser histories). Any non-empty query is refused, not only the
+// parameters that carry credentials: op.Server reads every parameter of
+// the query as if it were in the body, so that any of them could carry a
+// credential or change a grant, and none of these endpoints has a
+// parameter that belongs in the query. An empty query ("?" alone) passes.
+var takesNoQuery = map[string]bool{pathToken: true, pathIntrospect: true, pathRevoke: true, pathUserInfo: true}
+
+// refuseQuery answers a request whose query takesNoQuery refuses: 400
+// invalid_request, with the Bearer challenge of RFC 6750, 3.1 at
+// userinfo. Nothing of the query is read.
+func refuseQuery(w http.ResponseWriter, r *http.Request) {
+	const description = "parameters are not accepted in the query string of this endpoint: send credentials and tokens in the Authorization header or the form body"
+	if requestOf(r.Context()).endpoint == pathUserInfo {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request"`)
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	httphelper.MarshalJSONWithStatus(w, zoidc.ErrInvalidRequest().WithDescription(description), http.StatusBadRequest)
 }
 
 // challenger adds the Bearer challenge RFC 6750 (3) asks of every 401 of
@@ -234,18 +300,6 @@ func (c challenger) WriteHeader(status int) {
 		c.Header().Set("WWW-Authenticate", "Bearer")
 	}
 	c.ResponseWriter.WriteHeader(status)
-}
-
-// notFound answers a path that names no endpoint or no workspace.
-func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
-	h.page(w, r, http.StatusNotFound, pageData{Title: "Not found", Message: "There is nothing at this address."})
-}
-
-// internalError logs a failure and answers 500 without its cause.
-func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, slug string, err error) {
-	h.logFailure(r.Context(), r, err)
-	h.page(w, r, http.StatusInternalServerError, pageData{Slug: slug, Title: "Something went wrong",
-		Message: "The sign-in service could not complete this request. Try again in a moment."})
 }
 
 // logFailure logs an error the handler answers with a 500.

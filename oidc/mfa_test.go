@@ -23,7 +23,7 @@ func hiddenFields(body string) url.Values {
 	form, _, _ := strings.Cut(body, "</form>")
 	v := url.Values{}
 	for _, m := range hiddenInput.FindAllStringSubmatch(form, -1) {
-		v.Set(m[1], html.UnescapeString(m[2]))
+		v.Add(m[1], html.UnescapeString(m[2]))
 	}
 	return v
 }
@@ -118,7 +118,7 @@ func cookie(r reply, name string) (string, bool) {
 // errorsOf returns the error messages a page shows.
 func errorsOf(body string) []string {
 	var out []string
-	for _, m := range regexp.MustCompile(`<p class="error" role="alert">([^<]*)</p>`).FindAllStringSubmatch(body, -1) {
+	for _, m := range regexp.MustCompile(`<p class="error[^"]*"[^>]*>([^<]*)</p>`).FindAllStringSubmatch(body, -1) {
 		out = append(out, html.UnescapeString(m[1]))
 	}
 	return out
@@ -292,18 +292,18 @@ func TestEnrolAtSignIn(t *testing.T) {
 	c := p.browser()
 	page := p.codeStep(c)
 	secret := html.UnescapeString(regexp.MustCompile(`id="secret">([^<]*)<`).FindStringSubmatch(page.body)[1])
-	uri := html.UnescapeString(regexp.MustCompile(`id="uri">([^<]*)<`).FindStringSubmatch(page.body)[1])
+	uri := html.UnescapeString(regexp.MustCompile(`id="otpauth-uri" value="([^"]*)" readonly`).FindStringSubmatch(page.body)[1])
+	link := html.UnescapeString(regexp.MustCompile(`<a href="(otpauth:[^"]*)">Open in an authenticator app on this device</a>`).FindStringSubmatch(page.body)[1])
+	csp := regexp.MustCompile(`^default-src 'none'; img-src 'self' data:; style-src 'sha256-[A-Za-z0-9+/]{43}='; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https://app.example$`)
 	got := map[string]any{
 		"title":     titleOf(page.body),
 		"enrolling": hiddenFields(page.body).Get("enrolling"),
 		"qr":        strings.Contains(page.body, `<img class="qr" src="data:image/png;base64,iVBOR`),
 		"uri":       strings.HasPrefix(uri, "otpauth://totp/acme:ada?"),
-		"csp":       page.header.Get("Content-Security-Policy"),
+		"link":      link == uri,
+		"csp":       csp.MatchString(page.header.Get("Content-Security-Policy")),
 	}
-	want := map[string]any{
-		"title": "Set up two-step verification", "enrolling": "1", "qr": true, "uri": true,
-		"csp": "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https://app.example",
-	}
+	want := map[string]any{"title": "Set up two-step verification", "enrolling": "1", "qr": true, "uri": true, "link": true, "csp": true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("enrolment page (-want +got):\n%s\n%s", diff, page.body)
 	}
@@ -321,7 +321,14 @@ func TestEnrolAtSignIn(t *testing.T) {
 		t.Fatalf("after the first code: %d, %d recovery codes, session cookie %v; want 200, 10 codes, a session:\n%s",
 			codesPage.status, len(codes), session, codesPage.body)
 	}
-	code, state := p.codeFrom(p.submit(c, "/login", codesPage, nil), appURI)
+	// Continue without ticking that the codes are saved: the codes again,
+	// asking for the box.
+	notSaved := p.submit(c, "/login", codesPage, nil)
+	if diff := cmp.Diff([]string{"Save the codes, then tick this box."}, errorsOf(notSaved.body)); notSaved.status != http.StatusBadRequest ||
+		diff != "" || len(recoveryCodes(notSaved.body)) != identity.RecoveryCodeCount || recoveryCodes(notSaved.body)[0] != codes[0][1] {
+		t.Errorf("Continue without the box: %d (-want +got):\n%s\n%s", notSaved.status, diff, notSaved.body)
+	}
+	code, state := p.codeFrom(p.submit(c, "/login", notSaved, map[string]string{"saved": "1"}), appURI)
 	if state != "st-1" {
 		t.Errorf("state %q", state)
 	}
@@ -333,7 +340,7 @@ func TestEnrolAtSignIn(t *testing.T) {
 		t.Errorf("MFAStatus = %+v, %v; want enabled with 10 codes", st, err)
 	}
 	// The page's Continue once more: the request is completed.
-	if r := p.submit(c, "/login", codesPage, nil); r.status != http.StatusBadRequest || r.location() != "" {
+	if r := p.submit(c, "/login", codesPage, map[string]string{"saved": "1"}); r.status != http.StatusBadRequest || r.location() != "" {
 		t.Errorf("Continue again: %d %q", r.status, r.location())
 	}
 }

@@ -59,6 +59,13 @@ type provider struct {
 
 func newProvider(t testing.TB) *provider {
 	t.Helper()
+	return newProviderWith(t, nil, nil)
+}
+
+// newProviderWith is newProvider whose Service options svcOpts may change
+// (when not nil) and whose Handler has the options hOpts.
+func newProviderWith(t testing.TB, svcOpts func(*identity.Options), hOpts *oidc.Options) *provider {
+	t.Helper()
 	ctx := t.Context()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
@@ -66,14 +73,18 @@ func newProvider(t testing.TB) *provider {
 	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	st := memstore.New()
 	t.Cleanup(func() { st.Close() })
-	svc, err := identity.New(st, &identity.Options{
+	opts := &identity.Options{
 		Now: clock.Now, PasswordHashing: &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1},
 		IssuerBase: srv.URL, TokenSigner: jws.Signer{}, SigningAlgorithm: identity.ES256,
-	})
+	}
+	if svcOpts != nil {
+		svcOpts(opts)
+	}
+	svc, err := identity.New(st, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := oidc.New(svc, nil)
+	h, err := oidc.New(svc, hOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,26 +331,28 @@ func TestDiscovery(t *testing.T) {
 	}
 	iss := p.issuer
 	want := map[string]any{
-		"issuer":                                        iss,
-		"authorization_endpoint":                        iss + "/authorize",
-		"token_endpoint":                                iss + "/token",
-		"introspection_endpoint":                        iss + "/introspect",
-		"userinfo_endpoint":                             iss + "/userinfo",
-		"revocation_endpoint":                           iss + "/revoke",
-		"end_session_endpoint":                          iss + "/end_session",
-		"jwks_uri":                                      iss + "/keys",
-		"scopes_supported":                              []any{"openid", "profile", "email", "groups", "roles"},
-		"response_types_supported":                      []any{"code"},
-		"response_modes_supported":                      []any{"query"},
-		"grant_types_supported":                         []any{"authorization_code", "refresh_token", "client_credentials"},
-		"subject_types_supported":                       []any{"public"},
-		"id_token_signing_alg_values_supported":         []any{"RS256", "ES256"},
-		"token_endpoint_auth_methods_supported":         []any{"client_secret_basic", "client_secret_post", "none"},
-		"revocation_endpoint_auth_methods_supported":    []any{"client_secret_basic", "client_secret_post", "none"},
-		"introspection_endpoint_auth_methods_supported": []any{"client_secret_basic", "client_secret_post"},
-		"code_challenge_methods_supported":              []any{"S256"},
-		"request_uri_parameter_supported":               false,
-		"claims_supported": []any{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash",
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + "/authorize",
+		"token_endpoint":                                 iss + "/token",
+		"introspection_endpoint":                         iss + "/introspect",
+		"userinfo_endpoint":                              iss + "/userinfo",
+		"revocation_endpoint":                            iss + "/revoke",
+		"end_session_endpoint":                           iss + "/end_session",
+		"jwks_uri":                                       iss + "/keys",
+		"scopes_supported":                               []any{"openid", "profile", "email", "groups", "roles"},
+		"response_types_supported":                       []any{"code"},
+		"response_modes_supported":                       []any{"query"},
+		"grant_types_supported":                          []any{"authorization_code", "refresh_token", "client_credentials"},
+		"subject_types_supported":                        []any{"public"},
+		"id_token_signing_alg_values_supported":          []any{"RS256", "ES256"},
+		"token_endpoint_auth_methods_supported":          []any{"client_secret_basic", "client_secret_post", "none"},
+		"revocation_endpoint_auth_methods_supported":     []any{"client_secret_basic", "client_secret_post", "none"},
+		"introspection_endpoint_auth_methods_supported":  []any{"client_secret_basic", "client_secret_post"},
+		"code_challenge_methods_supported":               []any{"S256"},
+		"request_uri_parameter_supported":                false,
+		"authorization_response_iss_parameter_supported": true,
+		"ui_locales_supported":                           []any{"en", "de"},
+		"claims_supported": []any{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "sid", "azp", "at_hash", "amr",
 			"name", "preferred_username", "updated_at", "email", "email_verified",
 			"groups", "roles", "groups_overage", "roles_overage", "dept"},
 	}
@@ -402,12 +415,15 @@ func TestCodeFlow(t *testing.T) {
 	if strings.Contains(page.body, "<script") {
 		t.Error("sign-in page has a script")
 	}
+	csp := regexp.MustCompile(`^default-src 'none'; img-src 'self'; style-src 'sha256-[A-Za-z0-9+/]{43}='; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https://app\.example$`)
+	if got := page.header.Get("Content-Security-Policy"); !csp.MatchString(got) {
+		t.Errorf("sign-in page Content-Security-Policy = %q, want %s", got, csp)
+	}
 	wantHeaders := map[string]string{
-		"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' https://app.example",
-		"X-Frame-Options":         "DENY",
-		"Cache-Control":           "no-store",
-		"Referrer-Policy":         "no-referrer",
-		"Content-Type":            "text/html; charset=utf-8",
+		"X-Frame-Options": "DENY",
+		"Cache-Control":   "no-store",
+		"Referrer-Policy": "no-referrer",
+		"Content-Type":    "text/html; charset=utf-8",
 	}
 	for k, v := range wantHeaders {
 		if got := page.header.Get(k); got != v {
@@ -536,25 +552,25 @@ func TestAuthorizeErrorRedirects(t *testing.T) {
 		want     url.Values // without error_description
 	}{
 		{"missing PKCE on a public client", with(spa, map[string]string{"code_challenge": "", "code_challenge_method": ""}), spaURI,
-			url.Values{"error": {"invalid_request"}, "state": {"st-1"}}},
+			url.Values{"error": {"invalid_request"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"plain PKCE", map[string]string{"code_challenge_method": "plain"}, appURI,
-			url.Values{"error": {"invalid_request"}, "state": {"st-1"}}},
+			url.Values{"error": {"invalid_request"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"response_type token", map[string]string{"response_type": "token"}, appURI,
-			url.Values{"error": {"unsupported_response_type"}, "state": {"st-1"}}},
+			url.Values{"error": {"unsupported_response_type"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"no openid scope", map[string]string{"scope": "profile"}, appURI,
-			url.Values{"error": {"invalid_scope"}, "state": {"st-1"}}},
+			url.Values{"error": {"invalid_scope"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"prompt none without a session", map[string]string{"prompt": "none"}, appURI,
-			url.Values{"error": {"login_required"}, "state": {"st-1"}}},
+			url.Values{"error": {"login_required"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"prompt none with login", map[string]string{"prompt": "none login"}, appURI,
-			url.Values{"error": {"invalid_request"}, "state": {"st-1"}}},
+			url.Values{"error": {"invalid_request"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"request object", map[string]string{"request": "eyJ.eyJ.sig"}, appURI,
-			url.Values{"error": {"request_not_supported"}, "state": {"st-1"}}},
+			url.Values{"error": {"request_not_supported"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"request_uri", map[string]string{"request_uri": "https://app.example/r"}, appURI,
-			url.Values{"error": {"request_uri_not_supported"}, "state": {"st-1"}}},
+			url.Values{"error": {"request_uri_not_supported"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"response_mode fragment", map[string]string{"response_mode": "fragment"}, appURI,
-			url.Values{"error": {"invalid_request"}, "state": {"st-1"}}},
+			url.Values{"error": {"invalid_request"}, "state": {"st-1"}, "iss": {p.issuer}}},
 		{"state too long is not echoed", map[string]string{"state": strings.Repeat("s", 2049)}, appURI,
-			url.Values{"error": {"invalid_request"}}},
+			url.Values{"error": {"invalid_request"}, "iss": {p.issuer}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -575,7 +591,7 @@ func TestAuthorizeErrorRedirects(t *testing.T) {
 	}
 	// A parameter given twice.
 	r := get(t, p.browser(), p.issuer+"/authorize?"+p.authParams(nil).Encode()+"&scope=openid")
-	if want := appURI + "?error=invalid_request&error_description=scope+is+given+more+than+once&state=st-1"; r.location() != want {
+	if want := appURI + "?error=invalid_request&error_description=scope+is+given+more+than+once&state=st-1&iss=" + url.QueryEscape(p.issuer); r.location() != want {
 		t.Errorf("scope twice: Location %q, want %q", r.location(), want)
 	}
 }
@@ -606,16 +622,16 @@ func TestSignInRefusals(t *testing.T) {
 		{"unknown user", "nobody", adaPassword, "The username, email or password is not right."},
 		{"unknown email", "nobody@example.com", adaPassword, "The username, email or password is not right."},
 		{"disabled user", "bob", "bob's long password", "The username, email or password is not right."},
-		{"empty password", "ada", "", "Enter your username or email and your password."},
-		{"login too long", strings.Repeat("a", 1021), adaPassword, "The username, email or password is too long."},
+		{"empty password", "ada", "", "Enter your password."},
+		{"login too long", strings.Repeat("a", 1021), adaPassword, "The username or email is too long."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := p.browser()
 			r := p.signIn(c, p.loginForm(c, p.authorize(c, p.authParams(nil))), tt.login, tt.password)
 			got := map[string]any{"status": r.status, "location": r.location(), "cookies": r.header.Values("Set-Cookie"),
-				"message": strings.Contains(r.body, `<p class="error" role="alert">`+tt.message+`</p>`)}
-			want := map[string]any{"status": 400, "location": "", "cookies": []string(nil), "message": true}
+				"errors": errorsOf(r.body)}
+			want := map[string]any{"status": 400, "location": "", "cookies": []string(nil), "errors": []string{tt.message}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s\n%s", diff, r.body)
 			}

@@ -2,6 +2,7 @@ package oidc
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -10,16 +11,13 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	zoidc "github.com/zitadel/oidc/v3/pkg/oidc"
-	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/i18n"
 )
 
 // The cookies of a workspace, scoped to its issuer's path.
@@ -38,24 +36,9 @@ const (
 	maxLoginBytes    = 4 * maxLoginChars
 	maxPasswordBytes = 4 * identity.MaxPasswordPolicyLength
 	maxRequestID     = 128
-)
-
-// The messages of the sign-in page.
-const (
-	msgWrongCredentials = "The username, email or password is not right."
-	msgMissing          = "Enter your username or email and your password."
-	msgTooLong          = "The username, email or password is too long."
-)
-
-// The hidden step of a sign-in form: which of its forms was posted. The
-// password form has none.
-const (
-	// stepCode is the second factor's form: a code, or the first code of
-	// an enrolment.
-	stepCode = "code"
-	// stepContinue leaves the recovery codes shown after an enrolment for
-	// the application.
-	stepContinue = "continue"
+	// maxUILocales bounds the ui_locales parameter that is read: a
+	// handful of language tags.
+	maxUILocales = 128
 )
 
 //go:embed pages.html
@@ -63,22 +46,38 @@ var pagesFS embed.FS
 
 var pages = template.Must(template.ParseFS(pagesFS, "pages.html"))
 
-// pageData is what a page shows.
+// pageData is what a page shows. Its texts are in the page's language
+// already, except the templates' own, which they print with L.
 type pageData struct {
-	Slug    string
+	// L prints the templates' texts in the page's language; Brand and
+	// Style present the workspace. render sets them.
+	L     i18n.Printer
+	Brand brandView
+	Style template.CSS
+	// UILocales is the ui_locales the page's forms carry on (see
+	// pageRequest.uiLocales). render sets it.
+	UILocales string
+	// Wide is the account page's wider card.
+	Wide bool
+
 	Title   string
 	Message string
 	Hint    string
-	// Problems are the messages of a refused form after Message, one a
-	// problem (the password policy's rules).
-	Problems []string
 	// Notice says that what the user asked for was done.
 	Notice string
-	// Link is where the page sends the user next, labelled LinkText.
+	// Link is the way on from the page, labelled LinkText: every page
+	// that ends a flow has one.
 	Link, LinkText string
+
+	// errs are the messages tied to inputs, in the order of the inputs on
+	// the page (see fieldError); Focus is the input that gets the focus
+	// when none is wrong.
+	errs  []fieldError
+	Focus string
+
 	// The sign-in form's fields.
-	ClientName, Action, RequestID, CSRF, Login string
-	MaxLogin, MaxPassword                      int
+	ClientName, ClientLogo, Action, RequestID, CSRF, Login string
+	MaxLogin, MaxPassword, MinPassword                     int
 	// Step is the hidden step of the page's form (see stepCode).
 	Step string
 	// ForgotURL is the password reset page, when the workspace sends
@@ -86,18 +85,211 @@ type pageData struct {
 	ForgotURL string
 	// The second factor's form: the challenge of the sign-in waiting for
 	// it, and for a user who enrols (Enrolling) what the authenticator app
-	// needs.
-	Challenge string
-	Enrolling bool
-	Enroll    *enrollView
-	MaxCode   int
-	// RecoveryCodes are shown once, after an enrolment or a regeneration.
+	// needs. RecoveryOpen opens the recovery code's part of the form.
+	Challenge    string
+	Enrolling    bool
+	Enroll       *enrollView
+	MaxCode      int
+	RecoveryOpen bool
+	// RecoveryCodes are shown once, after an enrolment or a regeneration,
+	// with Download, a data: URL of them as a text file.
 	RecoveryCodes []string
+	Download      template.URL
+	// Rules are the password policy's rules, shown with a new password's
+	// input.
+	Rules []string
 	// The password reset forms' fields.
 	Token, Email string
 	MaxEmail     int
 	// Account is what the account page shows.
 	Account *accountView
+	// Logout is the logout confirmation's request.
+	Logout *logoutView
+}
+
+// fieldError is a message tied to inputs: shown at the first, which it
+// describes (aria-describedby) like each of the others, all marked
+// aria-invalid.
+type fieldError struct {
+	// ID is the message's element id.
+	ID     string
+	Text   string
+	inputs []string
+}
+
+// fieldError adds a message tied to the inputs (their ids), shown at the
+// first of them; the first input of the first message gets the focus.
+func (d *pageData) fieldError(text string, inputs ...string) {
+	d.errs = append(d.errs, fieldError{ID: inputs[0] + "-error", Text: text, inputs: inputs})
+}
+
+// ErrorAt returns the message shown at the input, or nil.
+func (d pageData) ErrorAt(input string) *fieldError {
+	for i := range d.errs {
+		if d.errs[i].inputs[0] == input {
+			return &d.errs[i]
+		}
+	}
+	return nil
+}
+
+// Attrs returns the input's accessibility attributes: aria-invalid and
+// aria-describedby for its messages (and the password rules, for a new
+// password), autofocus for the input the focus goes to. No script is
+// needed: the browser focuses the wrong field as the page loads.
+func (d pageData) Attrs(input string) template.HTMLAttr {
+	var ids, attrs []string
+	for _, e := range d.errs {
+		if slices.Contains(e.inputs, input) {
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(ids) > 0 {
+		attrs = append(attrs, `aria-invalid="true"`)
+	}
+	if input == "password" && len(d.Rules) > 0 {
+		ids = append(ids, "password-rules")
+	}
+	if len(ids) > 0 {
+		attrs = append(attrs, `aria-describedby="`+strings.Join(ids, " ")+`"`)
+	}
+	if d.focus() == input {
+		attrs = append(attrs, "autofocus")
+	}
+	// The ids are this package's constants: nothing from a request.
+	return template.HTMLAttr(strings.Join(attrs, " "))
+}
+
+// focus is the input the focus goes to: the first wrong one, else Focus.
+func (d pageData) focus() string {
+	if len(d.errs) > 0 {
+		return d.errs[0].inputs[0]
+	}
+	return d.Focus
+}
+
+// brandView is how a page presents its workspace.
+type brandView struct {
+	// Name is the workspace's display name (its slug when it has none);
+	// "" on a page outside any workspace.
+	Name string
+	// Logo is the URL of the workspace's logo, "" when it has none.
+	Logo string
+}
+
+// pageRequest is a request for a hosted page: the endpoint's request,
+// the language of the page, and what the page read of the workspace.
+type pageRequest struct {
+	*request
+	// tr prints in the page's language.
+	tr i18n.Printer
+	// uiLocales is the locale a ui_locales parameter chose for a page
+	// outside an authorization request (the account page, a reset, a
+	// logout), which its forms and links carry on; "" when none did.
+	uiLocales string
+	// settings are the workspace's, once read.
+	settings *identity.Settings
+	// name is the workspace's slug on a page answered before the
+	// workspace was read (request is nil then).
+	name string
+}
+
+type pageKey struct{}
+
+// pageOf returns the pageRequest of a hosted page's request, or nil.
+func pageOf(ctx context.Context) *pageRequest {
+	pr, _ := ctx.Value(pageKey{}).(*pageRequest)
+	return pr
+}
+
+// page adapts a hosted page to the route table: it reads the request's
+// form, chooses the page's language, and puts the language in the
+// context's identity.RequestInfo, so that an email the request queues is
+// written in it.
+func page(serve func(h *Handler, w http.ResponseWriter, r *http.Request, rq *pageRequest)) func(*Handler, http.ResponseWriter, *http.Request, *request) {
+	return func(h *Handler, w http.ResponseWriter, r *http.Request, base *request) {
+		rq := &pageRequest{request: base}
+		r = r.WithContext(context.WithValue(r.Context(), pageKey{}, rq))
+		// The query's ui_locales speaks for a form that cannot be read.
+		r = h.speak(r, rq, r.URL.Query().Get("ui_locales"))
+		if !h.parseForm(w, r, rq) {
+			return
+		}
+		if ui, ok := single(r.Form, "ui_locales"); ok && ui != "" && len(ui) <= maxUILocales {
+			r = h.speak(r, rq, ui)
+			rq.uiLocales = uiLocale(ui)
+		}
+		serve(h, w, r, rq)
+	}
+}
+
+// speak sets the page's language from a ui_locales parameter and the
+// Accept-Language header (see i18n.Negotiate), and returns the request
+// with the language in its context's RequestInfo.
+func (h *Handler) speak(r *http.Request, rq *pageRequest, uiLocales string) *http.Request {
+	if len(uiLocales) > maxUILocales {
+		uiLocales = ""
+	}
+	rq.tr = i18n.For(i18n.Negotiate(uiLocales, r.Header.Get("Accept-Language")))
+	info := identity.RequestInfoFrom(r.Context())
+	if info == (identity.RequestInfo{}) {
+		// A handler mounted without the provider's request information
+		// in the context still records the client of a session.
+		info = h.svc.RequestInfo(r)
+	}
+	info.Locale = rq.tr.Locale()
+	return r.WithContext(identity.WithRequestInfo(r.Context(), info))
+}
+
+// uiLocale returns the catalogue's locale of the first tag of a
+// ui_locales parameter that it has, or "".
+func uiLocale(ui string) string {
+	for _, tag := range strings.Fields(ui) {
+		primary, _, _ := strings.Cut(strings.ToLower(tag), "-")
+		if i18n.Has(primary) {
+			return primary
+		}
+	}
+	return ""
+}
+
+// pageFor returns the pageRequest of r, or one for a page answered
+// before the route's (a path that names nothing, a method not allowed):
+// in the language of the request's ui_locales and Accept-Language, named
+// by the slug.
+func (h *Handler) pageFor(r *http.Request, slug string) *pageRequest {
+	if rq := pageOf(r.Context()); rq != nil {
+		return rq
+	}
+	ui := r.URL.Query().Get("ui_locales")
+	if len(ui) > maxUILocales {
+		ui = ""
+	}
+	return &pageRequest{tr: i18n.For(i18n.Negotiate(ui, r.Header.Get("Accept-Language"))), name: slug}
+}
+
+// getSettings returns the workspace's settings, read once a request.
+func (rq *pageRequest) getSettings(ctx context.Context) (identity.Settings, error) {
+	if rq.settings != nil {
+		return *rq.settings, nil
+	}
+	s, err := rq.ws.GetSettings(ctx)
+	if err != nil {
+		return identity.Settings{}, err
+	}
+	rq.settings = &s
+	return s, nil
+}
+
+// t prints the message with the key in the page's language.
+func (rq *pageRequest) t(key string, args ...any) string { return rq.tr.T(key, args...) }
+
+// plural prints key+".one" for n == 1 and key+".other" with n otherwise.
+func (rq *pageRequest) plural(key string, n int64) string {
+	if n == 1 {
+		return rq.t(key + ".one")
+	}
+	return rq.t(key+".other", n)
 }
 
 // page writes a page with a message (an error, the signed-out page).
@@ -108,6 +300,11 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request, status int, d pag
 // render writes the template name with the security headers of a page;
 // formAction is the CSP form-action source list.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, d pageData, formAction string) {
+	rq := h.pageFor(r, "")
+	d.L, d.UILocales = rq.tr, rq.uiLocales
+	var st style
+	d.Brand, st = h.brand(r, rq)
+	d.Style = st.css
 	var buf bytes.Buffer
 	if err := pages.ExecuteTemplate(&buf, name, d); err != nil {
 		h.logFailure(r.Context(), r, err)
@@ -116,20 +313,48 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
-	images := ""
+	// Images: the logos, from the issuer; the QR code of an enrolment is
+	// an inline data: image.
+	images := "'self'"
 	if d.Enroll != nil {
-		// The QR code is an inline data: image; nothing else loads.
-		images = "; img-src data:"
+		images += " data:"
 	}
-	hd.Set("Content-Security-Policy", "default-src 'none'"+images+"; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
+	hd.Set("Content-Security-Policy", "default-src 'none'; img-src "+images+"; style-src "+st.source+
+		"; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
+	hd.Set("Content-Language", rq.tr.Locale())
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		w.Write(buf.Bytes())
 	}
+}
+
+// brand returns how the page presents its workspace, and its style.
+// What cannot be read costs the page its branding only: the page still
+// answers.
+func (h *Handler) brand(r *http.Request, rq *pageRequest) (brandView, style) {
+	if rq.request == nil {
+		return brandView{Name: rq.name}, pageStyle("")
+	}
+	ctx := r.Context()
+	b := brandView{Name: rq.ws.Slug()}
+	accent := ""
+	if s, err := rq.getSettings(ctx); err == nil {
+		b.Name, accent = s.Branding.Name(rq.ws.Slug()), s.Branding.Accent()
+	} else {
+		h.logFailure(ctx, r, err)
+	}
+	switch _, err := rq.ws.GetLogo(ctx); identity.ErrorCode(err) {
+	case "":
+		b.Logo = rq.issuer + "/" + pathLogo
+	case identity.CodeNotFound:
+	default:
+		h.logFailure(ctx, r, err)
+	}
+	return b, pageStyle(accent)
 }
 
 // redirect sends the browser to location.
@@ -139,25 +364,49 @@ func redirect(w http.ResponseWriter, r *http.Request, location string) {
 	http.Redirect(w, r, location, http.StatusFound)
 }
 
-// badRequest shows a refused request.
-func (h *Handler) badRequest(w http.ResponseWriter, r *http.Request, rq *request, title, message string) {
-	h.page(w, r, http.StatusBadRequest, pageData{Slug: rq.ws.Slug(), Title: title, Message: message,
-		Hint: "Go back to the application and try again. If this keeps happening, tell the application's administrator."})
+// notFound answers a path that names no endpoint or no workspace.
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	rq := h.pageFor(r, "")
+	h.page(w, r, http.StatusNotFound, pageData{Title: rq.t("page.error.not_found.title"), Message: rq.t("page.error.not_found.message")})
+}
+
+// methodNotAllowed answers a method the endpoint does not take.
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request, slug string) {
+	rq := h.pageFor(r, slug)
+	h.page(w, r.WithContext(context.WithValue(r.Context(), pageKey{}, rq)), http.StatusMethodNotAllowed,
+		pageData{Title: rq.t("page.error.method.title"), Message: rq.t("page.error.method.message", r.Method)})
+}
+
+// internalError logs a failure and answers 500 without its cause.
+func (h *Handler) internalError(w http.ResponseWriter, r *http.Request, slug string, err error) {
+	h.logFailure(r.Context(), r, err)
+	rq := h.pageFor(r, slug)
+	d := pageData{Title: rq.t("page.error.internal.title"), Message: rq.t("page.error.internal.message")}
+	if rq.request != nil {
+		d.Link, d.LinkText = accountURL(rq, ""), rq.t("page.way.account")
+	}
+	h.page(w, r.WithContext(context.WithValue(r.Context(), pageKey{}, rq)), http.StatusInternalServerError, d)
+}
+
+// badRequest shows a refused request, with the way to the account page.
+func (h *Handler) badRequest(w http.ResponseWriter, r *http.Request, rq *pageRequest, title, message string) {
+	h.page(w, r, http.StatusBadRequest, pageData{Title: title, Message: message, Hint: rq.t("page.error.go_back"),
+		Link: accountURL(rq, ""), LinkText: rq.t("page.way.account")})
 }
 
 // parseForm reads the query and the form body, answering a page when it
 // cannot.
-func (h *Handler) parseForm(w http.ResponseWriter, r *http.Request, rq *request) bool {
+func (h *Handler) parseForm(w http.ResponseWriter, r *http.Request, rq *pageRequest) bool {
 	err := r.ParseForm()
 	if err == nil {
 		return true
 	}
 	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		h.page(w, r, http.StatusRequestEntityTooLarge, pageData{Slug: rq.ws.Slug(), Title: "Request too large",
-			Message: "The request is larger than this service accepts."})
+		h.page(w, r, http.StatusRequestEntityTooLarge, pageData{Title: rq.t("page.error.too_large.title"),
+			Message: rq.t("page.error.too_large.message")})
 		return false
 	}
-	h.badRequest(w, r, rq, "Invalid request", "The request could not be read.")
+	h.badRequest(w, r, rq, rq.t("page.error.invalid.title"), rq.t("page.error.unreadable"))
 	return false
 }
 
@@ -174,132 +423,55 @@ func single(form url.Values, name string) (string, bool) {
 	return vs[0], true
 }
 
-// authorizeParams are the parameters of an authorization request other
-// than client_id and redirect_uri, each at most once.
-var authorizeParams = []string{
-	"response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method",
-	"prompt", "response_mode", "request", "request_uri", "max_age", "login_hint", "id_token_hint",
+// withLocale returns u with the page's ui_locales, for a link or a
+// redirect of a page outside an authorization request.
+func withLocale(rq *pageRequest, u string) string {
+	if rq.uiLocales == "" {
+		return u
+	}
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + "ui_locales=" + url.QueryEscape(rq.uiLocales)
 }
 
-// serveAuthorize is the authorization endpoint. Until the client and its
-// redirect URI are known to match, every refusal is a page; after, it
-// goes back to the redirect URI with the state.
-func (h *Handler) serveAuthorize(w http.ResponseWriter, r *http.Request, rq *request) {
-	if !h.parseForm(w, r, rq) {
-		return
+// retryAfter sets the Retry-After header of a CodeRateLimited refusal,
+// in whole seconds rounded up, and returns the wait in minutes rounded
+// up, which the pages say.
+func retryAfter(w http.ResponseWriter, err error) int64 {
+	var after time.Duration
+	if e, ok := errors.AsType[*identity.Error](err); ok {
+		after = e.RetryAfter
 	}
-	clientID, ok1 := single(r.Form, "client_id")
-	redirectURI, ok2 := single(r.Form, "redirect_uri")
-	if !ok1 || !ok2 {
-		h.badRequest(w, r, rq, "Invalid sign-in request", "The application sent client_id or redirect_uri more than once.")
-		return
-	}
-	if _, err := rq.ws.Provider().GetAuthorizationClient(r.Context(), clientID, redirectURI); err != nil {
-		h.authorizePage(w, r, rq, err)
-		return
-	}
-	state := r.Form.Get("state")
-	if len(state) > identity.MaxStateLength || !utf8.ValidString(state) {
-		state = "" // not sent back: Authorize refuses it
-	}
-	back := func(e *zoidc.Error) {
-		e.State = state
-		to, err := op.AuthResponseURL(redirectURI, zoidc.ResponseTypeCode, zoidc.ResponseModeQuery, e, zoidc.NewEncoder())
-		if err != nil {
-			h.internalError(w, r, rq.ws.Slug(), err)
-			return
-		}
-		redirect(w, r, to)
-	}
-	for _, name := range authorizeParams {
-		if _, ok := single(r.Form, name); !ok {
-			back(zoidc.ErrInvalidRequest().WithDescription("%s is given more than once", name))
-			return
-		}
-	}
-	switch mode := r.Form.Get("response_mode"); {
-	case r.Form.Has("request"):
-		back(zoidc.ErrRequestNotSupported().WithDescription("request objects are not supported"))
-		return
-	case r.Form.Has("request_uri"):
-		back((&zoidc.Error{ErrorType: errRequestURINotSupported}).WithDescription("request_uri is not supported"))
-		return
-	case mode != "" && mode != string(zoidc.ResponseModeQuery):
-		back(zoidc.ErrInvalidRequest().WithDescription("response_mode must be query"))
-		return
-	}
-	maxAge, ok := parseMaxAge(r.Form.Get("max_age"))
-	if !ok {
-		back(zoidc.ErrInvalidRequest().WithDescription("max_age must be a whole number of seconds"))
-		return
-	}
-	auth, err := rq.ws.Provider().Authorize(r.Context(), identity.AuthorizationRequest{
-		ClientID: clientID, RedirectURI: redirectURI, ResponseType: r.Form.Get("response_type"),
-		Scopes: strings.Fields(r.Form.Get("scope")), State: r.Form.Get("state"), Nonce: r.Form.Get("nonce"),
-		CodeChallenge: r.Form.Get("code_challenge"), CodeChallengeMethod: r.Form.Get("code_challenge_method"),
-		Prompt: strings.Fields(r.Form.Get("prompt")), MaxAge: maxAge,
-	}, sessionToken(r))
-	if err != nil {
-		o := mapError(atAuthorize, err)
-		switch {
-		case o.page:
-			h.authorizePage(w, r, rq, err)
-		case o.internal:
-			h.logFailure(r.Context(), r, err)
-			back(o.err)
-		default:
-			back(o.err)
-		}
-		return
-	}
-	if auth.RequestID != "" {
-		q := url.Values{"request": {auth.RequestID}}
-		if hint := r.Form.Get("login_hint"); hint != "" && len(hint) <= maxLoginBytes && utf8.ValidString(hint) {
-			q.Set("login_hint", hint) // fills in the form's login field
-		}
-		redirect(w, r, rq.issuer+"/"+pathLogin+"?"+q.Encode())
-		return
-	}
-	h.sendCode(w, r, rq, auth)
+	seconds := max(int64((after+time.Second-1)/time.Second), 1)
+	w.Header().Set("Retry-After", strconv.FormatInt(seconds, 10))
+	return (seconds + 59) / 60
 }
 
-// parseMaxAge reads the max_age parameter: absent is nil, otherwise a
-// count of seconds from 0 to ten years (OpenID Connect Core 3.1.2.1).
-func parseMaxAge(v string) (*time.Duration, bool) {
-	if v == "" {
-		return nil, true
-	}
-	n, err := strconv.ParseUint(v, 10, 32)
-	if err != nil || n > 10*366*24*3600 {
-		return nil, false
-	}
-	d := time.Duration(n) * time.Second
-	return &d, true
+// throttled answers a refused sign-in, code or password change of
+// CodeRateLimited: its Retry-After, and the page's message.
+func throttled(w http.ResponseWriter, rq *pageRequest, err error) string {
+	return rq.plural("page.throttled", retryAfter(w, err))
 }
 
-// authorizePage shows an authorization error that must not be redirected:
-// the client or its redirect URI is not known.
-func (h *Handler) authorizePage(w http.ResponseWriter, r *http.Request, rq *request, err error) {
-	o := mapError(atAuthorize, err)
+// showTime is how the pages show a time: to the minute, in UTC, which
+// they say (without a script the browser's zone is not known).
+func showTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// ago says how long before now t was, roughly: "just now", minutes,
+// hours, then days.
+func ago(rq *pageRequest, now, t time.Time) string {
+	d := now.Sub(t)
 	switch {
-	case o.internal:
-		h.internalError(w, r, rq.ws.Slug(), err)
-	case identity.ErrorCode(err) == identity.CodeNotFound:
-		h.badRequest(w, r, rq, "Unknown application", "The application that sent you here is not registered with this sign-in service.")
-	default:
-		h.badRequest(w, r, rq, "Invalid sign-in request", "The application asked to send you back to an address that is not registered for it.")
+	case d < time.Minute:
+		return rq.t("page.time.just_now")
+	case d < time.Hour:
+		return rq.plural("page.time.minutes", int64(d/time.Minute))
+	case d < 48*time.Hour:
+		return rq.plural("page.time.hours", int64(d/time.Hour))
 	}
-}
-
-// sendCode sends the browser back to the client with a code and the state.
-func (h *Handler) sendCode(w http.ResponseWriter, r *http.Request, rq *request, auth identity.Authorization) {
-	to, err := op.AuthResponseURL(auth.RedirectURI, zoidc.ResponseTypeCode, zoidc.ResponseModeQuery,
-		&op.CodeResponseType{Code: auth.Code, State: auth.State}, zoidc.NewEncoder())
-	if err != nil {
-		h.internalError(w, r, rq.ws.Slug(), err)
-		return
-	}
-	redirect(w, r, to)
+	return rq.plural("page.time.days", int64(d/(24*time.Hour)))
 }
 
 // sessionToken returns the session cookie's token, or "".
@@ -319,166 +491,9 @@ func (rq *request) cookie(name, value string, maxAge int) *http.Cookie {
 		HttpOnly: true, Secure: rq.secure, SameSite: http.SameSiteLaxMode}
 }
 
-// serveLogin is the sign-in page: GET shows the form of a pending
-// authorization request; POST signs in, in steps: the password, then for
-// a user who needs one the second factor (see signInCode), then, after an
-// enrolment, the recovery codes' Continue.
-func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *request) {
-	if !h.parseForm(w, r, rq) {
-		return
-	}
-	if r.Method != http.MethodPost {
-		id, _ := single(r.Form, "request")
-		p, ok := h.pending(w, r, rq, id)
-		hint := r.Form.Get("login_hint")
-		if len(hint) > maxLoginBytes || !utf8.ValidString(hint) {
-			hint = ""
-		}
-		if ok {
-			h.loginForm(w, r, rq, http.StatusOK, p, csrfToken(w, r, rq), hint, "")
-		}
-		return
-	}
-	if !h.csrfChecked(w, r, rq, "Sign-in form not accepted",
-		"This sign-in form did not come from this site, or it has expired, so nobody was signed in.",
-		"Go back to the application and sign in again.") {
-		return
-	}
-	p, ok := h.pending(w, r, rq, r.PostForm.Get("request"))
-	if !ok {
-		return
-	}
-	switch r.PostForm.Get("step") {
-	case "":
-		h.signInPassword(w, r, rq, p)
-	case stepCode:
-		h.signInCode(w, r, rq, p)
-	case stepContinue:
-		h.signInContinue(w, r, rq, p)
-	default:
-		h.badRequest(w, r, rq, "Invalid request", "The sign-in form sent a step this page does not have.")
-	}
-}
-
-// signInPassword is the sign-in form's first step: the password.
-func (h *Handler) signInPassword(w http.ResponseWriter, r *http.Request, rq *request, p identity.PendingAuthorization) {
-	csrf := r.PostForm.Get("csrf")
-	login, password := r.PostForm.Get("login"), r.PostForm.Get("password")
-	switch {
-	case len(login) > maxLoginBytes || len(password) > maxPasswordBytes:
-		h.loginForm(w, r, rq, http.StatusBadRequest, p, csrf, "", msgTooLong)
-		return
-	case login == "" || password == "":
-		h.loginForm(w, r, rq, http.StatusBadRequest, p, csrf, login, msgMissing)
-		return
-	}
-	signIn, err := rq.ws.Provider().SignIn(r.Context(), p.RequestID, login, password)
-	if h.askSecondFactor(w, r, rq, loginSteps(rq, p, csrf), err) {
-		return
-	}
-	switch classify(err) {
-	case formOK:
-	case formRefused, formInvalid:
-		// A locked account gets the same message as a wrong password: the
-		// page never tells whether an account exists.
-		h.loginForm(w, r, rq, http.StatusBadRequest, p, csrf, login, msgWrongCredentials)
-		return
-	case formStale:
-		h.expired(w, r, rq)
-		return
-	default:
-		h.internalError(w, r, rq.ws.Slug(), err)
-		return
-	}
-	h.setSession(w, rq, signIn.CreatedSession)
-	h.sendCode(w, r, rq, signIn.Authorization)
-}
-
-// setSession sets the session cookie, for as long as the session lasts.
-func (h *Handler) setSession(w http.ResponseWriter, rq *request, s identity.CreatedSession) {
-	http.SetCookie(w, rq.cookie(sessionCookie, s.Secret, max(int(s.Session.ExpiresAt.Sub(h.svc.Now()).Round(time.Second)/time.Second), 1)))
-}
-
-// pending returns the pending authorization request id names, or shows
-// why there is none.
-func (h *Handler) pending(w http.ResponseWriter, r *http.Request, rq *request, id string) (identity.PendingAuthorization, bool) {
-	if id == "" || len(id) > maxRequestID {
-		h.expired(w, r, rq)
-		return identity.PendingAuthorization{}, false
-	}
-	p, err := rq.ws.Provider().GetPendingAuthorization(r.Context(), id)
-	switch identity.ErrorCode(err) {
-	case "":
-		return p, true
-	case identity.CodeTokenInvalid, identity.CodeTokenExpired, identity.CodeNotFound, identity.CodeInvalid:
-		h.expired(w, r, rq)
-	default:
-		h.internalError(w, r, rq.ws.Slug(), err)
-	}
-	return identity.PendingAuthorization{}, false
-}
-
-// expired shows that a sign-in request is unknown, used or expired.
-func (h *Handler) expired(w http.ResponseWriter, r *http.Request, rq *request) {
-	h.badRequest(w, r, rq, "This sign-in has expired",
-		"This sign-in page is no longer valid: it has expired or was used already.")
-}
-
-// loginForm shows the sign-in form, with a message after a failed try.
-func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request, rq *request, status int, p identity.PendingAuthorization, csrf, login, message string) {
-	f := loginSteps(rq, p, csrf)
-	d := f.data(rq, "Sign in", message)
-	d.Login, d.MaxLogin, d.MaxPassword = login, maxLoginChars, identity.MaxPasswordPolicyLength
-	d.ForgotURL = h.forgotURL(r, rq)
-	h.render(w, r, status, "login", d, f.formAction)
-}
-
-// loginSteps are the sign-in page's forms for the pending request p.
-func loginSteps(rq *request, p identity.PendingAuthorization, csrf string) steps {
-	name := p.ClientName
-	if name == "" {
-		name = p.ClientID
-	}
-	// The forms post here, and their answer may redirect to the client:
-	// Chromium checks form-action against both.
-	formAction := "'self'"
-	if origin, ok := origin(p.RedirectURI); ok {
-		formAction += " " + origin
-	}
-	return steps{
-		action: rq.issuer + "/" + pathLogin, requestID: p.RequestID, clientName: name, csrf: csrf,
-		formAction: formAction, restart: rq.issuer + "/" + pathLogin + "?" + url.Values{"request": {p.RequestID}}.Encode(),
-		over: "This sign-in has expired",
-	}
-}
-
-// forgotURL returns the password reset page if the workspace sends
-// email, and "" otherwise.
-func (h *Handler) forgotURL(r *http.Request, rq *request) string {
-	s, err := rq.ws.GetSettings(r.Context())
-	if err != nil || s.SMTP == nil {
-		// A store failure costs the link only: the form still works.
-		return ""
-	}
-	return rq.issuer + "/" + pathReset
-}
-
-// safeOrigin is what an origin may look like to go into a CSP header.
-var safeOrigin = regexp.MustCompile(`^https?://[A-Za-z0-9.\-]+(:[0-9]+)?$|^https?://\[[0-9A-Fa-f:.]+\](:[0-9]+)?$`)
-
-// origin returns the origin of a URI, if it is safe to put in a header.
-func origin(uri string) (string, bool) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", false
-	}
-	o := u.Scheme + "://" + u.Host
-	return o, safeOrigin.MatchString(o)
-}
-
 // csrfToken returns the browser's double-submit token, setting a new one
 // when it has none.
-func csrfToken(w http.ResponseWriter, r *http.Request, rq *request) string {
+func csrfToken(w http.ResponseWriter, r *http.Request, rq *pageRequest) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && validToken(c.Value) {
 		return c.Value
 	}
@@ -492,11 +507,12 @@ func csrfToken(w http.ResponseWriter, r *http.Request, rq *request) string {
 // csrfChecked refuses a form post that is cross-site or whose CSRF token
 // is not the cookie's, with a page saying so; it reports whether the post
 // may go on.
-func (h *Handler) csrfChecked(w http.ResponseWriter, r *http.Request, rq *request, title, message, hint string) bool {
+func (h *Handler) csrfChecked(w http.ResponseWriter, r *http.Request, rq *pageRequest, message, hint string) bool {
 	if r.Header.Get("Sec-Fetch-Site") != "cross-site" && csrfMatches(r) {
 		return true
 	}
-	h.page(w, r, http.StatusForbidden, pageData{Slug: rq.ws.Slug(), Title: title, Message: message, Hint: hint})
+	h.page(w, r, http.StatusForbidden, pageData{Title: rq.t("page.csrf.title"), Message: message, Hint: hint,
+		Link: accountURL(rq, ""), LinkText: rq.t("page.way.account")})
 	return false
 }
 
@@ -511,38 +527,4 @@ func csrfMatches(r *http.Request) bool {
 func validToken(s string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	return err == nil && len(b) == 32
-}
-
-// serveEndSession is RP-initiated logout: it revokes the session of the
-// cookie (or the ID token hint's), clears the cookie, and sends the
-// browser to the registered post-logout redirect URI or shows that the
-// user is signed out.
-func (h *Handler) serveEndSession(w http.ResponseWriter, r *http.Request, rq *request) {
-	if !h.parseForm(w, r, rq) {
-		return
-	}
-	to, err := rq.ws.Provider().EndSession(r.Context(), identity.EndSessionRequest{
-		IDTokenHint: r.Form.Get("id_token_hint"), ClientID: r.Form.Get("client_id"),
-		PostLogoutRedirectURI: r.Form.Get("post_logout_redirect_uri"), State: r.Form.Get("state"),
-		SessionToken: sessionToken(r),
-	})
-	if err != nil {
-		o := mapError(atAuthorize, err)
-		if o.internal {
-			h.internalError(w, r, rq.ws.Slug(), err)
-			return
-		}
-		msg := "The application's sign-out request is not valid."
-		if e, ok := errors.AsType[*identity.Error](err); ok && len(e.Fields) > 0 && e.Fields[0].Field == "post_logout_redirect_uri" {
-			msg = "The application asked to send you back to an address that is not registered for it."
-		}
-		h.badRequest(w, r, rq, "Invalid sign-out request", msg)
-		return
-	}
-	http.SetCookie(w, rq.cookie(sessionCookie, "", -1))
-	if to != "" {
-		redirect(w, r, to)
-		return
-	}
-	h.page(w, r, http.StatusOK, pageData{Slug: rq.ws.Slug(), Title: "Signed out", Message: "You are signed out."})
 }

@@ -2,8 +2,8 @@ package oidc
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/identitylib/identity"
@@ -13,69 +13,70 @@ import (
 // the library's limit.
 const maxEmailBytes = 4 * identity.MaxEmailLength
 
-// The messages of the password reset pages.
-const (
-	msgNoEmail       = "Enter your email address."
-	msgBadEmail      = "Enter a valid email address, such as name@example.com."
-	msgPasswordTwice = "Enter the new password twice."
-	msgRepeatNoMatch = "The passwords do not match."
-)
-
-// resetSent is what the reset form answers whenever the address is well
-// formed: the same page whether an account has it or not.
-var resetSent = pageData{Title: "Check your email",
-	Message: "If an account has this address, we sent an email to it with a link to choose a new password.",
-	Hint: fmt.Sprintf("The link works for %d minutes. No email? Check your spam folder, or ask again.",
-		int(identity.PasswordResetTokenLifetime.Minutes()))}
-
 // serveReset is the password reset page, for a workspace that sends
 // email. GET shows the form asking for the address, or with ?token= (the
 // email's link) the new password's form; POST sends the email, or with a
-// token sets the new password. A reset never signs in.
-func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, rq *request) {
-	if !h.parseForm(w, r, rq) {
-		return
+// token sets the new password. A reset started from a sign-in page
+// carries its authorization request (?request=) through the email, so
+// that the page after the reset leads back to it.
+func (h *Handler) serveReset(w http.ResponseWriter, r *http.Request, rq *pageRequest) {
+	requestID, _ := single(r.Form, "request")
+	if len(requestID) > maxRequestID {
+		requestID = ""
 	}
 	if r.Method != http.MethodPost {
 		csrf := csrfToken(w, r, rq)
 		if token, ok := single(r.Form, "token"); r.Form.Has("token") {
 			if !ok || token == "" || len(token) > maxTokenBytes {
-				h.resetLinkOver(w, r, rq, identity.CodeTokenInvalid)
+				h.resetLinkOver(w, r, rq, requestID, identity.CodeTokenInvalid)
 				return
 			}
 			// Say a link is over before its user types a new password.
 			switch err := rq.ws.CheckPasswordResetToken(r.Context(), token); classify(err) {
 			case formOK:
-				h.newPasswordForm(w, r, rq, http.StatusOK, csrf, token, pageData{})
+				h.newPasswordForm(w, r, rq, http.StatusOK, csrf, token, requestID, pageData{Focus: "password"})
 			case formFailed:
 				h.internalError(w, r, rq.ws.Slug(), err)
 			default:
-				h.resetLinkOver(w, r, rq, identity.ErrorCode(err))
+				h.resetLinkOver(w, r, rq, requestID, identity.ErrorCode(err))
 			}
 			return
 		}
-		h.resetForm(w, r, rq, http.StatusOK, csrf, "", "")
+		h.resetForm(w, r, rq, http.StatusOK, csrf, requestID, pageData{Focus: "email"})
 		return
 	}
-	if !h.csrfChecked(w, r, rq, "Form not accepted",
-		"This form did not come from this site, or it has expired, so nothing was changed.",
-		"Open the password reset page again and retry.") {
+	if !h.csrfChecked(w, r, rq, rq.t("page.csrf.form"), rq.t("page.csrf.reset_hint")) {
 		return
 	}
 	if r.PostForm.Has("token") {
-		h.resetPassword(w, r, rq)
+		h.resetPassword(w, r, rq, requestID)
 	} else {
-		h.requestReset(w, r, rq)
+		h.requestReset(w, r, rq, requestID)
 	}
 }
 
-// resetURL is the reset page.
-func resetURL(rq *request) string { return rq.issuer + "/" + pathReset }
+// resetURL is the reset page, for the authorization request if any.
+func resetURL(rq *pageRequest, requestID string) string {
+	u := rq.issuer + "/" + pathReset
+	if requestID != "" {
+		u += "?" + url.Values{"request": {requestID}}.Encode()
+	}
+	return withLocale(rq, u)
+}
+
+// wayBack is the way back from a reset page: to the sign-in page of the
+// authorization request, while it waits, else to the account page.
+func wayBack(r *http.Request, rq *pageRequest, requestID, signInText string) (link, text string) {
+	if _, ok := livePending(r, rq, requestID); ok {
+		return loginURL(rq, requestID), signInText
+	}
+	return accountURL(rq, ""), rq.t("page.way.account_sign_in")
+}
 
 // resetForm shows the form asking for the address, if the workspace sends
-// email.
-func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, rq *request, status int, csrf, email, message string) {
-	s, err := rq.ws.GetSettings(r.Context())
+// email; d holds its errors.
+func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, rq *pageRequest, status int, csrf, requestID string, d pageData) {
+	s, err := rq.getSettings(r.Context())
 	if err != nil {
 		h.internalError(w, r, rq.ws.Slug(), err)
 		return
@@ -84,38 +85,53 @@ func (h *Handler) resetForm(w http.ResponseWriter, r *http.Request, rq *request,
 		h.resetUnavailable(w, r, rq)
 		return
 	}
-	d := pageData{Slug: rq.ws.Slug(), Title: "Forgot your password?", Message: message, Action: resetURL(rq), CSRF: csrf,
-		Email: email, MaxEmail: identity.MaxEmailLength}
+	d.Title, d.Action, d.CSRF, d.RequestID, d.MaxEmail = rq.t("page.reset.title"), rq.issuer+"/"+pathReset, csrf, requestID, identity.MaxEmailLength
+	d.Link, d.LinkText = wayBack(r, rq, requestID, rq.t("page.way.back_to_sign_in"))
 	h.render(w, r, status, "reset", d, "'self'")
 }
 
 // resetUnavailable shows that the workspace sends no email.
-func (h *Handler) resetUnavailable(w http.ResponseWriter, r *http.Request, rq *request) {
-	h.page(w, r, http.StatusNotFound, pageData{Slug: rq.ws.Slug(), Title: "Password reset is not available",
-		Message: "This sign-in service does not send email, so it cannot reset a password.",
-		Hint:    "Ask the application's administrator to reset it."})
+func (h *Handler) resetUnavailable(w http.ResponseWriter, r *http.Request, rq *pageRequest) {
+	h.page(w, r, http.StatusNotFound, pageData{Title: rq.t("page.reset.unavailable.title"),
+		Message: rq.t("page.reset.unavailable"), Hint: rq.t("page.reset.unavailable_hint"),
+		Link: accountURL(rq, ""), LinkText: rq.t("page.way.account")})
 }
 
 // requestReset sends a reset email to the address, if an account has it.
-func (h *Handler) requestReset(w http.ResponseWriter, r *http.Request, rq *request) {
+func (h *Handler) requestReset(w http.ResponseWriter, r *http.Request, rq *pageRequest, requestID string) {
 	csrf, email := r.PostForm.Get("csrf"), strings.TrimSpace(r.PostForm.Get("email"))
+	var d pageData
 	switch {
 	case email == "":
-		h.resetForm(w, r, rq, http.StatusBadRequest, csrf, "", msgNoEmail)
+		d.fieldError(rq.t("page.reset.email_missing"), "email")
+		h.resetForm(w, r, rq, http.StatusBadRequest, csrf, requestID, d)
 		return
 	case len(email) > maxEmailBytes:
-		h.resetForm(w, r, rq, http.StatusBadRequest, csrf, "", msgBadEmail)
+		d.fieldError(rq.t("page.reset.email_invalid"), "email")
+		h.resetForm(w, r, rq, http.StatusBadRequest, csrf, requestID, d)
 		return
 	}
-	err := rq.ws.RequestPasswordReset(r.Context(), email, &identity.PasswordResetOptions{Link: resetURL(rq) + "?token={token}"})
+	// The email's link opens the page in the language of this one.
+	q := url.Values{"ui_locales": {rq.tr.Locale()}}
+	if requestID != "" {
+		q.Set("request", requestID)
+	}
+	link := rq.issuer + "/" + pathReset + "?token={token}&" + q.Encode()
+	err := rq.ws.RequestPasswordReset(r.Context(), email, &identity.PasswordResetOptions{Link: link})
 	switch classify(err) {
 	case formOK:
-		d := resetSent
-		d.Slug = rq.ws.Slug()
+		d := pageData{Title: rq.t("page.reset.sent.title"), Message: rq.t("page.reset.sent"),
+			Hint: rq.t("page.reset.sent_hint", int(identity.PasswordResetTokenLifetime.Minutes()))}
+		d.Link, d.LinkText = wayBack(r, rq, requestID, rq.t("page.way.back_to_sign_in"))
 		h.page(w, r, http.StatusOK, d)
+	case formThrottled:
+		d.Email, d.Message = email, throttled(w, rq, err)
+		h.resetForm(w, r, rq, http.StatusTooManyRequests, csrf, requestID, d)
 	case formInvalid:
 		if e, ok := errors.AsType[*identity.Error](err); ok && len(e.Fields) > 0 && e.Fields[0].Field == "email" {
-			h.resetForm(w, r, rq, http.StatusBadRequest, csrf, email, msgBadEmail)
+			d.Email = email
+			d.fieldError(rq.t("page.reset.email_invalid"), "email")
+			h.resetForm(w, r, rq, http.StatusBadRequest, csrf, requestID, d)
 			return
 		}
 		// The link is the issuer's: an issuer the library cannot link to
@@ -128,59 +144,65 @@ func (h *Handler) requestReset(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 }
 
-// newPasswordForm shows the form of the new password for a reset token.
-func (h *Handler) newPasswordForm(w http.ResponseWriter, r *http.Request, rq *request, status int, csrf, token string, d pageData) {
-	d.Slug, d.Title, d.Action, d.CSRF, d.Token = rq.ws.Slug(), "Choose a new password", resetURL(rq), csrf, token
-	d.MaxPassword = identity.MaxPasswordPolicyLength
+// newPasswordForm shows the form of the new password for a reset token,
+// with the policy's rules; d holds its errors.
+func (h *Handler) newPasswordForm(w http.ResponseWriter, r *http.Request, rq *pageRequest, status int, csrf, token, requestID string, d pageData) {
+	s, err := rq.getSettings(r.Context())
+	if err != nil {
+		h.internalError(w, r, rq.ws.Slug(), err)
+		return
+	}
+	d.Title, d.Action, d.CSRF, d.Token, d.RequestID = rq.t("page.reset.new.title"), rq.issuer+"/"+pathReset, csrf, token, requestID
+	d.MaxPassword, d.MinPassword, d.Rules = identity.MaxPasswordPolicyLength, s.PasswordPolicy.MinLength, passwordRules(rq, s.PasswordPolicy)
 	h.render(w, r, status, "new-password", d, "'self'")
 }
 
 // resetPassword sets the new password of a reset token.
-func (h *Handler) resetPassword(w http.ResponseWriter, r *http.Request, rq *request) {
+func (h *Handler) resetPassword(w http.ResponseWriter, r *http.Request, rq *pageRequest, requestID string) {
 	csrf, token := r.PostForm.Get("csrf"), r.PostForm.Get("token")
 	password, repeat := r.PostForm.Get("password"), r.PostForm.Get("repeat")
-	refuse := func(d pageData) { h.newPasswordForm(w, r, rq, http.StatusBadRequest, csrf, token, d) }
-	switch {
-	case token == "" || len(token) > maxTokenBytes:
-		h.resetLinkOver(w, r, rq, identity.CodeTokenInvalid)
+	if token == "" || len(token) > maxTokenBytes {
+		h.resetLinkOver(w, r, rq, requestID, identity.CodeTokenInvalid)
 		return
-	case len(password) > maxPasswordBytes || len(repeat) > maxPasswordBytes:
-		refuse(pageData{Message: msgPasswordTooLong})
-		return
-	case password == "" || repeat == "":
-		refuse(pageData{Message: msgPasswordTwice})
-		return
-	case password != repeat:
-		refuse(pageData{Message: msgRepeatNoMatch})
+	}
+	var d pageData
+	if newPasswordChecks(rq, &d, password, repeat); len(d.errs) > 0 {
+		h.newPasswordForm(w, r, rq, http.StatusBadRequest, csrf, token, requestID, d)
 		return
 	}
 	_, err := rq.ws.ResetPassword(r.Context(), token, password)
 	switch classify(err) {
 	case formOK:
-		// Every session of the user was revoked: this browser's too.
+		// Every session of the user was revoked: this browser's too. The
+		// reset ended a lockout, so the new password works at once.
 		http.SetCookie(w, rq.cookie(sessionCookie, "", -1))
-		h.page(w, r, http.StatusOK, pageData{Slug: rq.ws.Slug(), Title: "Password changed",
-			Message: "Your new password is set, and every session of your account was signed out.",
-			Hint:    "Go back to the application and sign in with the new password.",
-			Link:    accountURL(rq, ""), LinkText: "Or sign in to your account"})
+		done := pageData{Title: rq.t("page.reset.done.title"), Message: rq.t("page.reset.done"), Hint: rq.t("page.reset.done_hint")}
+		done.Link, done.LinkText = wayBack(r, rq, requestID, rq.t("page.way.sign_in"))
+		h.page(w, r, http.StatusOK, done)
 	case formInvalid:
-		refuse(pageData{Problems: fieldMessages(err, "The new password")})
+		s, serr := rq.getSettings(r.Context())
+		if serr != nil {
+			h.internalError(w, r, rq.ws.Slug(), serr)
+			return
+		}
+		d.fieldError(passwordProblems(rq, err, s.PasswordPolicy), "password")
+		h.newPasswordForm(w, r, rq, http.StatusBadRequest, csrf, token, requestID, d)
 	case formFailed:
 		h.internalError(w, r, rq.ws.Slug(), err)
 	default:
-		h.resetLinkOver(w, r, rq, identity.ErrorCode(err))
+		h.resetLinkOver(w, r, rq, requestID, identity.ErrorCode(err))
 	}
 }
 
 // resetLinkOver shows that a reset link no longer works, and why.
-func (h *Handler) resetLinkOver(w http.ResponseWriter, r *http.Request, rq *request, code identity.Code) {
-	message := "This link is not valid. Check that you opened the whole link of the email."
+func (h *Handler) resetLinkOver(w http.ResponseWriter, r *http.Request, rq *pageRequest, requestID string, code identity.Code) {
+	message := rq.t("page.reset.over.invalid")
 	switch code {
 	case identity.CodeTokenExpired:
-		message = "This link has expired."
+		message = rq.t("page.reset.over.expired")
 	case identity.CodeTokenUsed:
-		message = "This link was used already."
+		message = rq.t("page.reset.over.used")
 	}
-	h.page(w, r, http.StatusBadRequest, pageData{Slug: rq.ws.Slug(), Title: "This link no longer works", Message: message,
-		Link: resetURL(rq), LinkText: "Ask for a new link"})
+	h.page(w, r, http.StatusBadRequest, pageData{Title: rq.t("page.reset.over.title"), Message: message,
+		Link: resetURL(rq, requestID), LinkText: rq.t("page.reset.over.again")})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/i18n"
 )
 
 // server is op.Server over every workspace of the Handler's Service: each
@@ -27,6 +28,9 @@ func (s *server) fail(ctx context.Context, kind endpointKind, err error) error {
 	o := mapError(kind, err)
 	if o.internal {
 		s.h.logger.ErrorContext(ctx, "oidc: request failed", "issuer", rq.issuer, "error", err)
+	}
+	if o.retryAfter > 0 {
+		rq.header.Set("Retry-After", retryAfterSeconds(o.retryAfter))
 	}
 	switch {
 	case kind == atResource && (o.status == http.StatusUnauthorized || o.status == http.StatusForbidden):
@@ -47,34 +51,52 @@ func (s *server) Discovery(ctx context.Context, _ *op.Request[struct{}]) (*op.Re
 	return op.NewResponse(discovery(rq.issuer, md)), nil
 }
 
+// discoveryDocument is the provider configuration: zitadel/oidc's, and
+// the members it does not know.
+type discoveryDocument struct {
+	*zoidc.DiscoveryConfiguration
+	// AuthorizationResponseIssParameterSupported says that every
+	// authorization response carries iss (RFC 9207, 3).
+	AuthorizationResponseIssParameterSupported bool `json:"authorization_response_iss_parameter_supported"`
+	// UILocalesSupported are the languages of the hosted pages, as
+	// i18n.Locales names them. It hides the embedded configuration's
+	// member of the same name (encoding/json takes the shallower one),
+	// which would take language tags to say the same.
+	UILocalesSupported []string `json:"ui_locales_supported"`
+}
+
 // discovery returns the configuration of the provider at issuer: the
-// endpoints this package serves, and what the workspace supports as the
-// identity package says (md).
-func discovery(issuer string, md identity.ProviderMetadata) *zoidc.DiscoveryConfiguration {
+// endpoints this package serves, what the workspace supports as the
+// identity package says (md), and the languages of the hosted pages
+// (ui_locales_supported, which the ui_locales parameter chooses from).
+func discovery(issuer string, md identity.ProviderMetadata) discoveryDocument {
 	clientAuth := []zoidc.AuthMethod{zoidc.AuthMethodBasic, zoidc.AuthMethodPost, zoidc.AuthMethodNone}
-	return &zoidc.DiscoveryConfiguration{
-		Issuer:                                    issuer,
-		AuthorizationEndpoint:                     issuer + "/" + pathAuthorize,
-		TokenEndpoint:                             issuer + "/" + pathToken,
-		IntrospectionEndpoint:                     issuer + "/" + pathIntrospect,
-		UserinfoEndpoint:                          issuer + "/" + pathUserInfo,
-		RevocationEndpoint:                        issuer + "/" + pathRevoke,
-		EndSessionEndpoint:                        issuer + "/" + pathEndSession,
-		JwksURI:                                   issuer + "/" + pathKeys,
-		ScopesSupported:                           md.Scopes,
-		ResponseTypesSupported:                    []string{string(zoidc.ResponseTypeCode)},
-		ResponseModesSupported:                    []string{string(zoidc.ResponseModeQuery)},
-		GrantTypesSupported:                       []zoidc.GrantType{zoidc.GrantTypeCode, zoidc.GrantTypeRefreshToken, zoidc.GrantTypeClientCredentials},
-		SubjectTypesSupported:                     []string{"public"},
-		IDTokenSigningAlgValuesSupported:          md.SigningAlgorithms,
-		TokenEndpointAuthMethodsSupported:         clientAuth,
-		RevocationEndpointAuthMethodsSupported:    clientAuth,
-		IntrospectionEndpointAuthMethodsSupported: []zoidc.AuthMethod{zoidc.AuthMethodBasic, zoidc.AuthMethodPost},
-		ClaimsSupported:                           md.Claims,
-		CodeChallengeMethodsSupported:             []zoidc.CodeChallengeMethod{zoidc.CodeChallengeMethodS256},
-		RequestParameterSupported:                 false,
-		RequestURIParameterSupported:              false,
-	}
+	return discoveryDocument{
+		AuthorizationResponseIssParameterSupported: md.AuthorizationResponseIss,
+		UILocalesSupported:                         i18n.Locales(),
+		DiscoveryConfiguration: &zoidc.DiscoveryConfiguration{
+			Issuer:                                    issuer,
+			AuthorizationEndpoint:                     issuer + "/" + pathAuthorize,
+			TokenEndpoint:                             issuer + "/" + pathToken,
+			IntrospectionEndpoint:                     issuer + "/" + pathIntrospect,
+			UserinfoEndpoint:                          issuer + "/" + pathUserInfo,
+			RevocationEndpoint:                        issuer + "/" + pathRevoke,
+			EndSessionEndpoint:                        issuer + "/" + pathEndSession,
+			JwksURI:                                   issuer + "/" + pathKeys,
+			ScopesSupported:                           md.Scopes,
+			ResponseTypesSupported:                    []string{string(zoidc.ResponseTypeCode)},
+			ResponseModesSupported:                    []string{string(zoidc.ResponseModeQuery)},
+			GrantTypesSupported:                       []zoidc.GrantType{zoidc.GrantTypeCode, zoidc.GrantTypeRefreshToken, zoidc.GrantTypeClientCredentials},
+			SubjectTypesSupported:                     []string{"public"},
+			IDTokenSigningAlgValuesSupported:          md.SigningAlgorithms,
+			TokenEndpointAuthMethodsSupported:         clientAuth,
+			RevocationEndpointAuthMethodsSupported:    clientAuth,
+			IntrospectionEndpointAuthMethodsSupported: []zoidc.AuthMethod{zoidc.AuthMethodBasic, zoidc.AuthMethodPost},
+			ClaimsSupported:                           md.Claims,
+			CodeChallengeMethodsSupported:             []zoidc.CodeChallengeMethod{zoidc.CodeChallengeMethodS256},
+			RequestParameterSupported:                 false,
+			RequestURIParameterSupported:              false,
+		}}
 }
 
 // Keys serves the workspace's JWKS: every published signing key (next,
@@ -94,10 +116,13 @@ func (s *server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCreden
 	if r.Data.ClientAssertion != "" {
 		return nil, op.NewStatusError(zoidc.ErrInvalidClient().WithDescription("client assertions are not supported"), http.StatusUnauthorized)
 	}
-	c, err := requestOf(ctx).ws.Provider().VerifyClient(ctx, r.Data.ClientID, r.Data.ClientSecret)
+	rq := requestOf(ctx)
+	rq.log.setClient(r.Data.ClientID)
+	c, err := rq.ws.Provider().VerifyClient(ctx, r.Data.ClientID, r.Data.ClientSecret)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
+	rq.log.clientKnown(c.ID)
 	return client{c}, nil
 }
 
@@ -149,11 +174,14 @@ func noStore(h http.Header) {
 
 // Introspect tells a confidential client about a token (RFC 7662).
 func (s *server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionRequest]) (*op.Response, error) {
-	ws := requestOf(ctx).ws
+	rq := requestOf(ctx)
+	ws := rq.ws
+	rq.log.setClient(r.Data.ClientCredentials.ClientID)
 	c, err := ws.Provider().VerifyClient(ctx, r.Data.ClientCredentials.ClientID, r.Data.ClientCredentials.ClientSecret)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
+	rq.log.clientKnown(c.ID)
 	in, err := ws.Provider().IntrospectToken(ctx, c, r.Data.IntrospectionRequest.Token)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)

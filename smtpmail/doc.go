@@ -10,4 +10,15 @@
 // when the settings have a username; the whole exchange bounded by the
 // caller's context. A recipient refused with a 5xx reply is a permanent
 // failure (Result.Permanent); anything else may be retried.
+//
+// The emails speak the language of the page the user asked from
+// (VerificationMail.Locale; English when the message catalogue lacks it),
+// every word from the one catalogue the hosted pages use
+// (internal/i18n, keys "mail.*"), and carry the workspace's branding: its
+// name in the subject and text, its accent colour on the HTML button and
+// link, and its logo embedded in the message (multipart/related), never
+// fetched from a server. Names are text wherever they go: escaped in
+// HTML, encoded in headers (RFC 2047), their line breaks never a line of
+// their own; an address or link that could break a header or an SMTP
+// command is refused (ErrBadAddress, ErrBadLink) as a permanent failure.
 package smtpmail

@@ -3,140 +3,130 @@ package smtpmail
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	htmltemplate "html/template"
+	"image/png"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
 	"net/textproto"
+	"net/url"
 	"strings"
-	texttemplate "text/template"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/identitylib/identity"
 )
 
-// content is what differs between the kinds of email: the subject and
-// the templates of the two parts, which both take a mailText.
-type content struct {
-	subject string
-	plain   *texttemplate.Template
-	html    *htmltemplate.Template
-}
+// The errors of a VerificationMail that no attempt can send.
+var (
+	// ErrUnknownKind is the error of a message whose Kind is none of the
+	// kinds this package writes.
+	ErrUnknownKind = errors.New("unknown kind of email")
+	// ErrNoWorkspace is the error of a message without Workspace: the
+	// subject and the text name the workspace, so that a person knows
+	// which account the email is about.
+	ErrNoWorkspace = errors.New("the email names no workspace")
+	// ErrBadAddress is the error of a sender's or recipient's address
+	// that is empty or holds a control character or space: written into a
+	// header or an SMTP command it could start a line of its own.
+	ErrBadAddress = errors.New("bad email address")
+	// ErrBadLink is the error of a link that is not an absolute http or
+	// https URL without spaces or control characters: the email would
+	// lead nowhere, or somewhere a person should not be sent.
+	ErrBadLink = errors.New("bad link")
+)
 
-// mailText is the data of both parts of a message.
-type mailText struct {
-	Name, Email, Link, Lifetime string
-}
-
-// verification is the content of verification emails.
-var verification = content{
-	subject: "Verify your email address",
-	plain: texttemplate.Must(texttemplate.New("verify").Parse(`Hello {{.Name}},
-
-Please confirm that {{.Email}} is your email address by opening this link:
-
-{{.Link}}
-
-The link can be used once and expires in {{.Lifetime}}. If you did not expect this
-email, you can ignore it.
-`)),
-	// html/template escapes every value, so a user's full name cannot
-	// inject markup.
-	html: htmltemplate.Must(htmltemplate.New("verify").Parse(`<!DOCTYPE html>
-<html>
-<head><meta charset="utf-8"><title>Verify your email address</title></head>
-<body>
-<p>Hello {{.Name}},</p>
-<p>Please confirm that {{.Email}} is your email address by opening this link:</p>
-<p><a href="{{.Link}}">Verify my email address</a></p>
-<p>If the link does not open, copy this address into your browser:<br>{{.Link}}</p>
-<p>The link can be used once and expires in {{.Lifetime}}. If you did not expect this email, you can ignore it.</p>
-</body>
-</html>
-`)),
-}
-
-// passwordReset is the content of password reset emails.
-var passwordReset = content{
-	subject: "Reset your password",
-	plain: texttemplate.Must(texttemplate.New("reset").Parse(`Hello {{.Name}},
-
-Someone asked to reset the password of the account with this address.
-To choose a new password, open this link:
-
-{{.Link}}
-
-The link can be used once and expires in {{.Lifetime}}. If you did not ask
-for this, you can ignore this email; your password stays as it is.
-`)),
-	html: htmltemplate.Must(htmltemplate.New("reset").Parse(`<!DOCTYPE html>
-<html>
-<head><meta charset="utf-8"><title>Reset your password</title></head>
-<body>
-<p>Hello {{.Name}},</p>
-<p>Someone asked to reset the password of the account with this address. To choose a new password, open this link:</p>
-<p><a href="{{.Link}}">Choose a new password</a></p>
-<p>If the link does not open, copy this address into your browser:<br>{{.Link}}</p>
-<p>The link can be used once and expires in {{.Lifetime}}. If you did not ask for this, you can ignore this email; your password stays as it is.</p>
-</body>
-</html>
-`)),
-}
-
-// ErrUnknownKind is the error of a message whose Kind is none of the
-// kinds this package writes.
-var ErrUnknownKind = errors.New("unknown kind of email")
-
-// contentOf returns the content of an email of the kind: a verification
-// email for MailVerifyEmail or no kind, a password reset email for
-// MailPasswordReset.
-func contentOf(kind identity.MailKind) (content, error) {
-	switch kind {
-	case "", identity.MailVerifyEmail:
-		return verification, nil
-	case identity.MailPasswordReset:
-		return passwordReset, nil
+// isPermanent reports whether err is one of the errors of a message that
+// no attempt can send.
+func isPermanent(err error) bool {
+	for _, target := range []error{ErrUnknownKind, ErrNoWorkspace, ErrBadAddress, ErrBadLink} {
+		if errors.Is(err, target) {
+			return true
+		}
 	}
-	return content{}, fmt.Errorf("%w: %q", ErrUnknownKind, kind)
+	return false
 }
 
-// newMessageID returns a Message-ID value, unique per message, in the
-// domain of the sender's address.
-func newMessageID(from string) (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
+// check returns the error of a message that cannot be written: no
+// workspace, a bad address or link.
+func check(m identity.VerificationMail) error {
+	if m.Workspace == "" {
+		return ErrNoWorkspace
 	}
-	domain := "localhost"
-	if at := strings.LastIndexByte(from, '@'); at >= 0 && at < len(from)-1 {
-		domain = from[at+1:]
+	for _, a := range []struct{ role, address string }{{"sender", m.From.Address}, {"recipient", m.To.Address}} {
+		if !goodAddress(a.address) {
+			return fmt.Errorf("%w: %s %q", ErrBadAddress, a.role, a.address)
+		}
 	}
-	return "<" + hex.EncodeToString(b) + "@" + domain + ">", nil
+	if !goodLink(m.Link) {
+		return fmt.Errorf("%w: %q", ErrBadLink, m.Link)
+	}
+	return nil
+}
+
+// goodAddress reports whether a is local@domain, both parts non-empty,
+// with no control character or space anywhere.
+func goodAddress(a string) bool {
+	at := strings.LastIndexByte(a, '@')
+	return at > 0 && at < len(a)-1 && strings.IndexFunc(a, func(r rune) bool {
+		return unicode.IsControl(r) || unicode.IsSpace(r)
+	}) < 0
+}
+
+// goodLink reports whether link is an absolute http or https URL with a
+// host and no control character or space.
+func goodLink(link string) bool {
+	if strings.IndexFunc(link, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }) >= 0 {
+		return false
+	}
+	u, err := url.Parse(link)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // VerificationMessage returns the email m as SMTP sends it (CRLF line
 // ends): for m.Kind MailPasswordReset a password reset email, for
 // MailVerifyEmail (or no kind) a verification email, and for any other
-// kind ErrUnknownKind. Either is a multipart/alternative of a text/plain
-// and a text/html part, both UTF-8 and quoted-printable, holding m.Link
-// and m.Lifetime in words, with names and subject encoded per RFC 2047, a
-// Message-ID in the domain of the sender's address, and Auto-Submitted:
-// auto-generated.
+// kind ErrUnknownKind; without m.Workspace, ErrNoWorkspace; with an
+// address that could break a header, ErrBadAddress; with a link that is
+// no http(s) URL, ErrBadLink.
+//
+// Every word is from the message catalogue (internal/i18n) in the
+// language of m.Locale, English when the catalogue lacks it. The subject
+// and text name m.Workspace; the HTML part's button and link take
+// m.Accent (identity.DefaultAccentColor unless it is "#rrggbb"), and its
+// header m.Logo, or the workspace's name when there is no logo or it is
+// no PNG.
+//
+// The message is a multipart/alternative of a text/plain and a text/html
+// part, both UTF-8 and quoted-printable, holding m.Link and m.Lifetime in
+// words. With a logo the HTML part is a multipart/related (RFC 2387) of
+// the HTML and the PNG, base64, inline, which the HTML shows by its
+// Content-ID (RFC 2392), so that no client fetches anything from a
+// server to show it. Names and subject are encoded per RFC 2047; there is
+// a Message-ID in the domain of the sender's address, and
+// Auto-Submitted: auto-generated.
 func VerificationMessage(m identity.VerificationMail) ([]byte, error) {
-	c, err := contentOf(m.Kind)
+	k, err := kindOf(m.Kind)
 	if err != nil {
 		return nil, err
 	}
-	messageID, err := newMessageID(m.From.Address)
+	if err := check(m); err != nil {
+		return nil, err
+	}
+	w := wordsOf(m, k)
+	messageID, err := newID("", m.From.Address)
 	if err != nil {
 		return nil, err
 	}
-	body, boundary, err := c.body(mailText{
-		Name: m.To.Name, Email: m.To.Address, Link: m.Link, Lifetime: describeLifetime(m.Lifetime),
-	})
+	logo, err := inlineLogo(m.Logo, m.From.Address)
+	if err != nil {
+		return nil, err
+	}
+	body, boundary, err := messageBody(w, m.Accent, logo)
 	if err != nil {
 		return nil, err
 	}
@@ -146,10 +136,11 @@ func VerificationMessage(m identity.VerificationMail) ([]byte, error) {
 	}
 	header("From", m.From.String())
 	header("To", m.To.String())
-	header("Subject", mime.QEncoding.Encode("utf-8", c.subject))
+	header("Subject", encodeHeaderText(w.Subject))
 	header("Date", m.Date.Format(time.RFC1123Z))
-	header("Message-ID", messageID)
+	header("Message-ID", "<"+messageID+">")
 	header("MIME-Version", "1.0")
+	header("Content-Language", w.Lang)
 	header("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": boundary}))
 	// RFC 3834: no vacation replies or other automatic answers, please.
 	header("Auto-Submitted", "auto-generated")
@@ -158,19 +149,69 @@ func VerificationMessage(m identity.VerificationMail) ([]byte, error) {
 	return msg.Bytes(), nil
 }
 
-// body returns the multipart/alternative body of the content with text,
-// and its boundary.
-func (c content) body(text mailText) ([]byte, string, error) {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	if err := writeQPPart(mw, "text/plain; charset=utf-8", func(w *quotedprintable.Writer) error {
-		return c.plain.Execute(w, text)
-	}); err != nil {
+// newID returns an identifier for a Message-ID or Content-ID (the
+// msg-id of RFC 5322 without its angle brackets), unique per call: 128
+// random bits after prefix, in the domain of the sender's address.
+func newID(prefix, from string) (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	domain := "localhost"
+	if at := strings.LastIndexByte(from, '@'); at >= 0 && at < len(from)-1 {
+		domain = from[at+1:]
+	}
+	return prefix + hex.EncodeToString(b) + "@" + domain, nil
+}
+
+// inlineImage is an image part of the HTML: the logo.
+type inlineImage struct {
+	contentID     string
+	data          []byte
+	width, height int
+}
+
+// cidURL is the URL by which the HTML refers to the image (RFC 2392).
+func (img *inlineImage) cidURL() string { return "cid:" + url.PathEscape(img.contentID) }
+
+// inlineLogo returns the logo as an image part, or nil when there is none
+// or it is no PNG. The library stores logos decoded and encoded anew, so
+// a logo that does not decode is a damaged one: the email goes without
+// it rather than not at all.
+func inlineLogo(logo *identity.Logo, from string) (*inlineImage, error) {
+	if logo == nil || len(logo.Data) == 0 {
+		return nil, nil
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(logo.Data))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, nil
+	}
+	id, err := newID("logo.", from)
+	if err != nil {
+		return nil, err
+	}
+	return &inlineImage{contentID: id, data: logo.Data, width: cfg.Width, height: cfg.Height}, nil
+}
+
+// messageBody returns the multipart/alternative body of the words, and
+// its boundary: the text part, then the HTML part (with the logo, a
+// multipart/related of the HTML and the image).
+func messageBody(w words, accent string, logo *inlineImage) ([]byte, string, error) {
+	html, err := renderHTML(w, accent, logo)
+	if err != nil {
 		return nil, "", err
 	}
-	if err := writeQPPart(mw, "text/html; charset=utf-8", func(w *quotedprintable.Writer) error {
-		return c.html.Execute(w, text)
-	}); err != nil {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	if err := writeQPPart(mw, "text/plain; charset=utf-8", w.plain()); err != nil {
+		return nil, "", err
+	}
+	if logo == nil {
+		err = writeQPPart(mw, "text/html; charset=utf-8", html)
+	} else {
+		err = writeRelated(mw, html, logo)
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	if err := mw.Close(); err != nil {
@@ -179,8 +220,62 @@ func (c content) body(text mailText) ([]byte, string, error) {
 	return body.Bytes(), mw.Boundary(), nil
 }
 
+// writeRelated writes the HTML and the image as one multipart/related
+// part, the HTML first: the root (RFC 2387), which type names. Its
+// boundary is another random one; a boundary never occurs in
+// quoted-printable or base64 text, which hold no "--" followed by 60 hex
+// digits of a random boundary.
+func writeRelated(mw *multipart.Writer, html string, img *inlineImage) error {
+	var related bytes.Buffer
+	rw := multipart.NewWriter(&related)
+	if err := writeQPPart(rw, "text/html; charset=utf-8", html); err != nil {
+		return err
+	}
+	if err := writeImagePart(rw, img); err != nil {
+		return err
+	}
+	if err := rw.Close(); err != nil {
+		return err
+	}
+	pw, err := mw.CreatePart(textproto.MIMEHeader{
+		"Content-Type": {mime.FormatMediaType("multipart/related", map[string]string{"boundary": rw.Boundary(), "type": "text/html"})},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = pw.Write(related.Bytes())
+	return err
+}
+
+// base64LineLength is the length of base64 lines (RFC 2045 6.8: at most
+// 76 characters).
+const base64LineLength = 76
+
+// writeImagePart writes the image as an inline PNG part, base64 in lines
+// of base64LineLength characters.
+func writeImagePart(mw *multipart.Writer, img *inlineImage) error {
+	pw, err := mw.CreatePart(textproto.MIMEHeader{
+		"Content-Type":              {mime.FormatMediaType("image/png", map[string]string{"name": "logo.png"})},
+		"Content-Transfer-Encoding": {"base64"},
+		"Content-Id":                {"<" + img.contentID + ">"},
+		"Content-Disposition":       {mime.FormatMediaType("inline", map[string]string{"filename": "logo.png"})},
+	})
+	if err != nil {
+		return err
+	}
+	encoded := base64.StdEncoding.EncodeToString(img.data)
+	var lines []string
+	for len(encoded) > base64LineLength {
+		lines = append(lines, encoded[:base64LineLength])
+		encoded = encoded[base64LineLength:]
+	}
+	lines = append(lines, encoded)
+	_, err = pw.Write([]byte(strings.Join(lines, "\r\n")))
+	return err
+}
+
 // writeQPPart writes one quoted-printable part of the given type.
-func writeQPPart(mw *multipart.Writer, contentType string, write func(*quotedprintable.Writer) error) error {
+func writeQPPart(mw *multipart.Writer, contentType, text string) error {
 	pw, err := mw.CreatePart(textproto.MIMEHeader{
 		"Content-Type":              {contentType},
 		"Content-Transfer-Encoding": {"quoted-printable"},
@@ -190,11 +285,57 @@ func writeQPPart(mw *multipart.Writer, contentType string, write func(*quotedpri
 	}
 	// Not binary: line breaks in the text become CRLF.
 	qw := quotedprintable.NewWriter(pw)
-	if err := write(qw); err != nil {
+	if _, err := qw.Write([]byte(text)); err != nil {
 		return err
 	}
 	return qw.Close()
 }
+
+// encodeHeaderText returns s as the text of a header (RFC 2047): as it is
+// when it is printable ASCII that no reader could take for an encoded
+// word, else as base64 encoded words of at most 64 characters, split
+// between characters, so that a workspace's name shows as it is written
+// whatever it holds.
+func encodeHeaderText(s string) string {
+	if isPlainHeaderText(s) {
+		return s
+	}
+	// 39 bytes are 52 base64 characters: with "=?utf-8?b?" and "?=", 64,
+	// and with "Subject: " the first line stays within 78.
+	const chunk = 39
+	var words []string
+	for s != "" {
+		n := min(len(s), chunk)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		words = append(words, "=?utf-8?b?"+base64.StdEncoding.EncodeToString([]byte(s[:n]))+"?=")
+		s = s[n:]
+	}
+	return strings.Join(words, " ")
+}
+
+// isPlainHeaderText reports whether s can stand in a header unencoded:
+// printable ASCII and spaces, with nothing that looks like the start of
+// an encoded word, and no word too long for foldHeader to keep its line
+// within 78 characters.
+func isPlainHeaderText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	for _, word := range strings.Split(s, " ") {
+		if len(word) > maxPlainHeaderWord {
+			return false
+		}
+	}
+	return !strings.Contains(s, "=?")
+}
+
+// maxPlainHeaderWord is the longest word a header's text holds
+// unencoded: with a space of folding, a line of at most 78 characters.
+const maxPlainHeaderWord = 77
 
 // foldHeader folds a header value at spaces so that no line exceeds 78
 // characters where it can be helped (RFC 5322 2.2.3); used, the first line
@@ -218,23 +359,4 @@ func foldHeader(used int, value string) string {
 		n += len(w)
 	}
 	return b.String()
-}
-
-// describeLifetime says a token lifetime in words: "24 hours", "1 hour",
-// "90 minutes", "7 days".
-func describeLifetime(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
-	switch {
-	case d%(24*time.Hour) == 0 && d > 24*time.Hour:
-		return plural(int64(d/(24*time.Hour)), "day")
-	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	default:
-		return plural(int64((d+time.Minute-1)/time.Minute), "minute")
-	}
 }

@@ -47,13 +47,14 @@ type Sender struct {
 func NewSender(roots *x509.CertPool) *Sender { return &Sender{roots: roots} }
 
 // SendVerification builds the email m (VerificationMessage: a
-// verification or a password reset email, as m.Kind says) and sends it
-// through m.Server, within ctx. A kind it does not know is a permanent
-// failure: no retry can send it.
+// verification or a password reset email, as m.Kind says, in the language
+// of m.Locale) and sends it through m.Server, within ctx. A message it
+// cannot write (an unknown kind, no workspace name, a bad address or
+// link) is a permanent failure: no retry can send it.
 func (s *Sender) SendVerification(ctx context.Context, m identity.VerificationMail) (Result, error) {
 	msg, err := VerificationMessage(m)
 	if err != nil {
-		return Result{Permanent: errors.Is(err, ErrUnknownKind)}, fmt.Errorf("building the email: %w", err)
+		return Result{Permanent: isPermanent(err)}, fmt.Errorf("building the email: %w", err)
 	}
 	return s.Send(ctx, m.Server, m.From.Address, m.To.Address, msg)
 }

@@ -534,6 +534,27 @@ func (g *guarded) VerificationToken(slug, id string) (VerificationToken, error) 
 	return g.tx.VerificationToken(slug, id)
 }
 
+func (g *guarded) PutAsset(slug string, a Asset) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.PutAsset(slug, a)
+}
+
+func (g *guarded) Asset(slug, name string) (Asset, error) {
+	if err := g.read(); err != nil {
+		return Asset{}, err
+	}
+	return g.tx.Asset(slug, name)
+}
+
+func (g *guarded) DeleteAsset(slug, name string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeleteAsset(slug, name)
+}
+
 func (g *guarded) DeleteUser(slug string, id int64) error {
 	if err := g.write(); err != nil {
 		return err

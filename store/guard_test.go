@@ -167,6 +167,12 @@ func (f *fakeTx) VerificationToken(string, string) (store.VerificationToken, err
 	f.call("VerificationToken")
 	return store.VerificationToken{}, nil
 }
+func (f *fakeTx) PutAsset(string, store.Asset) error { f.call("PutAsset"); return nil }
+func (f *fakeTx) Asset(string, string) (store.Asset, error) {
+	f.call("Asset")
+	return store.Asset{}, nil
+}
+func (f *fakeTx) DeleteAsset(string, string) error             { f.call("DeleteAsset"); return nil }
 func (f *fakeTx) DeleteUser(string, int64) error               { f.call("DeleteUser"); return nil }
 func (f *fakeTx) DeleteWorkspace(string) error                 { f.call("DeleteWorkspace"); return nil }
 func (f *fakeTx) PutIdempotency(store.IdempotencyRecord) error { f.call("PutIdempotency"); return nil }
@@ -331,6 +337,8 @@ var writes = []method{
 	{"PutSecondFactor", func(tx store.Tx) error { return tx.PutSecondFactor("a", store.SecondFactor{UserID: 1}) }},
 	{"DeleteSecondFactor", func(tx store.Tx) error { return tx.DeleteSecondFactor("a", 1) }},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
+	{"PutAsset", func(tx store.Tx) error { return tx.PutAsset("a", store.Asset{Name: "logo"}) }},
+	{"DeleteAsset", func(tx store.Tx) error { return tx.DeleteAsset("a", "logo") }},
 	{"DeleteUser", func(tx store.Tx) error { return tx.DeleteUser("a", 1) }},
 	{"DeleteWorkspace", func(tx store.Tx) error { return tx.DeleteWorkspace("a") }},
 	{"PutIdempotency", func(tx store.Tx) error { return tx.PutIdempotency(store.IdempotencyRecord{}) }},
@@ -396,6 +404,7 @@ var reads = []method{
 	{"LoginAttempts", func(tx store.Tx) error { _, err := tx.LoginAttempts("a", 1); return err }},
 	{"SecondFactor", func(tx store.Tx) error { _, err := tx.SecondFactor("a", 1); return err }},
 	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
+	{"Asset", func(tx store.Tx) error { _, err := tx.Asset("a", "logo"); return err }},
 	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
 	{"Delivery", func(tx store.Tx) error { _, err := tx.Delivery("a", 1); return err }},
 	{"Deliveries", func(tx store.Tx) error { _, err := tx.Deliveries("a", 1); return err }},

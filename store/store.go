@@ -348,6 +348,13 @@ type Records interface {
 	// VerificationToken returns the token with the id.
 	VerificationToken(slug, id string) (VerificationToken, error) //guard:read
 
+	// PutAsset creates or replaces the workspace's asset a.Name.
+	PutAsset(slug string, a Asset) error //guard:write
+	// Asset returns the workspace's asset with the name.
+	Asset(slug, name string) (Asset, error) //guard:read
+	// DeleteAsset removes the asset, or returns ErrNotFound.
+	DeleteAsset(slug, name string) error //guard:write
+
 	// DeleteUser removes the user with the id and every record a store
 	// keeps under the user's id, in this transaction: the user record and
 	// its index entries (username, email, full name, the counts behind
@@ -375,7 +382,7 @@ type Records interface {
 	// NextDueAt and PendingDeliveries no longer count them), API keys
 	// (APIKey no longer finds them), OAuth clients, signing keys,
 	// authorization requests, grants, refresh tokens, single-use tokens,
-	// lockout states, second factors and idempotency records. It returns
+	// lockout states, second factors, assets and idempotency records. It returns
 	// ErrNotFound when the workspace does not exist. A workspace created
 	// again with the slug starts empty, its sequences at 1.
 	DeleteWorkspace(slug string) error //guard:write
@@ -690,6 +697,16 @@ func (d Delivery) FinishedAt() time.Time {
 	return d.LastAttemptAt
 }
 
+// Asset is a file a workspace serves, such as its logo: bytes with their
+// media type, under a name the identity package chooses. What the bytes
+// hold is the identity package's business; a store keeps them as given.
+type Asset struct {
+	Name        string
+	ContentType string
+	Data        []byte
+	UpdatedAt   time.Time
+}
+
 // QueuedDelivery is a delivery with the slug of its workspace.
 type QueuedDelivery struct {
 	Workspace string
@@ -707,6 +724,14 @@ type Session struct {
 	LastSeenAt time.Time
 	// RevokedAt is zero while the session has not been revoked.
 	RevokedAt time.Time
+	// UserAgent and Address are the User-Agent header and the client
+	// address of the request that started the session, as the identity
+	// package bounded them; empty when it did not know them.
+	UserAgent string
+	Address   string
+	// AMR is how the user authenticated when the session started (RFC
+	// 8176 values, such as "pwd" and "otp"), in the order given.
+	AMR []string
 }
 
 // EndedAt is when the session ended or will end: its RevokedAt when it
@@ -844,15 +869,20 @@ type AuthRequest struct {
 	CodeChallenge       string
 	CodeChallengeMethod string
 	// Prompt is the request's prompt values, space-separated.
-	Prompt    string
+	Prompt string
+	// UILocales is the request's ui_locales: language tags,
+	// space-separated, the preferred first.
+	UILocales string
 	CreatedAt time.Time
 	// ExpiresAt is when the request (or, once it has a code, the code)
 	// expires.
 	ExpiresAt time.Time
-	// UserID, SessionID and AuthTime are set once the user has signed in.
+	// UserID, SessionID, AuthTime and AMR are set once the user has
+	// signed in.
 	UserID    int64
 	SessionID string
 	AuthTime  time.Time
+	AMR       []string
 	// CodeHash is the hash of the code's secret; empty until a code is
 	// issued.
 	CodeHash []byte
@@ -872,6 +902,9 @@ type Grant struct {
 	SessionID string
 	Scopes    []string
 	AuthTime  time.Time
+	// AMR is how the user authenticated for the grant, as its session
+	// recorded it; empty for a client's own grant.
+	AMR       []string
 	CreatedAt time.Time
 	// ExpiresAt is the absolute end of the family: no token of it lives
 	// longer.
@@ -893,6 +926,9 @@ type RefreshToken struct {
 	// UsedAt is zero until the token has been exchanged for its
 	// successor.
 	UsedAt time.Time
+	// SuccessorID is the id of the token its exchange issued; empty until
+	// then.
+	SuccessorID string
 }
 
 // LoginAttempts is the lockout state of one user: the failed password

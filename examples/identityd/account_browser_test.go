@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/identitylib/identity/internal/browsertest"
 )
 
 // TestBrowserAccountEnrol enrols a TOTP factor on identityd's account
@@ -14,12 +16,12 @@ import (
 // then says the factor is on.
 func TestBrowserAccountEnrol(t *testing.T) {
 	skipShort(t)
-	chromium(t)
+	browsertest.Chromium(t)
 	db, key := newDB(t)
 	p := startServe(t, db)
 	createUser(t, p.base, key, "ada")
 	// JavaScript on, for the check of the image; the pages have none.
-	ctx := newChrome(t, true)
+	ctx := browsertest.New(t, true, procWait, chromedp.WindowSize(800, 700))
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(p.base+"/t/acme/account"),
 		chromedp.WaitVisible(passwordField),
@@ -53,14 +55,16 @@ func TestBrowserAccountEnrol(t *testing.T) {
 	if err != nil || len(codes) != 10 {
 		t.Fatalf("%d recovery codes shown (%v), want 10:\n%s", len(codes), err, bodyText(t, ctx))
 	}
+	// Continue needs the box that says the codes are saved.
 	err = chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS("main p a")),
+		chromedp.Click(chromedp.ID("saved")),
+		chromedp.Submit(chromedp.ID("saved")),
 		chromedp.WaitVisible(chromedp.ID("codes-left")),
 	)
 	if err != nil {
 		t.Fatalf("back to the account: %v", err)
 	}
-	if text := bodyText(t, ctx); !strings.Contains(text, "On since") || !strings.Contains(text, "10 recovery codes left") {
+	if text := bodyText(t, ctx); !strings.Contains(text, "On since") || !strings.Contains(text, "Recovery codes left: 10") {
 		t.Errorf("the account after enrolling:\n%s", text)
 	}
 }

@@ -9,64 +9,22 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
 	"golang.org/x/oauth2"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/internal/browsertest"
 )
 
 // updateScreenshot rewrites the screenshot of the sign-in page that
 // docs/oidc.md shows.
 var updateScreenshot = flag.Bool("update-screenshot", false, "write the sign-in page's screenshot to docs/signin.png")
-
-// chromium returns the path of Debian's chromium. Under CI=true a missing
-// browser fails the test; elsewhere the test is skipped with a message.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("CI=true and no chromium on PATH: .ci/run installs Debian's chromium package")
-	}
-	t.Skip("no chromium on PATH (apt-get install chromium): skipping the browser tests")
-	return ""
-}
-
-// newChrome starts a headless Chromium for the test, with JavaScript
-// enabled or not, and returns its context.
-func newChrome(t *testing.T, javascript bool) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.NoSandbox, // the CI machine runs tests as root
-		chromedp.DisableGPU,
-		chromedp.WindowSize(800, 700),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, procWait)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancel()
-		cancelAlloc()
-	})
-	_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !javascript})
-	if err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
 
 // TestBrowserSignIn drives the hosted sign-in page with headless
 // Chromium, with JavaScript on and off: the page renders with the
@@ -75,7 +33,7 @@ func newChrome(t *testing.T, javascript bool) context.Context {
 // code.
 func TestBrowserSignIn(t *testing.T) {
 	skipShort(t)
-	chromium(t)
+	browsertest.Chromium(t)
 	db, key := newDB(t)
 	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<!doctype html><title>back</title><p id=code>%s</p><p id=state>%s</p>",
@@ -87,7 +45,7 @@ func TestBrowserSignIn(t *testing.T) {
 	createUser(t, p.base, key, "ada")
 	for _, javascript := range []bool{true, false} {
 		t.Run(fmt.Sprintf("javascript=%v", javascript), func(t *testing.T) {
-			ctx := newChrome(t, javascript)
+			ctx := browsertest.New(t, javascript, procWait, chromedp.WindowSize(800, 700))
 			f := newFlow(1)
 			authURL := p.base + "/t/acme/authorize?" + url.Values{
 				"client_id": {id}, "redirect_uri": {callback.URL + "/cb"}, "response_type": {"code"}, "scope": {"openid profile"},
@@ -155,7 +113,7 @@ func TestBrowserSignIn(t *testing.T) {
 // back at the client with a code.
 func TestBrowserSignInSecondFactor(t *testing.T) {
 	skipShort(t)
-	chromium(t)
+	browsertest.Chromium(t)
 	db, _ := newDB(t)
 	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<!doctype html><title>back</title><p id=returned>%s</p><p id=state>%s</p>",
@@ -165,7 +123,7 @@ func TestBrowserSignInSecondFactor(t *testing.T) {
 	id, _ := createClient(t, db, "-redirect-uri", callback.URL+"/cb", "-name", "Example App")
 	secret := enrolled(t, db, "ada")
 	p := startServe(t, db)
-	ctx := newChrome(t, false)
+	ctx := browsertest.New(t, false, procWait, chromedp.WindowSize(800, 700))
 	f := newFlow(1)
 	authURL := p.base + "/t/acme/authorize?" + url.Values{
 		"client_id": {id}, "redirect_uri": {callback.URL + "/cb"}, "response_type": {"code"}, "scope": {"openid profile"},

@@ -15,7 +15,7 @@ import (
 // line and, for a confidential client, its secret on the second, so that
 // scripts can capture them: identityd client create -workspace SLUG
 // -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types ...]
-// [-claims groups,roles].
+// [-claims groups,roles] [-post-logout-redirect-uri URI[,URI...]].
 func clientCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace the client is for")
 	uris := fs.String("redirect-uri", "", "comma-separated redirect `URIs`: https, or http on localhost or a loopback address; matched exactly")
@@ -23,10 +23,15 @@ func clientCreate(ctx context.Context, e *env, fs *flag.FlagSet, args []string) 
 	public := fs.Bool("public", false, "make a public client (a browser or native app): no secret; it proves itself with PKCE")
 	grants := fs.String("grant-types", "", "comma-separated `GRANT_TYPES` among authorization_code, refresh_token and client_credentials\n(default authorization_code,refresh_token; client_credentials for a confidential client only)")
 	claims := fs.String("claims", "", "comma-separated `CLAIMS` of the user's access that the client's tokens carry whatever scopes it asks\nfor: groups, roles (default none: only those its scopes ask for)")
+	logoutURIs := fs.String("post-logout-redirect-uri", "", "comma-separated `URIs` the provider may send the browser to after a sign-out the client\n"+
+		"asked for (post_logout_redirect_uri): https, or http on localhost or a loopback address; matched exactly (default none)")
 	if _, err := parseCommand(fs, args, nil, "workspace", "redirect-uri"); err != nil {
 		return err
 	}
 	nc := identity.NewClient{Name: *name, Public: *public, RedirectURIs: splitList(*uris)}
+	if *logoutURIs != "" {
+		nc.PostLogoutRedirectURIs = splitList(*logoutURIs)
+	}
 	if *grants != "" {
 		for _, g := range splitList(*grants) {
 			nc.GrantTypes = append(nc.GrantTypes, identity.GrantType(g))

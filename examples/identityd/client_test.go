@@ -120,7 +120,7 @@ func TestClientCreateErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.db")
 	const cb = "https://app.example.com/cb"
 	usage := "Usage: identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] " +
-		"[-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]\nRun 'identityd -h' for help.\n"
+		"[-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles] [-post-logout-redirect-uri URI[,URI...]]\nRun 'identityd -h' for help.\n"
 	tests := []struct {
 		name   string
 		args   []string

@@ -9,19 +9,24 @@
 //	identityd [-db FILE] workspace create SLUG
 //	identityd [-db FILE] workspace list
 //	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
-//	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required]
+//	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required] [-require-verified-email=true|false]
+//	identityd [-db FILE] workspace throttle -workspace SLUG [-throttle=false] [-per-address COUNT/WINDOW] [-per-login COUNT/WINDOW] [-mail-interval D]
+//	identityd [-db FILE] workspace branding -workspace SLUG [-display-name NAME] [-accent-color COLOR]
+//	identityd [-db FILE] workspace logo -workspace SLUG (-file FILE | -delete)
 //	identityd [-db FILE] workspace delete SLUG
 //	identityd [-db FILE] key create -workspace SLUG -scopes SCOPE[,SCOPE...] [-name NAME]
 //	identityd [-db FILE] key list -workspace SLUG
 //	identityd [-db FILE] key revoke -workspace SLUG ID
-//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles]
+//	identityd [-db FILE] client create -workspace SLUG -redirect-uri URI[,URI...] [-name NAME] [-public] [-grant-types authorization_code,refresh_token,client_credentials] [-claims groups,roles] [-post-logout-redirect-uri URI[,URI...]]
 //	identityd [-db FILE] client list -workspace SLUG
 //	identityd [-db FILE] client delete -workspace SLUG CLIENT_ID
+//	identityd [-db FILE] client logo -workspace SLUG CLIENT_ID (-file FILE | -delete)
 //	identityd [-db FILE] signing-key rotate -workspace SLUG [-alg RS256|ES256]
 //	identityd [-db FILE] user import -workspace SLUG [-file F] [-batch N]
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
 //	identityd [-db FILE] user delete -workspace SLUG ID
 //	identityd [-db FILE] user roles -workspace SLUG USER
+//	identityd [-db FILE] user verify-email -workspace SLUG USER [-unverified]
 //	identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]
 //	identityd [-db FILE] role list -workspace SLUG
 //	identityd [-db FILE] role delete -workspace SLUG ROLE
@@ -35,7 +40,7 @@
 //	identityd [-db FILE] backup -o FILE
 //	identityd [-db FILE] compact
 //	identityd [-db FILE] metrics
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off]
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -58,8 +63,10 @@
 // client_credentials is for confidential clients only. -claims groups,roles
 // makes the client's tokens carry the user's groups or roles (or both)
 // whatever scopes it asks for; without it they carry them only for the
-// scopes groups and roles. client list never shows secrets; client delete
-// stops a client at once.
+// scopes groups and roles. -post-logout-redirect-uri registers the
+// addresses (exact, https or loopback http) to which the provider may send
+// the browser after a sign-out the client asked for. client list never
+// shows secrets; client delete stops a client at once.
 //
 // Roles and groups: a user holds a role directly (the REST API, user
 // import) or as a member of a group that carries it, and tokens carry the
@@ -92,7 +99,34 @@
 // account is locked for -lockout-duration (default 15m); -lockout=false
 // turns lockout off; -mfa required makes every user give a second factor
 // at sign-in (enrolling one at the next sign-in if they have none), -mfa
-// optional (the default) only the users with MFA on.
+// optional (the default) only the users with MFA on;
+// -require-verified-email refuses the sign-in of a user whose email address
+// is not verified (the page offers a new verification email instead).
+//
+// workspace throttle prints the limits on failed sign-ins and on reset and
+// verification emails after changing those whose flags are given: at most
+// -per-address failed sign-ins from one client address (default 50/15m)
+// and -per-login naming one login from any address (default 10/15m), each
+// COUNT/WINDOW (0/0 restores the default), and one email of each kind per
+// address per -mail-interval (default 5m; a repeat reuses the earlier
+// email); -throttle=false turns them off. A refused attempt is told to try
+// again in N minutes (429 with Retry-After on the protocol endpoints). The
+// counts live in each process's memory: several processes over one
+// PostgreSQL database each allow the limit (the lockout count is kept in
+// the database and is exact across them).
+//
+// workspace branding prints how the hosted pages and emails present the
+// workspace (display name, accent colour, logo) after changing the name
+// (-display-name; empty: the slug) or the colour (-accent-color #rrggbb,
+// which needs a contrast of 4.5:1 against white). workspace logo and
+// client logo set the logo of the workspace's pages and emails, or the one
+// the sign-in page shows for a client, from a PNG file (- for standard
+// input; at most 100 KiB and 1024 pixels a side, stored re-encoded), or
+// remove it with -delete.
+//
+// user verify-email marks a user's email address verified, for an
+// administrator who checked it another way, or with -unverified not
+// verified, so that the user must confirm it again.
 //
 // signing-key rotate rotates the workspace's token signing keys at once
 // (they also rotate by themselves every 30 days): the next key, published
@@ -169,7 +203,19 @@
 // takes 19 MiB): requests beyond it wait their turn. -metrics-addr
 // serves the Prometheus metrics (package metrics) at GET /metrics on a
 // listener of its own, and logs the address bound ("metrics listening");
-// it is off by default.
+// it is off by default. -trusted-proxies lists the reverse proxies (CIDR
+// prefixes) whose Forwarded or X-Forwarded-For header names the client's
+// address, which throttling counts and sessions record; by default every
+// request comes from its connection's peer. -refresh-reuse D (at most 5m,
+// default 0: off) lets a client present a used refresh token again within
+// D of its use, for an answer it lost, and get new tokens instead of
+// having the grant revoked.
+//
+// The log line of each request, the REST API's and the OpenID Provider's
+// and hosted pages' alike, gives the method, the route pattern (such as
+// /t/:slug/token), the status, the duration, the bytes and, on the
+// provider's, the client id; never the path, query, headers or bodies,
+// so no token, code, secret or password.
 //
 // Only one process may hold a bbolt file, so while serve runs, the other
 // commands run in it: serve listens on an admin socket, the Unix socket

@@ -168,6 +168,10 @@ func (rp *relyingParty) trySubmit(p page, login, password string) (page, error) 
 		}
 		switch attrs["type"] {
 		case "hidden":
+			form.Add(attrs["name"], attrs["value"])
+		case "checkbox":
+			// The recovery codes' "I have saved them": ticked, as a
+			// person who saved them does.
 			form.Set(attrs["name"], attrs["value"])
 		case "password":
 			form.Set(attrs["name"], password)

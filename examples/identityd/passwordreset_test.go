@@ -48,7 +48,7 @@ func TestPasswordResetByEmail(t *testing.T) {
 			t.Fatal(err)
 		}
 		uid = u.ID
-		created, err := ws.CreateSession(ctx, uid)
+		created, err := ws.CreateSession(ctx, uid, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestPasswordResetByEmail(t *testing.T) {
 		if diff := cmp.Diff([]string{"ada@example.com"}, m.To); diff != "" {
 			t.Errorf("a message to someone else (-want +got):\n%s", diff)
 		}
-		if parsed := mailtest.Parse(t, m.Data); parsed.Subject == "Reset your password" {
+		if parsed := mailtest.Parse(t, m.Data); parsed.Subject == "Reset your password for acme" {
 			reset = parsed
 		}
 	}

@@ -12,7 +12,8 @@ import (
 // workspacePolicy shows the workspace's sign-in policy and changes the
 // parts whose flags are given: identityd workspace policy -workspace SLUG
 // [-lockout-threshold N] [-lockout-duration D] [-lockout=false]
-// [-password-min-length N] [-mfa optional|required].
+// [-password-min-length N] [-mfa optional|required]
+// [-require-verified-email=true|false].
 func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []string) error {
 	slug := fs.String("workspace", "", "the `SLUG` of the workspace")
 	threshold := fs.Int("lockout-threshold", 0, fmt.Sprintf("lock an account after `N` consecutive failed attempts (1-%d)", identity.MaxLockoutThreshold))
@@ -20,11 +21,12 @@ func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []strin
 	lockout := fs.Bool("lockout", true, "lock accounts after failed attempts; -lockout=false turns it off")
 	minLength := fs.Int("password-min-length", 0, fmt.Sprintf("the shortest password accepted, in characters (`N`, at least %d)", identity.MinPasswordLength))
 	mfa := fs.String("mfa", "", fmt.Sprintf("whether users need a second factor to sign in: `POLICY` %s or %s", identity.MFAOptional, identity.MFARequired))
+	verified := fs.Bool("require-verified-email", false, "refuse the sign-in of a user whose email address is not verified, sending a new\n"+
+		"verification email instead (-require-verified-email=false: allow it, the default)")
 	if _, err := parseCommand(fs, args, nil, "workspace"); err != nil {
 		return err
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	given := givenFlags(fs)
 	return e.inWorkspace(ctx, *slug, func(ws *identity.Workspace) error {
 		s, err := ws.GetSettings(ctx)
 		if err != nil {
@@ -45,6 +47,9 @@ func workspacePolicy(ctx context.Context, e *env, fs *flag.FlagSet, args []strin
 		}
 		if given["mfa"] {
 			s.MFA = identity.MFAPolicy(*mfa) // the library refuses other values
+		}
+		if given["require-verified-email"] {
+			s.RequireVerifiedEmail = *verified
 		}
 		if changed {
 			if err := ws.UpdateSettings(ctx, s); err != nil {
@@ -74,6 +79,10 @@ func printPolicy(e *env, s identity.Settings) {
 	if duration == 0 {
 		duration = identity.DefaultLockoutDuration
 	}
-	fmt.Fprintf(e.stdout, "lockout: %s\nlockout threshold: %d\nlockout duration: %s\npassword length: %d-%d\nmfa: %s\n",
-		state, threshold, duration.Round(time.Second), s.PasswordPolicy.MinLength, s.PasswordPolicy.MaxLength, mfa)
+	verified := "optional"
+	if s.RequireVerifiedEmail {
+		verified = "required"
+	}
+	fmt.Fprintf(e.stdout, "lockout: %s\nlockout threshold: %d\nlockout duration: %s\npassword length: %d-%d\nmfa: %s\nverified email: %s\n",
+		state, threshold, duration.Round(time.Second), s.PasswordPolicy.MinLength, s.PasswordPolicy.MaxLength, mfa, verified)
 }

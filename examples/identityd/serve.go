@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -50,7 +52,8 @@ const (
 // serve runs the REST API until ctx ends:
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
 // [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
-// [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off].
+// [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off]
+// [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
@@ -65,11 +68,23 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		"(PostgreSQL) may be accepted that long (default: until revoked over a bbolt file, not cached over PostgreSQL; negative: off)")
 	adminSocket := fs.String("admin-socket", e.adminSocket, "listen for admin commands on the Unix socket `PATH` (mode 0600); off: no socket\n"+
 		"(default FILE.sock beside a bbolt -db FILE, none for PostgreSQL)")
+	proxies := fs.String("trusted-proxies", "", "comma-separated `CIDRs` of the reverse proxies in front of serve, such as 10.0.0.0/8,::1/128: a request\n"+
+		"from one comes from the address it forwarded (Forwarded or X-Forwarded-For), which throttling counts and\n"+
+		"sessions show (default none: every request comes from its connection's peer)")
+	refreshReuse := fs.Duration("refresh-reuse", 0, fmt.Sprintf("let a client exchange a used refresh token again within `D` of its use, for an answer it lost\n"+
+		"(at most %s; default 0: off, presenting a used refresh token revokes its grant)", identity.MaxRefreshReuse))
 	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
 	if *hashBudget <= 0 {
 		return usagef(fs, "-hash-memory-budget must be positive")
+	}
+	trusted, err := parsePrefixes(*proxies)
+	if err != nil {
+		return usagef(fs, "-trusted-proxies: %v", err)
+	}
+	if *refreshReuse < 0 || *refreshReuse > identity.MaxRefreshReuse {
+		return usagef(fs, "-refresh-reuse must be between 0 and %s", identity.MaxRefreshReuse)
 	}
 	// The budget bounds the memory of the hashes running at once, but a
 	// finished hash's memory is garbage until the collector runs, which by
@@ -108,7 +123,8 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if *issuerBase == "" {
 		*issuerBase = "http://" + ln.Addr().String()
 	}
-	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget, KeyCacheTTL: *keyCacheTTL, Observer: m})
+	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget,
+		KeyCacheTTL: *keyCacheTTL, Observer: m, TrustedProxies: trusted, TokenLifetimes: &identity.TokenLifetimes{RefreshReuse: *refreshReuse}})
 	if err != nil {
 		ln.Close()
 		closeListener(metricsLn)
@@ -154,6 +170,30 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err
+}
+
+// parsePrefixes parses a comma-separated list of CIDR prefixes, such as
+// 10.0.0.0/8,2001:db8::/32; "" is none. An address without a length is
+// refused rather than taken for a /32 or /128: a proxy's network written
+// without its length would otherwise trust one address of it silently.
+// A prefix with host bits set (10.1.2.3/8) is refused too, as a likely
+// typo.
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []netip.Prefix
+	for _, s := range splitList(list) {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR prefix such as 10.0.0.0/8 or 2001:db8::/32", s)
+		}
+		if p != p.Masked() {
+			return nil, fmt.Errorf("%q has bits set past its length: did you mean %s?", s, p.Masked())
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // logFirstStep logs, when the database has no workspace yet, the command

@@ -41,7 +41,7 @@ func TestUserDelete(t *testing.T) {
 			ws.AddGroupMember(ctx, groups[0].ID, ada.ID), ws.AddGroupMember(ctx, groups[1].ID, ada.ID),
 			ws.AddGroupMember(ctx, groups[2].ID, 2),
 		}
-		_, err = ws.CreateSession(ctx, ada.ID)
+		_, err = ws.CreateSession(ctx, ada.ID, nil)
 		if err := errors.Join(append(steps, err)...); err != nil {
 			t.Fatal(err)
 		}

@@ -4,9 +4,12 @@
 package mailtest
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"log"
@@ -44,6 +47,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	msgs     []Message
+	arrived  chan struct{} // closed and replaced when a message is accepted
 	down     bool
 	hold     chan struct{} // non-nil: new connections wait for it to close
 	arrivals int           // connections accepted (held or not, not while down)
@@ -74,13 +78,17 @@ const (
 )
 
 // WaitBound bounds WaitMessages. Nothing is timed: a wait that runs out
-// is a failure however long the machine took, so the bound is generous.
-const WaitBound = 5 * time.Minute
+// is a failure, not a measurement. The bound is generous, so that a busy
+// machine (the race detector, a dispatcher that leases the job first, a
+// process starting) never fails a test, and short enough that a message
+// that never comes fails its test in minutes rather than at the test
+// binary's timeout. A test passes its own bound to WaitMessagesContext.
+const WaitBound = 2 * time.Minute
 
 // NewServer starts a server that the test's cleanup stops.
 func NewServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	ms := &Server{cfg: cfg, closed: make(chan struct{})}
+	ms := &Server{cfg: cfg, closed: make(chan struct{}), arrived: make(chan struct{})}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -188,17 +196,42 @@ func (ms *Server) Connections() int {
 }
 
 // WaitMessages waits until the server has accepted n messages and returns
-// them.
+// them; it fails the test when they have not arrived within WaitBound, by
+// the test's end, or by the server's Close.
 func (ms *Server) WaitMessages(t testing.TB, n int) []Message {
 	t.Helper()
-	deadline := time.Now().Add(WaitBound)
-	for len(ms.Messages()) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages arrived within %s, want %d", len(ms.Messages()), WaitBound, n)
+	return ms.waitWithin(t, n, WaitBound)
+}
+
+// waitWithin is WaitMessages with the bound d.
+func (ms *Server) waitWithin(t testing.TB, n int, d time.Duration) []Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeoutCause(t.Context(), d, fmt.Errorf("none more within %s", d))
+	defer cancel()
+	return ms.WaitMessagesContext(ctx, t, n)
+}
+
+// WaitMessagesContext is WaitMessages bounded by ctx instead of
+// WaitBound, for a test whose messages come after something slower than
+// a message on its way (a process starting): it fails the test when ctx
+// ends first, or the server is closed.
+func (ms *Server) WaitMessagesContext(ctx context.Context, t testing.TB, n int) []Message {
+	t.Helper()
+	for {
+		ms.mu.Lock()
+		msgs, arrived := append([]Message(nil), ms.msgs...), ms.arrived
+		ms.mu.Unlock()
+		if len(msgs) >= n {
+			return msgs
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-arrived:
+		case <-ms.closed:
+			t.Fatalf("the server was closed with %d messages, want %d", len(msgs), n)
+		case <-ctx.Done():
+			t.Fatalf("%d messages arrived, want %d: %v", len(msgs), n, context.Cause(ctx))
+		}
 	}
-	return ms.Messages()
 }
 
 // gateListener passes connections to the server unless it is down (the
@@ -282,6 +315,8 @@ func (s *session) Data(r io.Reader) error {
 	}
 	s.ms.mu.Lock()
 	s.ms.msgs = append(s.ms.msgs, Message{From: s.from, To: s.to, Data: b})
+	close(s.ms.arrived)
+	s.ms.arrived = make(chan struct{})
 	s.ms.mu.Unlock()
 	return nil
 }
@@ -295,22 +330,39 @@ type Parsed struct {
 	Subject string
 	To      *mail.Address
 	From    *mail.Address
-	// Types are the content types of the parts, in order; Plain and HTML
-	// their decoded bodies.
+	// Structure is the tree of the body's media types, such as
+	// "multipart/alternative(text/plain, multipart/related(text/html,
+	// image/png))".
+	Structure string
+	// Types are the content types of the text parts, in order; Plain and
+	// HTML their decoded bodies.
 	Types       []string
 	Plain, HTML string
+	// Images are the image parts (a logo), in order.
+	Images []Image
 	// Link is the link of the plain part, Token the token in it.
 	Link, Token string
+}
+
+// Image is an image part of a message, decoded.
+type Image struct {
+	// ContentType is the part's Content-Type header; ContentID its
+	// Content-ID without angle brackets; Disposition its
+	// Content-Disposition header.
+	ContentType, ContentID, Disposition string
+	Data                                []byte
 }
 
 // tokenPattern matches a verification (idv_) or password reset (idr_)
 // token.
 var tokenPattern = regexp.MustCompile(`id[vr]_[0-9a-f]{16}_[A-Za-z0-9_-]{43}`)
 
-// Parse takes a verification or password reset email apart with the standard library,
-// checking on the way what every message must satisfy: CRLF line ends,
-// no line over 998 characters, a multipart/alternative body whose parts
-// are quoted-printable.
+// Parse takes a verification or password reset email apart with the
+// standard library, checking on the way what every message must satisfy:
+// CRLF line ends, no line over 998 characters, a multipart/alternative
+// body whose text parts are quoted-printable and whose image parts are
+// base64 in lines of at most 76 characters, multipart parts nested within
+// it (multipart/related) taken apart likewise.
 func Parse(t testing.TB, data []byte) Parsed {
 	t.Helper()
 	for i, line := range strings.Split(string(data), "\r\n") {
@@ -338,7 +390,25 @@ func Parse(t testing.TB, data []byte) Parsed {
 	if err != nil || mt != "multipart/alternative" {
 		t.Fatalf("Content-Type %q: %v", msg.Header.Get("Content-Type"), err)
 	}
-	mr := multipart.NewReader(msg.Body, params["boundary"])
+	p.Structure = mt + "(" + p.parseMultipart(t, msg.Body, params["boundary"]) + ")"
+	for _, line := range strings.Split(p.Plain, "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "http") {
+			p.Link = line
+		}
+	}
+	p.Token = tokenPattern.FindString(p.Link)
+	return p
+}
+
+// parseMultipart reads the parts of a multipart body into p and returns
+// their structure, the media types separated by ", ".
+func (p *Parsed) parseMultipart(t testing.TB, body io.Reader, boundary string) string {
+	t.Helper()
+	if boundary == "" {
+		t.Fatal("a multipart part without boundary")
+	}
+	var types []string
+	mr := multipart.NewReader(body, boundary)
 	for {
 		part, err := mr.NextRawPart()
 		if errors.Is(err, io.EOF) {
@@ -347,29 +417,74 @@ func Parse(t testing.TB, data []byte) Parsed {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cte := part.Header.Get("Content-Transfer-Encoding"); cte != "quoted-printable" {
-			t.Errorf("part %q has Content-Transfer-Encoding %q", part.Header.Get("Content-Type"), cte)
-		}
-		body, err := io.ReadAll(quotedprintable.NewReader(part))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ct := part.Header.Get("Content-Type")
-		p.Types = append(p.Types, ct)
-		switch {
-		case strings.HasPrefix(ct, "text/plain"):
-			p.Plain = string(body)
-		case strings.HasPrefix(ct, "text/html"):
-			p.HTML = string(body)
-		}
+		types = append(types, p.parsePart(t, part))
 	}
-	for _, line := range strings.Split(p.Plain, "\n") {
-		if line = strings.TrimSpace(line); strings.HasPrefix(line, "http") {
-			p.Link = line
-		}
+	return strings.Join(types, ", ")
+}
+
+// parsePart reads one part into p and returns its structure.
+func (p *Parsed) parsePart(t testing.TB, part *multipart.Part) string {
+	t.Helper()
+	ct := part.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		t.Fatalf("part Content-Type %q: %v", ct, err)
 	}
-	p.Token = tokenPattern.FindString(p.Link)
-	return p
+	cte := part.Header.Get("Content-Transfer-Encoding")
+	switch {
+	case strings.HasPrefix(mt, "multipart/"):
+		if cte != "" {
+			t.Errorf("multipart part %q has Content-Transfer-Encoding %q", ct, cte)
+		}
+		return mt + "(" + p.parseMultipart(t, part, params["boundary"]) + ")"
+	case strings.HasPrefix(mt, "image/"):
+		p.Images = append(p.Images, Image{
+			ContentType: ct, Disposition: part.Header.Get("Content-Disposition"),
+			ContentID: strings.TrimSuffix(strings.TrimPrefix(part.Header.Get("Content-ID"), "<"), ">"),
+			Data:      decodeBase64(t, part, ct, cte),
+		})
+		return mt
+	}
+	if cte != "quoted-printable" {
+		t.Errorf("part %q has Content-Transfer-Encoding %q", ct, cte)
+	}
+	body, err := io.ReadAll(quotedprintable.NewReader(part))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Types = append(p.Types, ct)
+	switch mt {
+	case "text/plain":
+		p.Plain = string(body)
+	case "text/html":
+		p.HTML = string(body)
+	}
+	return mt
+}
+
+// decodeBase64 decodes a base64 part, checking that it is base64 in
+// lines of at most 76 characters (RFC 2045 6.8).
+func decodeBase64(t testing.TB, part io.Reader, ct, cte string) []byte {
+	t.Helper()
+	if cte != "base64" {
+		t.Errorf("part %q has Content-Transfer-Encoding %q", ct, cte)
+	}
+	raw, err := io.ReadAll(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var encoded strings.Builder
+	for _, line := range strings.Split(string(raw), "\r\n") {
+		if len(line) > 76 {
+			t.Errorf("part %q has a base64 line of %d characters", ct, len(line))
+		}
+		encoded.WriteString(line)
+	}
+	data, err := base64.StdEncoding.DecodeString(encoded.String())
+	if err != nil {
+		t.Fatalf("part %q: %v", ct, err)
+	}
+	return data
 }
 
 // HTMLLink returns the href of the HTML part's first link, unescaped.

@@ -82,6 +82,8 @@
 //	  role_holder_counts     role id -> uint64 number of its holders
 //	  group_member_counts    group id -> uint64 number of its members
 //	  idempotency            scope + key -> JSON idempotency record
+//	  assets                 name -> asset record (binary, see
+//	                         encodeAsset): the files the workspace serves
 //	  meta                   "user_count", "role_count", "group_count"
 //	                         -> uint64 number of users, roles, groups
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -98,13 +100,14 @@
 // three in step in its own transaction.
 //
 // A file written before a bucket existed opens cleanly: Open creates the
-// missing buckets. Its deliveries have no status, so none is pending and
-// the empty due index agrees with them. The four indexes that serve
-// DeleteUser alone (user_mail, user_auth_requests, user_tokens,
-// grant_refresh_tokens) are built from the records when Open creates
-// them. DeleteUser reads a user's records off the per-user indexes and
-// DeleteWorkspace deletes the workspace's bucket, with its entries in the
-// top-level buckets (see erasure.go).
+// missing buckets (a file without assets gets an empty assets bucket per
+// workspace, which is all it needs). Its deliveries have no status, so
+// none is pending and the empty due index agrees with them. The four
+// indexes that serve DeleteUser alone (user_mail, user_auth_requests,
+// user_tokens, grant_refresh_tokens) are built from the records when
+// Open creates them. DeleteUser reads a user's records off the per-user
+// indexes and DeleteWorkspace deletes the workspace's bucket, with its
+// entries in the top-level buckets (see erasure.go).
 //
 // A job's kind is where it is stored: the front passes only positive
 // endpoint ids, so a job under endpoint 0 is a mail job and any other a
@@ -116,11 +119,13 @@
 // valid UTF-8, in which the byte 0xFF never occurs, so the one-byte key 0xFF
 // stands for the empty string there.
 //
-// User and claim mapper records are hand-written binary encodings (see
-// encodeUser and encodeMapper) because users are read on every login and
-// listed by the million, and every token reads all of a workspace's
-// mappers; every other record is JSON of a private record type, so the file
-// format never follows a change of the store package's structs by accident.
+// User, claim mapper and asset records are hand-written binary encodings
+// (see encodeUser, encodeMapper and encodeAsset) because users are read on
+// every login and listed by the million, every token reads all of a
+// workspace's mappers, and an asset is mostly bytes, which JSON would
+// write in base64, a third larger; every other record is JSON of a
+// private record type, so the file format never follows a change of the
+// store package's structs by accident.
 // A JSON time that is usually zero (a webhook's FailingSince, a delivery's
 // LeaseUntil and LastAttemptAt, a session's RevokedAt, the times a signing
 // key, an authorization request, a grant or a refresh token acquires
@@ -128,13 +133,18 @@
 // is omitted when zero, so that a record written before the field existed
 // reads back zero; so is a verification token's purpose while it is
 // store.PurposeVerifyEmail, the purpose of every token written before
-// purposes existed.
+// purposes existed. Likewise the fields added to JSON records since (a
+// session's UserAgent, Address and AMR, an authorization request's
+// UILocales and AMR, a grant's AMR, a refresh token's SuccessorID) are
+// omitted when empty: a record written before them reads back without
+// them, and one that has none costs no more bytes than it did.
 //
 // Session ids are opaque strings chosen by the caller and are the keys of
 // sessions; since bbolt cannot store an empty key, PutSession refuses the
 // empty id with an error. (The front refuses an empty id for OAuth
 // clients, signing keys, authorization requests, grants and refresh
-// tokens before this package sees one.)
+// tokens before this package sees one.) PutAsset refuses the empty name
+// likewise.
 //
 // Listing users without a prefix must reach deep offsets without walking
 // every user: user_chunks counts the users of each chunk of 1024 consecutive

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -222,6 +223,14 @@ type sessionRecord struct {
 	LastSeenAt int64  `json:"last_seen_us"`
 	// RevokedAt is absent while the session is not revoked.
 	RevokedAt *int64 `json:"revoked_us,omitempty"`
+	// UserAgent and Address come from the client's request, which may
+	// hold any bytes (a header may carry bytes that are not UTF-8, and a
+	// bound may cut a rune), so they are bytes: a JSON string would
+	// replace invalid UTF-8. They and AMR are absent when empty, as in
+	// every record written before they existed.
+	UserAgent []byte   `json:"user_agent,omitempty"`
+	Address   []byte   `json:"address,omitempty"`
+	AMR       []string `json:"amr,omitempty"`
 }
 
 // apiKeyRecord is the stored form of store.APIKey.
@@ -420,6 +429,9 @@ func encodeSession(s store.Session) ([]byte, error) {
 		ExpiresAt:  toMicros(s.ExpiresAt),
 		LastSeenAt: toMicros(s.LastSeenAt),
 		RevokedAt:  optMicros(s.RevokedAt),
+		UserAgent:  []byte(s.UserAgent),
+		Address:    []byte(s.Address),
+		AMR:        s.AMR,
 	})
 }
 
@@ -436,6 +448,9 @@ func decodeSession(id, v []byte) (store.Session, error) {
 		ExpiresAt:  fromMicros(r.ExpiresAt),
 		LastSeenAt: fromMicros(r.LastSeenAt),
 		RevokedAt:  fromOptMicros(r.RevokedAt),
+		UserAgent:  string(r.UserAgent),
+		Address:    string(r.Address),
+		AMR:        r.AMR,
 	}, nil
 }
 
@@ -531,10 +546,12 @@ func decodeSigningKey(id, v []byte) (store.SigningKey, error) {
 	}, nil
 }
 
-// authRequestRecord is the stored form of store.AuthRequest. State and
-// Nonce, which the relying party chooses, and SessionID, which names a
-// session whose id the caller chose, are bytes: a JSON string would
-// replace invalid UTF-8.
+// authRequestRecord is the stored form of store.AuthRequest. State,
+// Nonce and UILocales, which the relying party chooses, and SessionID,
+// which names a session whose id the caller chose, are bytes: a JSON
+// string would replace invalid UTF-8. UILocales and AMR are absent when
+// empty, as in every record written before they existed; AMR holds the
+// identity package's RFC 8176 values, strings as scopes are.
 type authRequestRecord struct {
 	ClientID            string   `json:"client_id"`
 	RedirectURI         string   `json:"redirect_uri"`
@@ -544,11 +561,13 @@ type authRequestRecord struct {
 	CodeChallenge       string   `json:"code_challenge,omitempty"`
 	CodeChallengeMethod string   `json:"code_challenge_method,omitempty"`
 	Prompt              string   `json:"prompt,omitempty"`
+	UILocales           []byte   `json:"ui_locales,omitempty"`
 	CreatedAt           int64    `json:"created_us"`
 	ExpiresAt           int64    `json:"expires_us"`
 	UserID              int64    `json:"user_id,omitempty"`
 	SessionID           []byte   `json:"session_id,omitempty"`
 	AuthTime            *int64   `json:"auth_time_us,omitempty"`
+	AMR                 []string `json:"amr,omitempty"`
 	CodeHash            []byte   `json:"code_hash,omitempty"`
 	UsedAt              *int64   `json:"used_us,omitempty"`
 	GrantID             string   `json:"grant_id,omitempty"`
@@ -564,11 +583,13 @@ func encodeAuthRequest(r store.AuthRequest) ([]byte, error) {
 		CodeChallenge:       r.CodeChallenge,
 		CodeChallengeMethod: r.CodeChallengeMethod,
 		Prompt:              r.Prompt,
+		UILocales:           []byte(r.UILocales),
 		CreatedAt:           toMicros(r.CreatedAt),
 		ExpiresAt:           toMicros(r.ExpiresAt),
 		UserID:              r.UserID,
 		SessionID:           []byte(r.SessionID),
 		AuthTime:            optMicros(r.AuthTime),
+		AMR:                 r.AMR,
 		CodeHash:            r.CodeHash,
 		UsedAt:              optMicros(r.UsedAt),
 		GrantID:             r.GrantID,
@@ -590,11 +611,13 @@ func decodeAuthRequest(id, v []byte) (store.AuthRequest, error) {
 		CodeChallenge:       r.CodeChallenge,
 		CodeChallengeMethod: r.CodeChallengeMethod,
 		Prompt:              r.Prompt,
+		UILocales:           string(r.UILocales),
 		CreatedAt:           fromMicros(r.CreatedAt),
 		ExpiresAt:           fromMicros(r.ExpiresAt),
 		UserID:              r.UserID,
 		SessionID:           string(r.SessionID),
 		AuthTime:            fromOptMicros(r.AuthTime),
+		AMR:                 r.AMR,
 		CodeHash:            r.CodeHash,
 		UsedAt:              fromOptMicros(r.UsedAt),
 		GrantID:             r.GrantID,
@@ -602,14 +625,16 @@ func decodeAuthRequest(id, v []byte) (store.AuthRequest, error) {
 }
 
 // grantRecord is the stored form of store.Grant; SessionID is bytes, as
-// in authRequestRecord. AuthTime is zero for a client's grant on its own
-// behalf.
+// in authRequestRecord. AuthTime is zero, and AMR absent, for a client's
+// grant on its own behalf; AMR is absent too in every record written
+// before it existed.
 type grantRecord struct {
 	ClientID     string   `json:"client_id"`
 	UserID       int64    `json:"user_id,omitempty"`
 	SessionID    []byte   `json:"session_id,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
 	AuthTime     *int64   `json:"auth_time_us,omitempty"`
+	AMR          []string `json:"amr,omitempty"`
 	CreatedAt    int64    `json:"created_us"`
 	ExpiresAt    int64    `json:"expires_us"`
 	RevokedAt    *int64   `json:"revoked_us,omitempty"`
@@ -623,6 +648,7 @@ func encodeGrant(g store.Grant) ([]byte, error) {
 		SessionID:    []byte(g.SessionID),
 		Scopes:       g.Scopes,
 		AuthTime:     optMicros(g.AuthTime),
+		AMR:          g.AMR,
 		CreatedAt:    toMicros(g.CreatedAt),
 		ExpiresAt:    toMicros(g.ExpiresAt),
 		RevokedAt:    optMicros(g.RevokedAt),
@@ -642,6 +668,7 @@ func decodeGrant(id, v []byte) (store.Grant, error) {
 		SessionID:    string(r.SessionID),
 		Scopes:       r.Scopes,
 		AuthTime:     fromOptMicros(r.AuthTime),
+		AMR:          r.AMR,
 		CreatedAt:    fromMicros(r.CreatedAt),
 		ExpiresAt:    fromMicros(r.ExpiresAt),
 		RevokedAt:    fromOptMicros(r.RevokedAt),
@@ -650,21 +677,25 @@ func decodeGrant(id, v []byte) (store.Grant, error) {
 }
 
 // refreshTokenRecord is the stored form of store.RefreshToken.
+// SuccessorID, like UsedAt, is absent until the token is exchanged, and
+// in every record written before it existed.
 type refreshTokenRecord struct {
-	GrantID    string `json:"grant_id"`
-	SecretHash []byte `json:"secret_hash,omitempty"`
-	CreatedAt  int64  `json:"created_us"`
-	ExpiresAt  int64  `json:"expires_us"`
-	UsedAt     *int64 `json:"used_us,omitempty"`
+	GrantID     string `json:"grant_id"`
+	SecretHash  []byte `json:"secret_hash,omitempty"`
+	CreatedAt   int64  `json:"created_us"`
+	ExpiresAt   int64  `json:"expires_us"`
+	UsedAt      *int64 `json:"used_us,omitempty"`
+	SuccessorID string `json:"successor_id,omitempty"`
 }
 
 func encodeRefreshToken(t store.RefreshToken) ([]byte, error) {
 	return json.Marshal(refreshTokenRecord{
-		GrantID:    t.GrantID,
-		SecretHash: t.SecretHash,
-		CreatedAt:  toMicros(t.CreatedAt),
-		ExpiresAt:  toMicros(t.ExpiresAt),
-		UsedAt:     optMicros(t.UsedAt),
+		GrantID:     t.GrantID,
+		SecretHash:  t.SecretHash,
+		CreatedAt:   toMicros(t.CreatedAt),
+		ExpiresAt:   toMicros(t.ExpiresAt),
+		UsedAt:      optMicros(t.UsedAt),
+		SuccessorID: t.SuccessorID,
 	})
 }
 
@@ -674,12 +705,13 @@ func decodeRefreshToken(id, v []byte) (store.RefreshToken, error) {
 		return store.RefreshToken{}, fmt.Errorf("boltstore: refresh token %q: %w", id, err)
 	}
 	return store.RefreshToken{
-		ID:         string(id),
-		GrantID:    r.GrantID,
-		SecretHash: r.SecretHash,
-		CreatedAt:  fromMicros(r.CreatedAt),
-		ExpiresAt:  fromMicros(r.ExpiresAt),
-		UsedAt:     fromOptMicros(r.UsedAt),
+		ID:          string(id),
+		GrantID:     r.GrantID,
+		SecretHash:  r.SecretHash,
+		CreatedAt:   fromMicros(r.CreatedAt),
+		ExpiresAt:   fromMicros(r.ExpiresAt),
+		UsedAt:      fromOptMicros(r.UsedAt),
+		SuccessorID: r.SuccessorID,
 	}, nil
 }
 
@@ -820,4 +852,73 @@ func decodeNamed(k, v []byte) (store.Role, error) {
 		UpdatedAt:   fromMicros(r.UpdatedAt),
 		Version:     r.Version,
 	}, nil
+}
+
+// Asset record format, version 1, binary because an asset is mostly its
+// bytes (up to some 64 KiB of them): in JSON they would be base64, a third
+// larger on disk and decoded on every read.
+//
+//	byte     format version (assetFormatV1)
+//	string   ContentType    (each string: uvarint length, then bytes)
+//	varint   UpdatedAt      (unix microseconds, UTC)
+//	string   Data           (the bytes as given, any of them)
+//
+// The name is the key and is not repeated. As in the user record, a later
+// field is appended at the end and read only when present, and a decoder
+// ignores bytes after the fields it knows; a change that is not an append
+// gets a new version byte, which old code refuses.
+const assetFormatV1 = 1
+
+// encodeAsset returns the record of a.
+func encodeAsset(a store.Asset) ([]byte, error) {
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(a.ContentType)+len(a.Data))
+	b = append(b, assetFormatV1)
+	b = appendString(b, a.ContentType)
+	b = binary.AppendVarint(b, toMicros(a.UpdatedAt))
+	// Data is laid out as appendString lays out a string, without the
+	// copy that converting it to one would cost.
+	b = binary.AppendUvarint(b, uint64(len(a.Data)))
+	return append(b, a.Data...), nil
+}
+
+// decodeAsset decodes the record v stored under name. It copies: v
+// belongs to bbolt and is valid only during the transaction. Empty Data
+// reads back nil, as an empty []byte field of a JSON record does.
+func decodeAsset(name, v []byte) (store.Asset, error) {
+	if len(v) < 1 || v[0] != assetFormatV1 {
+		return store.Asset{}, errCorruptAsset(name)
+	}
+	contentType, rest, ok := readString(v[1:])
+	if !ok {
+		return store.Asset{}, errCorruptAsset(name)
+	}
+	updated, w := binary.Varint(rest)
+	if w <= 0 {
+		return store.Asset{}, errCorruptAsset(name)
+	}
+	data, _, ok := readBytes(rest[w:])
+	if !ok {
+		return store.Asset{}, errCorruptAsset(name)
+	}
+	a := store.Asset{Name: string(name), ContentType: contentType, UpdatedAt: fromMicros(updated)}
+	if len(data) > 0 {
+		a.Data = bytes.Clone(data)
+	}
+	return a, nil
+}
+
+// errCorruptAsset reports an asset record that does not decode.
+func errCorruptAsset(name []byte) error {
+	return fmt.Errorf("boltstore: asset %q: unknown or corrupt record", name)
+}
+
+// readBytes reads bytes written with a uvarint length prefix from the
+// start of b, as readString does, and returns them, not copied, and the
+// rest of b.
+func readBytes(b []byte) (field, rest []byte, ok bool) {
+	n, w := binary.Uvarint(b)
+	if w <= 0 || n > uint64(len(b)-w) {
+		return nil, nil, false
+	}
+	return b[w : w+int(n)], b[w+int(n):], true
 }

@@ -315,9 +315,10 @@ func (t *tx) deleteMailOf(slug string, sp *space, prefix []byte) error {
 }
 
 // DeleteWorkspace implements store.Tx. Deleting the workspace's bucket
-// takes every nested bucket with it; what lies outside it (the record in
-// workspaces, the API keys, the delivery_due and idempotency_expiry
-// entries, the pending count) is removed one by one.
+// takes every nested bucket with it, its assets among them; what lies
+// outside it (the record in workspaces, the API keys, the delivery_due
+// and idempotency_expiry entries, the pending count) is removed one by
+// one.
 func (t *tx) DeleteWorkspace(slug string) error {
 	sp, err := t.space(slug)
 	if err != nil {

@@ -1,11 +1,14 @@
 package boltstore_test
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/boltstore"
@@ -108,4 +111,66 @@ func TestDeleteUserErasesAccess(t *testing.T) {
 			t.Errorf("user %d is in %v of group_members, user_groups and role_holders; want all", id, in)
 		}
 	}
+}
+
+// TestDeleteWorkspaceErasesAssets checks at the byte level that
+// DeleteWorkspace leaves nothing of the workspace's assets (their names,
+// media types and bytes) in the file, and that another workspace's assets
+// stay, the dump seeing them.
+func TestDeleteWorkspaceErasesAssets(t *testing.T) {
+	const doomed = "doomed-workspace-5c1e"
+	s := newStore(t)
+	assets := map[string]store.Asset{
+		doomed: {Name: "client/doomed-app/logo", ContentType: "image/x-doomed",
+			Data: []byte("doomed logo \x00\xff\x89PNG"), UpdatedAt: testTime},
+		testSlug: {Name: "client/kept-app/logo", ContentType: "image/x-kept",
+			Data: []byte("kept logo \x00\xff\x89PNG"), UpdatedAt: testTime},
+	}
+	mustUpdate(t, s, func(tx store.Tx) error {
+		return errors.Join(
+			tx.PutWorkspace(store.Workspace{Slug: doomed, CreatedAt: testTime}),
+			tx.PutAsset(doomed, assets[doomed]),
+			tx.PutAsset(doomed, store.Asset{Name: "logo", Data: assets[doomed].Data, UpdatedAt: testTime}),
+			tx.PutAsset(testSlug, assets[testSlug]),
+		)
+	})
+	// needles returns what of the asset a dump must hold or not.
+	needles := func(a store.Asset) []string { return []string{a.Name, a.ContentType, string(a.Data)} }
+	// holding returns the needles that the dump holds.
+	holding := func(needles []string) map[string]bool {
+		held := map[string]bool{}
+		for _, r := range dumpFile(t, s) {
+			for _, n := range needles {
+				if bytes.Contains(r.Data, []byte(n)) {
+					held[n] = true
+				}
+			}
+		}
+		return held
+	}
+	all := func(needles []string) map[string]bool {
+		m := map[string]bool{}
+		for _, n := range needles {
+			m[n] = true
+		}
+		return m
+	}
+	if diff := cmp.Diff(all(needles(assets[doomed])), holding(needles(assets[doomed]))); diff != "" {
+		t.Fatalf("before DeleteWorkspace, the dump does not see the asset (-want +got):\n%s", diff)
+	}
+
+	mustUpdate(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace(doomed) })
+	if held := holding(append(needles(assets[doomed]), doomed)); len(held) != 0 {
+		t.Errorf("after DeleteWorkspace, the file holds %v", held)
+	}
+	if diff := cmp.Diff(all(needles(assets[testSlug])), holding(needles(assets[testSlug]))); diff != "" {
+		t.Errorf("the other workspace's asset in the dump (-want +got):\n%s", diff)
+	}
+	mustView(t, s, func(tx store.Tx) error {
+		got, err := tx.Asset(testSlug, assets[testSlug].Name)
+		if diff := cmp.Diff(assets[testSlug], got); err != nil || diff != "" {
+			t.Errorf("Asset of the other workspace = %v (-want +got):\n%s", err, diff)
+		}
+		return nil
+	})
 }

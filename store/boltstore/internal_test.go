@@ -340,3 +340,208 @@ func TestScanIsCheaper(t *testing.T) {
 		}
 	}
 }
+
+// recordCodec is the encode and decode functions of one kind of JSON
+// record, on values of any type, so that one table can hold every kind.
+type recordCodec struct {
+	encode func(r any) ([]byte, error)
+	decode func(k, v []byte) (any, error)
+}
+
+// codecOf returns the recordCodec of encode and decode.
+func codecOf[T any](encode func(T) ([]byte, error), decode func(k, v []byte) (T, error)) recordCodec {
+	return recordCodec{
+		encode: func(r any) ([]byte, error) { return encode(r.(T)) },
+		decode: func(k, v []byte) (any, error) { return decode(k, v) },
+	}
+}
+
+// TestRecordsGainedFields checks the fields that sessions, authorization
+// requests, grants and refresh tokens gained: a record with all of them
+// set round-trips exactly (bytes that are not UTF-8 included, where the
+// client or the relying party chooses them), a record without them is
+// stored without their keys, and a record as the release before them
+// wrote it reads back with them empty.
+func TestRecordsGainedFields(t *testing.T) {
+	at := time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.UTC)
+	amr := []string{"pwd", "otp"}
+	session := store.Session{
+		ID: "s1", UserID: 7, SecretHash: []byte("hash"), CreatedAt: at, ExpiresAt: at.Add(time.Hour), LastSeenAt: at,
+	}
+	request := store.AuthRequest{
+		ID: "ar1", ClientID: "app", RedirectURI: "https://app.example/cb", Scopes: []string{"openid"},
+		State: "st", Nonce: "n", Prompt: "login", CreatedAt: at, ExpiresAt: at.Add(time.Hour),
+		UserID: 7, SessionID: "s1", AuthTime: at,
+	}
+	grant := store.Grant{
+		ID: "gr1", ClientID: "app", UserID: 7, SessionID: "s1", Scopes: []string{"openid"},
+		AuthTime: at, CreatedAt: at, ExpiresAt: at.Add(time.Hour),
+	}
+	refresh := store.RefreshToken{
+		ID: "rt1", GrantID: "gr1", SecretHash: []byte("hash"), CreatedAt: at, ExpiresAt: at.Add(time.Hour), UsedAt: at,
+	}
+	tests := []struct {
+		name  string
+		codec recordCodec
+		// id is the records' id, their key.
+		id string
+		// before has none of the fields; full has them all set.
+		before, full any
+		// keys are the JSON keys of the fields.
+		keys []string
+		// old is before as the release before the fields wrote it.
+		old string
+	}{{
+		name:   "session",
+		id:     "s1",
+		codec:  codecOf(encodeSession, decodeSession),
+		before: session,
+		full: func() store.Session {
+			s := session
+			s.UserAgent, s.Address, s.AMR = "Mozilla/5.0 (X11) \xff\xfe cut\xc3", "203.0.113.7", amr
+			return s
+		}(),
+		keys: []string{"user_agent", "address", "amr"},
+		old: `{"user_id":7,"secret_hash":"aGFzaA==","created_us":1709251199999999,"expires_us":1709254799999999,` +
+			`"last_seen_us":1709251199999999}`,
+	}, {
+		name:   "authorization request",
+		id:     "ar1",
+		codec:  codecOf(encodeAuthRequest, decodeAuthRequest),
+		before: request,
+		full: func() store.AuthRequest {
+			r := request
+			r.UILocales, r.AMR = "de-CH fr\xff en", amr
+			return r
+		}(),
+		keys: []string{"ui_locales", "amr"},
+		old: `{"client_id":"app","redirect_uri":"https://app.example/cb","scopes":["openid"],"state":"c3Q=",` +
+			`"nonce":"bg==","prompt":"login","created_us":1709251199999999,"expires_us":1709254799999999,` +
+			`"user_id":7,"session_id":"czE=","auth_time_us":1709251199999999}`,
+	}, {
+		name:   "grant",
+		id:     "gr1",
+		codec:  codecOf(encodeGrant, decodeGrant),
+		before: grant,
+		full: func() store.Grant {
+			g := grant
+			g.AMR = amr
+			return g
+		}(),
+		keys: []string{"amr"},
+		old: `{"client_id":"app","user_id":7,"session_id":"czE=","scopes":["openid"],"auth_time_us":1709251199999999,` +
+			`"created_us":1709251199999999,"expires_us":1709254799999999}`,
+	}, {
+		name:   "refresh token",
+		id:     "rt1",
+		codec:  codecOf(encodeRefreshToken, decodeRefreshToken),
+		before: refresh,
+		full: func() store.RefreshToken {
+			r := refresh
+			r.SuccessorID = "rt2"
+			return r
+		}(),
+		keys: []string{"successor_id"},
+		old: `{"grant_id":"gr1","secret_hash":"aGFzaA==","created_us":1709251199999999,"expires_us":1709254799999999,` +
+			`"used_us":1709251199999999}`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := []byte(tt.id)
+			for _, c := range []struct {
+				what     string
+				r        any
+				withKeys bool
+			}{{"with the fields", tt.full, true}, {"without the fields", tt.before, false}} {
+				v, err := tt.codec.encode(c.r)
+				if err != nil {
+					t.Fatalf("encode %s: %v", c.what, err)
+				}
+				got, err := tt.codec.decode(id, v)
+				if err != nil {
+					t.Fatalf("decode %s: %v", c.what, err)
+				}
+				if diff := cmp.Diff(c.r, got); diff != "" {
+					t.Errorf("record %s mismatch (-want +got):\n%s", c.what, diff)
+				}
+				for _, k := range tt.keys {
+					if has := bytes.Contains(v, []byte(`"`+k+`":`)); has != c.withKeys {
+						t.Errorf("record %s stored as %s: has key %q = %t, want %t", c.what, v, k, has, c.withKeys)
+					}
+				}
+			}
+			got, err := tt.codec.decode(id, []byte(tt.old))
+			if err != nil {
+				t.Fatalf("decode the old record: %v", err)
+			}
+			if diff := cmp.Diff(tt.before, got); diff != "" {
+				t.Errorf("old record mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAssetRecordFormat checks that asset records round-trip whatever
+// their bytes, that they cost their data and a few bytes more, that
+// bytes appended after the known fields are ignored (the way the format
+// grows), and that an unknown version byte and a truncated record are
+// refused.
+func TestAssetRecordFormat(t *testing.T) {
+	at := time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.UTC)
+	every := make([]byte, 0, 64<<10)
+	for i := range cap(every) {
+		every = append(every, byte(i*7))
+	}
+	tests := []struct {
+		name  string
+		asset store.Asset
+	}{
+		{"zero", store.Asset{Name: "logo"}},
+		{"every byte", store.Asset{Name: "logo", ContentType: "image/png", Data: every, UpdatedAt: at}},
+		{"client logo", store.Asset{Name: "client/app-1/logo", ContentType: "image/svg+xml", Data: []byte("<svg/>"), UpdatedAt: at}},
+		{"not UTF-8", store.Asset{Name: "\xff\x00", ContentType: "\xc3", Data: []byte{0}, UpdatedAt: time.Unix(0, 0).UTC()}},
+		{"before 1970", store.Asset{Name: "old", Data: []byte("x"), UpdatedAt: time.Date(1900, 1, 1, 0, 0, 0, 1000, time.UTC)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := encodeAsset(tt.asset)
+			if err != nil {
+				t.Fatalf("encodeAsset: %v", err)
+			}
+			// Version, two lengths and the time: at most 1+3+3+10 bytes
+			// for 64 KiB.
+			if overhead := len(v) - len(tt.asset.Data) - len(tt.asset.ContentType); overhead > 17 {
+				t.Errorf("record of %d bytes of data takes %d bytes more", len(tt.asset.Data), overhead)
+			}
+			got, err := decodeAsset([]byte(tt.asset.Name), v)
+			if err != nil {
+				t.Fatalf("decodeAsset: %v", err)
+			}
+			if diff := cmp.Diff(tt.asset, got); diff != "" {
+				t.Errorf("asset mismatch (-want +got):\n%s", diff)
+			}
+			got, err = decodeAsset([]byte(tt.asset.Name), append(slices.Clone(v), 0x01, 0x02, 0x03))
+			if err != nil {
+				t.Errorf("decodeAsset with a field appended: %v", err)
+			} else if diff := cmp.Diff(tt.asset, got); diff != "" {
+				t.Errorf("asset with a field appended mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	a := store.Asset{Name: "logo", ContentType: "image/png", Data: []byte("png bytes"), UpdatedAt: at}
+	v, err := encodeAsset(a)
+	if err != nil {
+		t.Fatalf("encodeAsset: %v", err)
+	}
+	newer := slices.Clone(v)
+	newer[0] = assetFormatV1 + 1
+	if _, err := decodeAsset([]byte(a.Name), newer); err == nil {
+		t.Error("decodeAsset accepted an unknown format version")
+	}
+	for n := range len(v) {
+		if _, err := decodeAsset([]byte(a.Name), v[:n]); err == nil {
+			t.Errorf("decodeAsset accepted the record cut to %d of %d bytes", n, len(v))
+		}
+	}
+}

@@ -74,6 +74,7 @@ const (
 	bucketRoleHolders
 	bucketRoleHolderCounts
 	bucketGroupMemberCounts
+	bucketAssets
 	numNested // the number of nested buckets
 )
 
@@ -139,6 +140,10 @@ var nestedNames = [numNested][]byte{
 	bucketRoleHolders:       []byte("role_holders"),
 	bucketRoleHolderCounts:  []byte("role_holder_counts"),
 	bucketGroupMemberCounts: []byte("group_member_counts"),
+	// The files a workspace serves (see assets.go). A file without the
+	// bucket has no assets, so Open only creates it: there is nothing to
+	// build.
+	bucketAssets: []byte("assets"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

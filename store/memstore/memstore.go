@@ -106,6 +106,7 @@ type namespace struct {
 
 	clients map[string]store.OAuthClient        // by id
 	tokens  map[string]store.VerificationToken  // by id
+	assets  map[string]store.Asset              // by name
 	idem    map[idemKey]store.IdempotencyRecord // by scope and key
 
 	signingKeys   map[string]store.SigningKey   // by id
@@ -162,6 +163,7 @@ func newNamespace(w store.Workspace) *namespace {
 		byUser:   make(map[int64]map[string]struct{}),
 		clients:  make(map[string]store.OAuthClient),
 		tokens:   make(map[string]store.VerificationToken),
+		assets:   make(map[string]store.Asset),
 		idem:     make(map[idemKey]store.IdempotencyRecord),
 
 		signingKeys:   make(map[string]store.SigningKey),
@@ -312,6 +314,7 @@ func copySession(s store.Session) store.Session {
 	s.LastSeenAt = normTime(s.LastSeenAt)
 	s.RevokedAt = normTime(s.RevokedAt)
 	s.SecretHash = slices.Clone(s.SecretHash)
+	s.AMR = slices.Clone(s.AMR)
 	return s
 }
 

@@ -64,6 +64,7 @@ func (t *tx) DeleteSigningKey(slug, id string) error {
 
 func copyAuthRequest(r store.AuthRequest) store.AuthRequest {
 	r.Scopes = slices.Clone(r.Scopes)
+	r.AMR = slices.Clone(r.AMR)
 	r.CodeHash = slices.Clone(r.CodeHash)
 	r.CreatedAt = normTime(r.CreatedAt)
 	r.ExpiresAt = normTime(r.ExpiresAt)
@@ -95,6 +96,7 @@ func (t *tx) AuthRequest(slug, id string) (store.AuthRequest, error) {
 
 func copyGrant(g store.Grant) store.Grant {
 	g.Scopes = slices.Clone(g.Scopes)
+	g.AMR = slices.Clone(g.AMR)
 	g.AuthTime = normTime(g.AuthTime)
 	g.CreatedAt = normTime(g.CreatedAt)
 	g.ExpiresAt = normTime(g.ExpiresAt)

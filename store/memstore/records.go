@@ -91,6 +91,42 @@ func (t *tx) VerificationToken(slug, id string) (store.VerificationToken, error)
 	return getRecord(n.tokens, id, copyToken)
 }
 
+// Assets.
+
+func copyAsset(a store.Asset) store.Asset {
+	a.Data = slices.Clone(a.Data)
+	a.UpdatedAt = normTime(a.UpdatedAt)
+	return a
+}
+
+// PutAsset implements store.Tx.
+func (t *tx) PutAsset(slug string, a store.Asset) error {
+	n, err := t.ns(slug)
+	if err != nil {
+		return err
+	}
+	setRecord(t, n.assets, a.Name, copyAsset(a))
+	return nil
+}
+
+// Asset implements store.Tx.
+func (t *tx) Asset(slug, name string) (store.Asset, error) {
+	n, err := t.ns(slug)
+	if err != nil {
+		return store.Asset{}, err
+	}
+	return getRecord(n.assets, name, copyAsset)
+}
+
+// DeleteAsset implements store.Tx.
+func (t *tx) DeleteAsset(slug, name string) error {
+	n, err := t.ns(slug)
+	if err != nil {
+		return err
+	}
+	return deleteRecord(t, n.assets, name)
+}
+
 // Idempotency records.
 
 // idemKey identifies an idempotency record within its workspace.

@@ -53,7 +53,8 @@
 //	                     workspace) WHERE status = 'pending'; mail jobs
 //	                     indexed on (workspace, id) WHERE kind = 'mail'
 //	                     and on (workspace, user_id) for those of a user
-//	sessions             (workspace, id); index on (workspace, user_id,
+//	sessions             (workspace, id); user_agent, address; amr
+//	                     text[]; index on (workspace, user_id,
 //	                     created_at, id)
 //	api_keys             id; scopes text[]
 //	oauth_clients        (workspace, id); redirect_uris,
@@ -62,15 +63,18 @@
 //	verification_tokens  (workspace, id); purpose ('' for email
 //	                     verification); index on (workspace, user_id)
 //	signing_keys         (workspace, id)
-//	auth_requests        (workspace, id); scopes text[]; index on
-//	                     (workspace, user_id) WHERE user_id <> 0
-//	grants               (workspace, id); scopes text[]; index on
-//	                     (workspace, user_id, created_at, id)
-//	refresh_tokens       (workspace, id); grant_id names the grant;
-//	                     index on (workspace, grant_id)
+//	auth_requests        (workspace, id); ui_locales; scopes and amr
+//	                     text[]; index on (workspace, user_id) WHERE
+//	                     user_id <> 0
+//	grants               (workspace, id); scopes and amr text[]; index
+//	                     on (workspace, user_id, created_at, id)
+//	refresh_tokens       (workspace, id); grant_id names the grant,
+//	                     successor_id ('' until used) the token that
+//	                     replaced it; index on (workspace, grant_id)
 //	login_attempts       (workspace, user_id); pending timestamptz[]
 //	second_factors       (workspace, user_id); recovery_codes bytea[]
 //	idempotency          (workspace, scope, key); index on expires_at
+//	assets               (workspace, name); content_type, data bytea
 //	update_gate          no rows: the gate every Update locks (see below)
 //
 // Migration 0002 gave jobs their kind column: the rows of a schema that
@@ -93,7 +97,14 @@
 // expires_at (see sweep.go). Migration 0009 indexed webhooks by event
 // type, 0010 user attributes by value, and 0011 added roles and groups
 // (see Roles and groups) and the claims of OAuth clients (none for the
-// clients of an older schema).
+// clients of an older schema). Migration 0012 gave sessions the client
+// that started them (user_agent, address) and how the user signed in
+// (amr), which authorization requests and grants carry on; requests their
+// ui_locales; refresh tokens their successor_id; and added assets, the
+// files a workspace serves (its logo, its clients' logos), which go with
+// their workspace by the cascade. The rows of an older schema read back
+// with these empty: no client known, no sign-in methods (nil, as the
+// other stores give), no locales, no successor (TestUpgradeToSignInRecords).
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -116,7 +127,9 @@
 // relying party sends are bytea, which keeps any Go string exactly. The
 // other strings are text, for the benefit of whoever reads the tables:
 // slugs, usernames, emails, full names, URLs, event names, scopes, token
-// purposes and the ids the identity package generates. The identity
+// purposes, the ids the identity package generates, a session's user
+// agent and address, sign-in methods, ui_locales, and the names and media
+// types of assets (an asset's data is bytea). The identity
 // package lets none of them hold what text cannot; a write of such a
 // value straight to the store is refused with an error (as the other
 // stores refuse an empty session id), and a lookup of one finds nothing.
@@ -131,7 +144,8 @@
 // store.ErrNotFound (the identity package checks first anyway).
 // Sessions, verification tokens, authorization requests, grants, login
 // attempts and second factors have none: the store contract lets them
-// name any user id; nor has a refresh token one to its grant.
+// name any user id; nor has a refresh token one to its grant or its
+// successor.
 //
 // # Transactions
 //
@@ -425,10 +439,11 @@
 // Round trips); an Update adds its COMMIT (one fsync of the server's WAL,
 // shared by a group). ImportUsers costs a dozen round trips a batch and
 // the server's work (see Bulk): 52,000-63,000 users a second without
-// attributes on a loaded 2-core machine, 17,000-21,000 with three each. A user by id, username or email
-// is a unique index lookup; an unfiltered page costs its size plus, at a
-// deep offset, a read of the chunk counts (one row per 1024 users); a
-// prefix search costs in proportion to the users it matches, whose ids it
+// attributes on a loaded 2-core machine, 17,000-21,000 with three each.
+// A user by id, username or email is a unique index lookup, as is an
+// asset by name; an unfiltered page costs its size plus, at a deep
+// offset, a read of the chunk counts (one row per 1024 users); a prefix
+// search costs in proportion to the users it matches, whose ids it
 // collects, counts and sorts; claim mappers, roles, attributes, sessions,
 // a user's grants and a webhook's deliveries are index range scans. A
 // page of a group's members or of a role's holders costs its size and its

@@ -459,6 +459,13 @@ func TestText(t *testing.T) {
 			tx.PutAPIKey(store.APIKey{ID: "k\xff", Workspace: "acme"}),
 			tx.PutWorkspace(store.Workspace{Slug: "a\x00"}),
 			tx.PutVerificationToken("acme", store.VerificationToken{ID: "t", Purpose: "reset\x00"}),
+			tx.PutSession("acme", store.Session{ID: "s", UserAgent: "ua\xff"}),
+			tx.PutSession("acme", store.Session{ID: "s", AMR: []string{"pwd\x00"}}),
+			tx.PutAuthRequest("acme", store.AuthRequest{ID: "r", UILocales: "de\x00"}),
+			tx.PutGrant("acme", store.Grant{ID: "g", AMR: []string{"\xff"}}),
+			tx.PutRefreshToken("acme", store.RefreshToken{ID: "rt", GrantID: "g", SuccessorID: "rt\x00"}),
+			tx.PutAsset("acme", store.Asset{Name: "logo\x00"}),
+			tx.PutAsset("acme", store.Asset{Name: "logo", ContentType: "image/\xff"}),
 		}
 		// The transaction goes on.
 		if err := tx.PutUser("acme", store.User{ID: 2, Username: "bob", Email: "bob@example.com", FullName: "Bob"}); err != nil {
@@ -485,6 +492,7 @@ func TestText(t *testing.T) {
 			{"Workspace", second(tx.Workspace("acme\x00"))},
 			{"User in a workspace named with NUL", second(tx.User("acme\x00", 1))},
 			{"VerificationToken", second(tx.VerificationToken("acme", "t\x00"))},
+			{"Asset", second(tx.Asset("acme", "logo\x00"))},
 		} {
 			if !errors.Is(lookup.err, store.ErrNotFound) {
 				t.Errorf("%s: error = %v, want ErrNotFound", lookup.name, lookup.err)

@@ -178,19 +178,21 @@ func (t *tx) DeleteWebhook(slug string, id int64) error {
 var errEmptySessionID = errors.New("pgstore: the session id is empty")
 
 // sessionColumns are the columns scanSession reads, in its order.
-const sessionColumns = "id, user_id, secret_hash, created_at, expires_at, last_seen_at, revoked_at"
+const sessionColumns = "id, user_id, secret_hash, created_at, expires_at, last_seen_at, revoked_at, user_agent, address, amr"
 
 // scanSession reads a row of sessionColumns.
 func scanSession(r pgx.Row) (store.Session, error) {
 	var s store.Session
 	var id []byte
-	err := r.Scan(&id, &s.UserID, &s.SecretHash, &s.CreatedAt, &s.ExpiresAt, &s.LastSeenAt, &s.RevokedAt)
-	s.ID = string(id)
+	err := r.Scan(&id, &s.UserID, &s.SecretHash, &s.CreatedAt, &s.ExpiresAt, &s.LastSeenAt, &s.RevokedAt,
+		&s.UserAgent, &s.Address, &s.AMR)
+	s.ID, s.AMR = string(id), noneAsNil(s.AMR)
 	return s, err
 }
 
 // PutSession implements store.Tx. It refuses the empty id, as the other
-// stores do.
+// stores do. The user agent, address and sign-in methods are text: a
+// value text cannot hold is refused, as elsewhere (see checkText).
 func (t *tx) PutSession(slug string, s store.Session) error {
 	if !storable(slug) {
 		return notFound("workspace %q", slug)
@@ -198,13 +200,23 @@ func (t *tx) PutSession(slug string, s store.Session) error {
 	if s.ID == "" {
 		return errEmptySessionID
 	}
-	tag, err := t.exec(`INSERT INTO sessions (workspace, id, user_id, secret_hash, created_at, expires_at, last_seen_at, revoked_at)
-		SELECT slug, $2::bytea, $3::bigint, $4::bytea, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz
+	if err := checkText("user agent", s.UserAgent, "address", s.Address); err != nil {
+		return err
+	}
+	if err := checkTexts("authentication method", s.AMR); err != nil {
+		return err
+	}
+	tag, err := t.exec(`INSERT INTO sessions (workspace, id, user_id, secret_hash, created_at, expires_at, last_seen_at, revoked_at,
+			user_agent, address, amr)
+		SELECT slug, $2::bytea, $3::bigint, $4::bytea, $5::timestamptz, $6::timestamptz, $7::timestamptz, $8::timestamptz,
+			$9::text, $10::text, $11::text[]
 		FROM workspaces WHERE slug = $1
 		ON CONFLICT (workspace, id) DO UPDATE SET user_id = excluded.user_id, secret_hash = excluded.secret_hash,
 			created_at = excluded.created_at, expires_at = excluded.expires_at,
-			last_seen_at = excluded.last_seen_at, revoked_at = excluded.revoked_at`,
-		slug, []byte(s.ID), s.UserID, bin(s.SecretHash), ts(s.CreatedAt), ts(s.ExpiresAt), ts(s.LastSeenAt), ts(s.RevokedAt))
+			last_seen_at = excluded.last_seen_at, revoked_at = excluded.revoked_at,
+			user_agent = excluded.user_agent, address = excluded.address, amr = excluded.amr`,
+		slug, []byte(s.ID), s.UserID, bin(s.SecretHash), ts(s.CreatedAt), ts(s.ExpiresAt), ts(s.LastSeenAt), ts(s.RevokedAt),
+		s.UserAgent, s.Address, texts(s.AMR))
 	return t.written(tag, err, slug)
 }
 
@@ -300,11 +312,7 @@ func scanClient(r pgx.Row) (store.OAuthClient, error) {
 	var c store.OAuthClient
 	err := r.Scan(&c.ID, &c.Name, &c.Public, &c.RedirectURIs, &c.PostLogoutRedirectURIs, &c.GrantTypes, &c.Claims,
 		&c.SecretHash, &c.CreatedAt)
-	if len(c.Claims) == 0 {
-		// Most clients have none, and the identity package and the
-		// other stores give nil for none.
-		c.Claims = nil
-	}
+	c.Claims = noneAsNil(c.Claims)
 	return c, err
 }
 

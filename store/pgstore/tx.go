@@ -658,3 +658,15 @@ func texts(s []string) []string {
 	}
 	return s
 }
+
+// noneAsNil returns s, or nil for none, for the text[] columns of lists
+// that most records leave empty (an OAuth client's claims, the sign-in
+// methods of a session, a request or a grant): a column reads back none
+// as an empty slice, and the identity package and the other stores give
+// nil.
+func noneAsNil(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -453,6 +453,7 @@ func writeWorkspaceRecords(tx store.Tx, slug string) error {
 			return tx.PutSigningKey(slug, store.SigningKey{ID: "kid-1", Algorithm: "ES256", State: "active", CreatedAt: at(1)})
 		},
 		func() error { return tx.PutIdempotency(idem(slug, "scope", "key-1", 500)) },
+		func() error { return tx.PutAsset(slug, asset("logo", "image/png", 1)) },
 		func() error { _, err := tx.NextID(slug, store.SeqUsers); return err },
 		func() error { _, err := tx.NextID(slug, store.SeqWebhooks); return err },
 		func() error { _, err := tx.NextID(slug, store.SeqDeliveries); return err },
@@ -495,6 +496,9 @@ func workspaceHolds(t *testing.T, s store.Store, slug string) heldRecords {
 		}
 		if hooks, total, err := tx.Webhooks(slug, 0, 10); err == nil && total > 0 {
 			h["webhooks"] = hooks
+		}
+		if a, err := tx.Asset(slug, "logo"); err == nil {
+			h["asset logo"] = a
 		}
 		return nil
 	})

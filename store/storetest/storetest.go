@@ -80,6 +80,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"LoginAttempts", testLoginAttempts},
 		{"SecondFactors", testSecondFactors},
 		{"VerificationTokens", testVerificationTokens},
+		{"Assets", testAssets},
 		{"Idempotency", testIdempotency},
 		{"DeleteUser", testDeleteUser},
 		{"DeleteWorkspace", testDeleteWorkspace},

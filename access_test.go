@@ -240,3 +240,29 @@ func TestClientClaimsValidation(t *testing.T) {
 		t.Errorf("AccessClaims (-want +got):\n%s", diff)
 	}
 }
+
+// TestListGroupRoles: the roles a group carries, by id; a name may hold
+// every letter up to z; an unknown group is CodeNotFound.
+func TestListGroupRoles(t *testing.T) {
+	e := newTestEnv(t, nil)
+	admin, zeta := e.role("admin"), e.role("zeta-9")
+	eng := e.group("eng")
+	for _, r := range []identity.Role{zeta, admin} {
+		if err := e.ws.AssignGroupRole(e.ctx, eng.ID, r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roles, err := e.ws.ListGroupRoles(e.ctx, eng.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range roles {
+		names = append(names, r.Name)
+	}
+	if diff := cmp.Diff([]string{"admin", "zeta-9"}, names); diff != "" {
+		t.Errorf("ListGroupRoles (-want +got):\n%s", diff)
+	}
+	_, err = e.ws.ListGroupRoles(e.ctx, 99)
+	identitytest.WantCode(t, err, identity.CodeNotFound)
+}

@@ -44,7 +44,7 @@ var verbs = []string{
 // handle holds, facets, and the calls that touch no store.
 var contextFree = []string{
 	"Service.AllowsPrivateWebhooks", "Service.Close", "Service.Now", "Service.PasswordHashing",
-	"Service.PasswordHashingBudget", "Service.Queue", "Service.RequestInfo", "Service.TokensReady", "Service.WatchQueue",
+	"Service.PasswordHashingBudget", "Service.Queue", "Service.TokensReady", "Service.TrustsProxy", "Service.WatchQueue",
 	"Workspace.CreatedAt", "Workspace.Issuer", "Workspace.Provider", "Workspace.Slug",
 	"Queue.Now",
 }

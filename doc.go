@@ -101,10 +101,10 @@
 // CodeMFAEnrollmentRequired) with a challenge for VerifySecondFactor.
 // Email verification and password reset send their links through the
 // workspace's mail queue. An adapter tells the library who its client is
-// with WithRequestInfo (Service.RequestInfo reads it from a request,
-// trusting Options.TrustedProxies).
+// with WithRequestInfo (package requestinfo reads it from an HTTP
+// request, trusting Options.TrustedProxies: Service.TrustsProxy).
 //
-//   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser], [Service.RequestInfo]
+//   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser], [Service.TrustsProxy]
 //   - [Workspace.SetPassword], [Workspace.ChangePassword]
 //   - [Workspace.RequestPasswordReset], [Workspace.CheckPasswordResetToken], [Workspace.ResetPassword]
 //   - [Workspace.SendVerificationEmail], [Workspace.ConfirmEmail], [Workspace.SetEmailVerified]

@@ -91,7 +91,7 @@ type Options struct {
 	// TrustedProxies are the addresses of the reverse proxies in front of
 	// the program: a request from one of them is taken to come from the
 	// address it forwarded (Forwarded or X-Forwarded-For), which throttling
-	// counts and sessions record (see Service.RequestInfo). Default: none,
+	// counts and sessions record (see package requestinfo). Default: none,
 	// and every request comes from its connection's peer.
 	TrustedProxies []netip.Prefix
 	// Limiter keeps the throttle's counts (see ThrottlePolicy). Default:

@@ -123,7 +123,7 @@
 // # Clients
 //
 // Every library call of a request carries its identity.RequestInfo
-// (Service.RequestInfo: the peer's address, or the address a trusted
+// (package requestinfo: the peer's address, or the address a trusted
 // proxy forwarded, see identity.Options.TrustedProxies, and the
 // User-Agent), as the OpenID Provider's calls do.
 //

@@ -10,6 +10,7 @@ import (
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/internal/httpresp"
+	"github.com/identitylib/identity/requestinfo"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -128,7 +129,7 @@ func (h *handler) authorized(rt route) httprouter.Handle {
 		// address, through the Service's trusted proxies, and the
 		// User-Agent), as the OpenID Provider's calls do. The routes
 		// make their calls with ctx, never with r.Context().
-		ctx := identity.WithRequestInfo(r.Context(), h.svc.RequestInfo(r))
+		ctx := identity.WithRequestInfo(r.Context(), requestinfo.From(h.svc, r))
 		need := needs(r)
 		ws, key, err := h.authorize(ctx, r, pathParam(ps, "slug"), need)
 		if err != nil {

@@ -121,7 +121,7 @@ func TestUpdateUserIgnoresEmailVerified(t *testing.T) {
 }
 
 // TestRequestInfo: the library calls of a request carry its client, as
-// Service.RequestInfo reads it: the peer's address (X-Forwarded-For is
+// package requestinfo reads it: the peer's address (X-Forwarded-For is
 // not believed from a peer that is no trusted proxy) and the User-Agent.
 func TestRequestInfo(t *testing.T) {
 	e := newTestEnv(t)

@@ -107,7 +107,7 @@
 // A throttled request (identity.CodeRateLimited) is answered 429
 // temporarily_unavailable with Retry-After, the seconds to wait, rounded
 // up. Every library call of a request carries its identity.RequestInfo
-// (Service.RequestInfo: the client's address, through the Service's
+// (package requestinfo: the client's address, through the Service's
 // trusted proxies, and its User-Agent), which throttling counts and
 // sessions record.
 //

@@ -16,6 +16,7 @@ import (
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/internal/httpresp"
+	"github.com/identitylib/identity/requestinfo"
 )
 
 // MaxRequestBytes bounds the body of every request the handler reads.
@@ -168,13 +169,13 @@ func requestOf(ctx context.Context) *request {
 
 // ServeHTTP serves the endpoint the request's path ends with, every
 // library call it makes with the request's identity.RequestInfo in its
-// context (Service.RequestInfo: the client's address, through the
+// context (package requestinfo: the client's address, through the
 // trusted proxies, and its User-Agent), and logs one line about it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	lw := &requestLog{Recorder: httpresp.Recorder{ResponseWriter: w}, start: time.Now()}
 	defer h.logRequest(r, lw)
 	w = lw
-	r = r.WithContext(identity.WithRequestInfo(r.Context(), h.svc.RequestInfo(r)))
+	r = r.WithContext(identity.WithRequestInfo(r.Context(), requestinfo.From(h.svc, r)))
 	slug, rt, ok := match(r.URL.Path)
 	if ok {
 		lw.route = routePattern(rt.path)

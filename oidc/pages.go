@@ -18,6 +18,7 @@ import (
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/internal/i18n"
+	"github.com/identitylib/identity/requestinfo"
 )
 
 // The cookies of a workspace, scoped to its issuer's path.
@@ -235,7 +236,7 @@ func (h *Handler) speak(r *http.Request, rq *pageRequest, uiLocales string) *htt
 	if info == (identity.RequestInfo{}) {
 		// A handler mounted without the provider's request information
 		// in the context still records the client of a session.
-		info = h.svc.RequestInfo(r)
+		info = requestinfo.From(h.svc, r)
 	}
 	info.Locale = rq.tr.Locale()
 	return r.WithContext(identity.WithRequestInfo(r.Context(), info))

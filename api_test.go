@@ -114,7 +114,7 @@ func TestResultShape(t *testing.T) {
 		case startsWithWord(method, "Get") && ft.NumOut() != 2:
 			t.Errorf("%s: a Get returns a value and an error", name)
 		case startsWithWord(method, "List") && !isCollection(result):
-			t.Errorf("%s returns %v: a List returns a List, a slice or a map", name, result)
+			t.Errorf("%s returns %v: a List returns a List, a cursor's *Page, a slice or a map", name, result)
 		case startsWithWord(method, "Create") && hasSecret(result) && !strings.HasPrefix(result.Name(), "Created"):
 			t.Errorf("%s returns %v, which carries a secret: a create returns a Created* struct", name, result)
 		}
@@ -132,7 +132,8 @@ func TestResultShape(t *testing.T) {
 
 func isCollection(t reflect.Type) bool {
 	return t.Kind() == reflect.Slice || t.Kind() == reflect.Map ||
-		t.Kind() == reflect.Struct && strings.HasPrefix(t.Name(), "List[")
+		t.Kind() == reflect.Struct && strings.HasPrefix(t.Name(), "List[") ||
+		t.Kind() == reflect.Struct && strings.HasSuffix(t.Name(), "Page") // a cursor's page: the audit trail
 }
 
 func hasSecret(t reflect.Type) bool {

@@ -34,6 +34,8 @@ const (
 	// display name, accent colour and logo.
 	ScopeBrandingRead  Scope = "branding:read"
 	ScopeBrandingWrite Scope = "branding:write"
+	// ScopeAuditRead covers the workspace's audit trail.
+	ScopeAuditRead Scope = "audit:read"
 )
 
 // Scopes returns every scope in a stable order.
@@ -43,6 +45,7 @@ func Scopes() []Scope {
 		ScopeClaimMappersRead, ScopeClaimMappersWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
 		ScopeRolesRead, ScopeRolesWrite, ScopeGroupsRead, ScopeGroupsWrite,
 		ScopeClientsRead, ScopeClientsWrite, ScopeBrandingRead, ScopeBrandingWrite,
+		ScopeAuditRead,
 	}
 }
 
@@ -106,12 +109,25 @@ func (w *Workspace) CreateAPIKey(ctx context.Context, name string, scopes []Scop
 		if _, err := tx.APIKey(id); err == nil {
 			return fmt.Errorf("api key id collision") // 64 random bits: never in practice
 		}
-		return tx.PutAPIKey(rec)
+		if err := tx.PutAPIKey(rec); err != nil {
+			return err
+		}
+		changes := auditChanges{}.set("scopes", nil, rec.Scopes)
+		if name != "" {
+			changes = changes.set("name", nil, name)
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditAPIKeyCreated, target: apiKeyTarget(rec), changes: changes})
 	})
 	if err != nil {
 		return CreatedAPIKey{}, fromStore(err, "workspace")
 	}
 	return CreatedAPIKey{APIKey: apiKeyFromRecord(rec), Secret: key}, nil
+}
+
+// apiKeyTarget is the key as the target of an audit record: its id and
+// name, never the key.
+func apiKeyTarget(rec store.APIKey) AuditTarget {
+	return AuditTarget{Kind: TargetAPIKey, ID: rec.ID, Display: rec.Name}
 }
 
 func checkAPIKeyInput(name string, scopes []Scope) error {
@@ -159,7 +175,10 @@ func (w *Workspace) RevokeAPIKey(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return tx.DeleteAPIKey(id)
+		if err := tx.DeleteAPIKey(id); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditAPIKeyRevoked, target: apiKeyTarget(rec)})
 	})
 	// Forgotten whatever Update returned: a commit may have happened.
 	w.svc.keys.forgetKey(id)

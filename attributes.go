@@ -27,6 +27,13 @@ func (w *Workspace) ListAttributes(ctx context.Context, userID int64) (map[strin
 // SetAttribute creates or replaces one attribute of the user. The key has
 // 1-64 characters, none of them NUL or a bidirectional control; the value
 // 0-1024 characters but NUL.
+//
+// An attribute is part of the user (a claim mapped from it changes what
+// the user is to a relying party), so setting one to a new value changes
+// the user's Version and UpdatedAt and emits user.attributes.changed, and
+// the audit trail records the value before and after
+// (user.attribute.set), in one transaction. Setting an attribute to the
+// value it has changes nothing.
 func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value string) error {
 	var p problems
 	checkAttributeKey(&p, "key", key)
@@ -35,33 +42,66 @@ func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value s
 		return err
 	}
 	err := w.update(ctx, func(tx store.Tx) error {
-		attrs, err := w.userAttributes(tx, userID)
+		u, attrs, err := w.userAttributes(tx, userID)
 		if err != nil {
 			return err
+		}
+		before, had := attrs[key]
+		if had && before == value {
+			return nil
 		}
 		if err := w.checkAttributeRoom(tx, userID, attrs, key); err != nil {
 			return err
 		}
-		return tx.PutUserAttribute(w.slug, userID, key, value)
+		if err := tx.PutUserAttribute(w.slug, userID, key, value); err != nil {
+			return err
+		}
+		var was any
+		if had {
+			was = before
+		}
+		return w.attributeChanged(ctx, tx, u, key, was, value)
 	})
 	return fromStore(err, "user")
 }
 
-// userAttributes returns the attributes of the user, or a not-found error
-// when the user does not exist. A store that implements store.Bulk reads
-// the user and its attributes in one request.
-func (w *Workspace) userAttributes(tx store.Tx, userID int64) (map[string]string, error) {
+// attributeChanged records in tx that the attribute key of the user u
+// went from before to after (nil: none): the user's new version, the
+// event and the audit record.
+func (w *Workspace) attributeChanged(ctx context.Context, tx store.Tx, u store.User, key string, before, after any) error {
+	u.UpdatedAt, u.Version = w.svc.timestamp(), newVersion(u.Version)
+	if err := tx.PutUser(w.slug, u); err != nil {
+		return err
+	}
+	action := AuditUserAttributeSet
+	if after == nil {
+		action = AuditUserAttributeDeleted
+	}
+	err := w.audit(ctx, tx, auditEntry{action: action, target: userTarget(u),
+		changes: auditChanges{}.set("attributes."+key, before, after)})
+	if err != nil {
+		return err
+	}
+	return w.emit(tx, EventUserAttributesChanged, attributesChangedEvent{UserID: u.ID, Key: key, Set: after != nil})
+}
+
+// userAttributes returns the user and its attributes, or a not-found
+// error when the user does not exist. A store that implements store.Bulk
+// reads both in one request.
+func (w *Workspace) userAttributes(tx store.Tx, userID int64) (store.User, map[string]string, error) {
 	if bulk, ok := bulkOf(tx); ok && userID > 0 {
-		_, attrs, err := bulk.UserWithAttributes(w.slug, userID)
+		u, attrs, err := bulk.UserWithAttributes(w.slug, userID)
 		if isNotFound(err) {
-			return nil, notFound("user %d not found", userID)
+			return store.User{}, nil, notFound("user %d not found", userID)
 		}
-		return attrs, err
+		return u, attrs, err
 	}
-	if _, err := w.user(tx, userID); err != nil {
-		return nil, err
+	u, err := w.user(tx, userID)
+	if err != nil {
+		return store.User{}, nil, err
 	}
-	return tx.UserAttributes(w.slug, userID)
+	attrs, err := tx.UserAttributes(w.slug, userID)
+	return u, attrs, err
 }
 
 // checkAttributeRoom refuses a new attribute key for a user who has as
@@ -82,18 +122,28 @@ func (w *Workspace) checkAttributeRoom(tx store.Tx, userID int64, attrs map[stri
 }
 
 // DeleteAttribute removes one attribute of the user; a claim mapped from
-// it no longer appears in Claims. A missing user or attribute is a
-// not-found error.
+// it no longer appears in Claims. Like SetAttribute it changes the user's
+// Version and UpdatedAt, emits user.attributes.changed and records the
+// value removed (user.attribute.deleted). A missing user or attribute is
+// a not-found error.
 func (w *Workspace) DeleteAttribute(ctx context.Context, userID int64, key string) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.user(tx, userID); err != nil {
+		u, attrs, err := w.userAttributes(tx, userID)
+		if err != nil {
 			return err
 		}
-		err := tx.DeleteUserAttribute(w.slug, userID, key)
+		before, ok := attrs[key]
+		if !ok {
+			return notFound("attribute %q of user %d not found", key, userID)
+		}
+		err = tx.DeleteUserAttribute(w.slug, userID, key)
 		if isNotFound(err) {
 			return notFound("attribute %q of user %d not found", key, userID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return w.attributeChanged(ctx, tx, u, key, before, nil)
 	})
 	return fromStore(err, "attribute")
 }

@@ -21,19 +21,48 @@ import (
 // the in-memory one, gets an Error with CodeInvalid: the request does not
 // fit this Service. A failure of the store or of w is CodeInternal, with
 // the cause in Err, and an ended ctx returns ctx.Err().
+//
+// A backup taken is recorded in the audit trail of every workspace it
+// holds (backup, with the bytes written), after the snapshot, so the
+// records are not in it: a backup holds every workspace's users and the
+// hashes of their secrets, and each workspace's trail says when one
+// left.
 func (s *Service) Backup(ctx context.Context, w io.Writer) (int64, error) {
 	b, ok := storeAs[store.Backuper](s.store)
 	if !ok {
 		return 0, errorf(CodeInvalid, "this store cannot take a backup of itself while it runs (back up a PostgreSQL database with pg_dump)")
 	}
+	// The workspaces listed before the snapshot are in it (unless deleted
+	// meanwhile): those are the ones the backup took.
+	var recs []store.Workspace
+	err := s.store.View(ctx, func(tx store.Tx) (err error) {
+		recs, err = tx.Workspaces()
+		return err
+	})
+	if err != nil {
+		return 0, fromStore(err, "workspace")
+	}
 	n, err := b.Backup(ctx, w)
 	switch {
 	case err == nil:
-		return n, nil
+		return n, s.auditBackup(ctx, recs, n)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return n, err
 	}
 	return n, &Error{Code: CodeInternal, Message: "backup failed", Err: err}
+}
+
+// auditBackup records a backup of n bytes in every workspace of recs;
+// one deleted meanwhile is skipped.
+func (s *Service) auditBackup(ctx context.Context, recs []store.Workspace, n int64) error {
+	for _, rec := range recs {
+		w := &Workspace{svc: s, slug: rec.Slug, createdAt: rec.CreatedAt}
+		err := w.auditAlone(ctx, auditEntry{action: AuditBackup, target: w.asTarget(), changes: auditChanges{}.set("bytes", nil, n)})
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // storeAs returns st as a T, one of the optional interfaces of a Store

@@ -186,10 +186,18 @@ func (w *Workspace) setLogo(ctx context.Context, name, clientID string, data []b
 	}
 	a := store.Asset{Name: name, ContentType: "image/png", Data: clean, UpdatedAt: w.svc.timestamp()}
 	err = w.update(ctx, func(tx store.Tx) error {
-		if err := w.logoOwner(tx, clientID); err != nil {
+		target, err := w.logoOwner(tx, clientID)
+		if err != nil {
 			return err
 		}
-		return tx.PutAsset(w.slug, a)
+		if err := tx.PutAsset(w.slug, a); err != nil {
+			return err
+		}
+		action := AuditBrandingLogoSet
+		if clientID != "" {
+			action = AuditClientLogoSet
+		}
+		return w.audit(ctx, tx, auditEntry{action: action, target: target})
 	})
 	if err != nil {
 		return Logo{}, fromStore(err, "workspace")
@@ -201,7 +209,7 @@ func (w *Workspace) setLogo(ctx context.Context, name, clientID string, data []b
 func (w *Workspace) getLogo(ctx context.Context, name, clientID string) (Logo, error) {
 	var a store.Asset
 	err := w.view(ctx, func(tx store.Tx) (err error) {
-		if err := w.logoOwner(tx, clientID); err != nil {
+		if _, err := w.logoOwner(tx, clientID); err != nil {
 			return err
 		}
 		a, err = tx.Asset(w.slug, name)
@@ -219,33 +227,48 @@ func (w *Workspace) getLogo(ctx context.Context, name, clientID string) (Logo, e
 // deleteLogo removes the logo under the asset name.
 func (w *Workspace) deleteLogo(ctx context.Context, name, clientID string) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if err := w.logoOwner(tx, clientID); err != nil {
+		target, err := w.logoOwner(tx, clientID)
+		if err != nil {
 			return err
 		}
-		err := tx.DeleteAsset(w.slug, name)
+		err = tx.DeleteAsset(w.slug, name)
 		if isNotFound(err) {
 			return notFound("no logo")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		action := AuditBrandingLogoDelete
+		if clientID != "" {
+			action = AuditClientLogoDeleted
+		}
+		return w.audit(ctx, tx, auditEntry{action: action, target: target})
 	})
 	return fromStore(err, "workspace")
 }
 
 // logoOwner checks in tx that the workspace, and the client when clientID
-// is set, exist.
-func (w *Workspace) logoOwner(tx store.Tx, clientID string) error {
+// is set, exist, and returns the owner of the logo as the target of an
+// audit record.
+func (w *Workspace) logoOwner(tx store.Tx, clientID string) (AuditTarget, error) {
 	if _, err := tx.Workspace(w.slug); err != nil {
-		return err
+		return AuditTarget{}, err
 	}
 	if clientID == "" {
-		return nil
+		return w.asTarget(), nil
 	}
-	if _, err := tx.OAuthClient(w.slug, clientID); isNotFound(err) {
-		return notFound("OAuth client %q not found", clientID)
+	c, err := tx.OAuthClient(w.slug, clientID)
+	if isNotFound(err) {
+		return AuditTarget{}, notFound("OAuth client %q not found", clientID)
 	} else if err != nil {
-		return err
+		return AuditTarget{}, err
 	}
-	return nil
+	return clientTarget(c.ID, c.Name), nil
+}
+
+// asTarget is the workspace as the target of an audit record.
+func (w *Workspace) asTarget() AuditTarget {
+	return AuditTarget{Kind: TargetWorkspace, ID: w.slug, Display: w.slug}
 }
 
 func logoFromAsset(a store.Asset) Logo {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/identitylib/identity/store"
 )
@@ -218,12 +219,37 @@ func (w *Workspace) CreateClient(ctx context.Context, nc NewClient) (CreatedClie
 				return fmt.Errorf("OAuth client id collision") // 64 random bits: never in practice
 			}
 		}
-		return tx.PutOAuthClient(w.slug, rec)
+		if err := tx.PutOAuthClient(w.slug, rec); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditClientCreated, target: clientTarget(rec.ID, rec.Name), changes: clientChanges(rec)})
 	})
 	if err != nil {
 		return CreatedClient{}, fromStore(err, "workspace")
 	}
 	return CreatedClient{Client: clientFromRecord(rec), Secret: secret}, nil
+}
+
+// clientTarget is the client as the target of an audit record.
+func clientTarget(id, name string) AuditTarget {
+	return AuditTarget{Kind: TargetClient, ID: id, Display: name}
+}
+
+// clientChanges are the fields of a new client as its audit record
+// keeps them: never its secret.
+func clientChanges(rec store.OAuthClient) auditChanges {
+	changes := auditChanges{}.set("public", nil, rec.Public).set("redirectUris", nil, rec.RedirectURIs).
+		set("grantTypes", nil, rec.GrantTypes)
+	if rec.Name != "" {
+		changes = changes.set("name", nil, rec.Name)
+	}
+	if len(rec.PostLogoutRedirectURIs) > 0 {
+		changes = changes.set("postLogoutRedirectUris", nil, rec.PostLogoutRedirectURIs)
+	}
+	if len(rec.Claims) > 0 {
+		changes = changes.set("claims", nil, rec.Claims)
+	}
+	return changes
 }
 
 // validate checks nc and returns the grant types the client gets.
@@ -322,16 +348,19 @@ func (w *Workspace) GetClient(ctx context.Context, id string) (OAuthClient, erro
 // working at once. A missing client is a not-found error.
 func (w *Workspace) DeleteClient(ctx context.Context, id string) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		err := tx.DeleteOAuthClient(w.slug, id)
+		rec, err := tx.OAuthClient(w.slug, id)
 		if isNotFound(err) {
 			return notFound("OAuth client %q not found", id)
 		} else if err != nil {
 			return err
 		}
+		if err := tx.DeleteOAuthClient(w.slug, id); err != nil {
+			return err
+		}
 		if err := tx.DeleteAsset(w.slug, clientLogo(id)); err != nil && !isNotFound(err) {
 			return err
 		}
-		return nil
+		return w.audit(ctx, tx, auditEntry{action: AuditClientDeleted, target: clientTarget(rec.ID, rec.Name)})
 	})
 	return fromStore(err, "workspace")
 }
@@ -342,21 +371,72 @@ func (w *Workspace) DeleteClient(ctx context.Context, id string) error {
 // (which has no secret to present) are the same CodeUnauthenticated
 // error. The secret's hash is compared in constant time, and computed
 // whether or not the client exists.
+//
+// A refusal is recorded in the audit trail (client.authentication_failed,
+// see clientAuthFailed): one write, the only one it makes.
 func (w *Workspace) AuthenticateClient(ctx context.Context, id, secret string) (OAuthClient, error) {
 	var rec store.OAuthClient
+	var known bool
 	err := w.view(ctx, func(tx store.Tx) (err error) {
 		rec, err = tx.OAuthClient(w.slug, id)
 		if err != nil && !isNotFound(err) {
 			return err
 		}
+		known = err == nil
 		// rec is the zero record, without a hash, when the client is unknown.
 		if !secretMatches(secret, rec.SecretHash) || err != nil || rec.Public {
-			return errorf(CodeUnauthenticated, "invalid client credentials")
+			return errInvalidClientCredentials()
 		}
 		return nil
 	})
+	if ErrorCode(err) == CodeUnauthenticated {
+		target := clientTarget(triedClientID(id), "")
+		if known {
+			target = clientTarget(rec.ID, rec.Name)
+		}
+		return OAuthClient{}, w.clientAuthFailed(ctx, target, err)
+	}
 	if err != nil {
 		return OAuthClient{}, fromStore(err, "workspace")
 	}
 	return clientFromRecord(rec), nil
+}
+
+func errInvalidClientCredentials() error {
+	return errorf(CodeUnauthenticated, "invalid client credentials")
+}
+
+// clientAuthFailed records a client's failed authentication on target
+// and returns refusal, the error the caller answers with. The record is
+// written alone (auditAlone): a flood of bad secrets costs one small
+// write each (the id tried is cut by triedClientID, the secret is never
+// kept) and nothing else: no event, no counter, no wake-up of the
+// queue's watchers. A workspace deleted meanwhile has no trail to write
+// to; the refusal stands.
+func (w *Workspace) clientAuthFailed(ctx context.Context, target AuditTarget, refusal error) error {
+	err := w.auditAlone(ctx, auditEntry{action: AuditClientAuthFailed, target: target, failure: true})
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	return refusal
+}
+
+// maxTriedClientID bounds, in bytes, the id of an unknown client that a
+// record of client.authentication_failed keeps: a client id is 20
+// characters, and whoever calls the token endpoint chooses what it sends.
+const maxTriedClientID = 128
+
+// triedClientID is what the audit trail keeps of a client id that names
+// no client: valid UTF-8, cut at a character boundary to
+// maxTriedClientID bytes.
+func triedClientID(id string) string {
+	id = strings.ToValidUTF8(id, "\uFFFD")
+	if len(id) <= maxTriedClientID {
+		return id
+	}
+	cut := maxTriedClientID
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut]
 }

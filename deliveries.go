@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -139,7 +140,14 @@ func (w *Workspace) RetryDelivery(ctx context.Context, id int64) error {
 		}
 		d.Status, d.Attempts, d.NextAttemptAt = store.DeliveryPending, 0, now
 		d.LeaseUntil, d.LeaseOwner = time.Time{}, ""
-		return tx.PutDelivery(w.slug, d)
+		if err := tx.PutDelivery(w.slug, d); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{
+			action:  AuditDeliveryRetried,
+			target:  AuditTarget{Kind: TargetDelivery, ID: strconv.FormatInt(d.ID, 10), Display: d.EventType},
+			changes: auditChanges{}.set("status", string(DeliveryFailed), string(DeliveryPending)),
+		})
 	})
 	return fromStore(err, fmt.Sprintf("delivery %d", id))
 }

@@ -161,6 +161,15 @@
 //   - [Service.Queue], [Service.WatchQueue], [Service.GetQueueStats], [Service.AllowsPrivateWebhooks]
 //   - [Queue.ListDue], [Queue.Lease], [Queue.Begin], [Queue.Record], [Queue.CountPending], [Queue.Now]
 //
+// # The audit trail
+//
+// Every committed change and every authentication outcome writes a
+// record in the transaction of the change: who (the actor an entry point
+// names with WithActor), what, to whom, with what outcome, from where,
+// and what changed, secrets never included (docs/audit.md).
+//
+//   - [Workspace.ListAuditRecords]
+//
 // # Operations
 //
 // Retention sweeps delete what has outlived its time; a backup is a

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"math"
+	"strconv"
 
 	"github.com/identitylib/identity/store"
 )
@@ -29,6 +30,11 @@ type DeletedUser struct {
 	// SecondFactor reports that a second factor (or an enrolment) was
 	// removed, with its recovery codes.
 	SecondFactor bool `json:"secondFactor"`
+	// Pseudonym stands for the user in the audit trail from now on, and
+	// AuditRecords counts the records rewritten with it (see
+	// docs/audit.md).
+	Pseudonym    string `json:"pseudonym"`
+	AuditRecords int    `json:"auditRecords"`
 }
 
 // userDeletedEvent is the data of user.deleted.
@@ -47,6 +53,11 @@ type userDeletedEvent struct {
 // username and email are free at once, and every session and token of it
 // is refused from the next call on. It emits user.deleted with the id and
 // username only. An unknown user is CodeNotFound.
+//
+// The audit trail keeps what happened to the user and what they did:
+// those records keep the user's id, and the names they show become a
+// pseudonym (DeletedUser.Pseudonym), as docs/audit.md says; user.deleted
+// is recorded under it.
 //
 // What it keeps: the webhook deliveries of earlier events, already
 // rendered with what each event carried (user.created carries the user),
@@ -90,9 +101,16 @@ func (w *Workspace) DeleteUserPermanently(ctx context.Context, userID int64) (De
 		}
 		out = DeletedUser{
 			User: userFromRecord(u), Roles: len(roles), Groups: len(groups), Attributes: len(attrs), Sessions: len(sessions),
-			Grants: len(grants), SecondFactor: err == nil,
+			Grants: len(grants), SecondFactor: err == nil, Pseudonym: newPseudonym(),
 		}
 		if err := tx.DeleteUser(w.slug, userID); err != nil {
+			return err
+		}
+		if out.AuditRecords, err = w.pseudonymizeAudit(tx, userID, out.Pseudonym); err != nil {
+			return err
+		}
+		target := AuditTarget{Kind: TargetUser, ID: strconv.FormatInt(userID, 10), Display: out.Pseudonym}
+		if err := w.audit(ctx, tx, auditEntry{action: AuditUserDeleted, target: target}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserDeleted, userDeletedEvent{UserID: u.ID, Username: u.Username})
@@ -122,8 +140,9 @@ type DeletedWorkspace struct {
 // transaction: its settings, users and everything of theirs, roles and
 // groups, claim mappers, webhook endpoints with every delivery, email jobs, API keys,
 // OAuth clients, signing keys, authorization requests, grants and tokens,
-// idempotency records and id sequences. No event is emitted: the
-// endpoints that would receive it are gone.
+// idempotency records, id sequences and its audit trail. No event is
+// emitted: the endpoints that would receive it are gone; the record of
+// workspace.deleted goes to Options.AuditSink and the Observer only.
 //
 // From the next call on, its API keys, sessions and tokens are refused
 // (the keys that verified its tokens are gone, and so are the Service's
@@ -163,7 +182,16 @@ func (s *Service) DeleteWorkspace(ctx context.Context, slug string) (DeletedWork
 			return err
 		}
 		out = DeletedWorkspace{Slug: slug, Users: users, Roles: roles, Groups: groups, Webhooks: len(hooks), APIKeys: len(keys), Clients: len(clients)}
-		return tx.DeleteWorkspace(slug)
+		if err := tx.DeleteWorkspace(slug); err != nil {
+			return err
+		}
+		// The trail went with the workspace: the record of its end goes
+		// to the sink and the observer only.
+		rec, err := s.auditRecord(ctx, slug, auditEntry{
+			action: AuditWorkspaceDeleted, target: AuditTarget{Kind: TargetWorkspace, ID: slug, Display: slug},
+		})
+		addNote(tx, note{audit: &rec})
+		return err
 	})
 	s.keys.forgetWorkspace(slug) // whatever Update returned: a commit may have happened
 	if err != nil {

@@ -3,6 +3,7 @@ package identity_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,6 +69,16 @@ func TestDeleteUserPermanently(t *testing.T) {
 			CreatedAt: t0, UpdatedAt: deleted.User.UpdatedAt, Version: deleted.User.Version,
 		},
 		Roles: 1, Attributes: 1, Sessions: 1, Grants: 1, SecondFactor: true,
+		// user.created, password.reset_requested,
+		// email.verification_sent, user.attribute.set,
+		// user.role.assigned, sign_in.succeeded, token.issued,
+		// second_factor.enrollment_started, second_factor.enrolled and
+		// two sign_in.failed: each once, the sign-in that names ada as
+		// its actor and its target included.
+		Pseudonym: deleted.Pseudonym, AuditRecords: 11,
+	}
+	if !strings.HasPrefix(deleted.Pseudonym, "erased-") {
+		t.Errorf("Pseudonym = %q, want erased-…", deleted.Pseudonym)
 	}
 	if diff := cmp.Diff(want, deleted); diff != "" {
 		t.Errorf("DeleteUserPermanently (-want +got):\n%s", diff)

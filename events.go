@@ -114,6 +114,11 @@ const (
 	// EventGroupRoleRemoved: RemoveGroupRole ended a group's role. Data:
 	// {"groupId": int, "roleId": int}.
 	EventGroupRoleRemoved EventType = "group.role.removed"
+	// EventUserAttributesChanged: SetAttribute set an attribute to a new
+	// value, or DeleteAttribute removed one; the user's version changed
+	// with it. Data: {"userId": int, "key": string, "set": bool}, set
+	// false for a removal. Never the value: read it with ListAttributes.
+	EventUserAttributesChanged EventType = "user.attributes.changed"
 )
 
 // EventTypes returns the catalogue of event types in a stable order.
@@ -127,6 +132,7 @@ func EventTypes() []EventType {
 		EventRoleCreated, EventRoleUpdated, EventRoleDeleted,
 		EventGroupCreated, EventGroupUpdated, EventGroupDeleted,
 		EventGroupMemberAdded, EventGroupMemberRemoved, EventGroupRoleAssigned, EventGroupRoleRemoved,
+		EventUserAttributesChanged,
 	}
 }
 
@@ -137,6 +143,13 @@ func (e EventType) Known() bool { return slices.Contains(EventTypes(), e) }
 type roleEvent struct {
 	UserID int64 `json:"userId"`
 	RoleID int64 `json:"roleId"`
+}
+
+// attributesChangedEvent is the data of user.attributes.changed.
+type attributesChangedEvent struct {
+	UserID int64  `json:"userId"`
+	Key    string `json:"key"`
+	Set    bool   `json:"set"`
 }
 
 // userIDEvent is the data of user.password.changed and the user.mfa

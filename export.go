@@ -45,10 +45,17 @@ var errExportStopped = errors.New("export stopped by its callback")
 // checked between pages of users. An unknown workspace is CodeNotFound. A
 // TOTP secret that does not open (sealed with a key-encryption key the
 // Service lacks) is CodeInternal.
+//
+// Each call leaves one audit record, export, once its read is over (the
+// workspace its target, the number of users handed to fn in its
+// changes), also when fn or ctx stopped it after some users: what left
+// is on the trail. A failure to write the record is returned when the
+// export itself did not fail.
 func (w *Workspace) ExportUsers(ctx context.Context, fn func(ImportedUser) error) error {
 	var fnErr error
+	exported := 0
 	err := w.view(ctx, func(tx store.Tx) error {
-		fnErr = nil
+		fnErr, exported = nil, 0
 		names := exportNames{roles: map[int64]string{}, groups: map[int64]string{}}
 		for offset := 0; ; offset += exportPage {
 			if err := ctx.Err(); err != nil {
@@ -63,6 +70,7 @@ func (w *Workspace) ExportUsers(ctx context.Context, fn func(ImportedUser) error
 				if err != nil {
 					return err
 				}
+				exported++
 				if err := fn(iu); err != nil {
 					fnErr = err
 					return errExportStopped
@@ -73,10 +81,21 @@ func (w *Workspace) ExportUsers(ctx context.Context, fn func(ImportedUser) error
 			}
 		}
 	})
-	if fnErr != nil {
-		return fnErr
+	var auditErr error
+	if err == nil || exported > 0 {
+		// Whatever stopped the export, what left is recorded.
+		auditErr = w.auditAlone(context.WithoutCancel(ctx), auditEntry{
+			action: AuditExport, target: AuditTarget{Kind: TargetWorkspace, ID: w.slug, Display: w.slug},
+			changes: auditChanges{}.set("users", nil, exported),
+		})
 	}
-	return fromStore(err, "workspace")
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return fromStore(err, "workspace")
+	}
+	return auditErr
 }
 
 // exportNames are the names of the roles and groups an export has read,

@@ -87,6 +87,9 @@ func TestFindUsers(t *testing.T) {
 			if err := other.SetAttribute(ctx, globexUser.ID, "dept", "sales"); err != nil {
 				t.Fatal(err)
 			}
+			if globexUser, err = other.GetUser(ctx, globexUser.ID); err != nil { // at the attribute's version
+				t.Fatal(err)
+			}
 
 			type result struct {
 				IDs                  []int64

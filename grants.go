@@ -1,6 +1,9 @@
 package identity
 
 import (
+	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -48,4 +51,43 @@ func (w *Workspace) revokeUserGrants(tx store.Tx, userID int64, sessionID, reaso
 		}
 	}
 	return nil
+}
+
+// grantTarget is the target of an audit record about a grant's tokens:
+// its user, or its client for a client's own grant (no user). A user or
+// client gone meanwhile is named by its id alone.
+func (w *Workspace) grantTarget(tx store.Tx, userID int64, clientID string) (AuditTarget, error) {
+	if userID == 0 {
+		c, err := tx.OAuthClient(w.slug, clientID)
+		if isNotFound(err) {
+			return clientTarget(clientID, ""), nil
+		}
+		if err != nil {
+			return AuditTarget{}, err
+		}
+		return clientTarget(c.ID, c.Name), nil
+	}
+	u, err := tx.User(w.slug, userID)
+	if isNotFound(err) {
+		return AuditTarget{Kind: TargetUser, ID: strconv.FormatInt(userID, 10)}, nil
+	}
+	if err != nil {
+		return AuditTarget{}, err
+	}
+	return userTarget(u), nil
+}
+
+// auditGrant records action on the tokens of a grant in tx: on the
+// grant's target (grantTarget), with its client and id, and its scopes
+// (space-separated, as OAuth writes them) when withScope and it has any.
+func (w *Workspace) auditGrant(ctx context.Context, tx store.Tx, action AuditAction, g store.Grant, withScope, failure bool) error {
+	target, err := w.grantTarget(tx, g.UserID, g.ClientID)
+	if err != nil {
+		return err
+	}
+	changes := auditChanges{}.set("clientId", nil, g.ClientID).set("grantId", nil, g.ID)
+	if withScope && len(g.Scopes) > 0 {
+		changes = changes.set("scope", nil, strings.Join(g.Scopes, " "))
+	}
+	return w.audit(ctx, tx, auditEntry{action: action, target: target, changes: changes, failure: failure})
 }

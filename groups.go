@@ -61,6 +61,7 @@ type GroupUpdate struct {
 var groupKind = namedKind{
 	what: "group", seq: store.SeqGroups, op: opCreateGroup,
 	created: EventGroupCreated, updated: EventGroupUpdated, deleted: EventGroupDeleted,
+	target: TargetGroup, auditCreated: AuditGroupCreated, auditUpdated: AuditGroupUpdated, auditDeleted: AuditGroupDeleted,
 	limit: Limits.groups,
 	put:   func(tx store.Tx, slug string, r store.Role) error { return tx.PutGroup(slug, store.Group(r)) },
 	get: func(tx store.Tx, slug string, id int64) (store.Role, error) {
@@ -143,10 +144,12 @@ type groupRoleEvent struct {
 // CodeLimitReached.
 func (w *Workspace) AddGroupMember(ctx context.Context, groupID, userID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.getNamed(tx, groupKind, groupID); err != nil {
+		g, err := w.getNamed(tx, groupKind, groupID)
+		if err != nil {
 			return err
 		}
-		if _, err := w.user(tx, userID); err != nil {
+		u, err := w.user(tx, userID)
+		if err != nil {
 			return err
 		}
 		groups, err := tx.UserGroups(w.slug, userID)
@@ -163,6 +166,11 @@ func (w *Workspace) AddGroupMember(ctx context.Context, groupID, userID int64) e
 		if err := tx.AddGroupMember(w.slug, groupID, userID); err != nil {
 			return err
 		}
+		if err := w.audit(ctx, tx, auditEntry{
+			action: AuditGroupMemberAdded, target: userTarget(u), changes: auditChanges{}.set("group", nil, g.Name),
+		}); err != nil {
+			return err
+		}
 		return w.emit(tx, EventGroupMemberAdded, membershipEvent{GroupID: groupID, UserID: userID})
 	})
 	return fromStore(err, "group")
@@ -173,17 +181,24 @@ func (w *Workspace) AddGroupMember(ctx context.Context, groupID, userID int64) e
 // member, is CodeNotFound.
 func (w *Workspace) RemoveGroupMember(ctx context.Context, groupID, userID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.getNamed(tx, groupKind, groupID); err != nil {
+		g, err := w.getNamed(tx, groupKind, groupID)
+		if err != nil {
 			return err
 		}
-		if _, err := w.user(tx, userID); err != nil {
+		u, err := w.user(tx, userID)
+		if err != nil {
 			return err
 		}
-		err := tx.RemoveGroupMember(w.slug, groupID, userID)
+		err = tx.RemoveGroupMember(w.slug, groupID, userID)
 		if isNotFound(err) {
 			return notFound("user %d is not a member of group %d", userID, groupID)
 		}
 		if err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, auditEntry{
+			action: AuditGroupMemberRemoved, target: userTarget(u), changes: auditChanges{}.set("group", g.Name, nil),
+		}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventGroupMemberRemoved, membershipEvent{GroupID: groupID, UserID: userID})
@@ -265,10 +280,12 @@ func (w *Workspace) userGroups(tx store.Tx, userID int64) ([]store.Group, error)
 // roles already is CodeLimitReached.
 func (w *Workspace) AssignGroupRole(ctx context.Context, groupID, roleID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.getNamed(tx, groupKind, groupID); err != nil {
+		g, err := w.getNamed(tx, groupKind, groupID)
+		if err != nil {
 			return err
 		}
-		if _, err := w.getNamed(tx, roleKind, roleID); err != nil {
+		r, err := w.getNamed(tx, roleKind, roleID)
+		if err != nil {
 			return err
 		}
 		roles, err := tx.GroupRoles(w.slug, groupID)
@@ -285,6 +302,11 @@ func (w *Workspace) AssignGroupRole(ctx context.Context, groupID, roleID int64) 
 		if err := tx.AddGroupRole(w.slug, groupID, roleID); err != nil {
 			return err
 		}
+		if err := w.audit(ctx, tx, auditEntry{
+			action: AuditGroupRoleAssigned, target: namedTarget(groupKind, g), changes: auditChanges{}.set("role", nil, r.Name),
+		}); err != nil {
+			return err
+		}
 		return w.emit(tx, EventGroupRoleAssigned, groupRoleEvent{GroupID: groupID, RoleID: roleID})
 	})
 	return fromStore(err, "group")
@@ -295,17 +317,24 @@ func (w *Workspace) AssignGroupRole(ctx context.Context, groupID, roleID int64) 
 // or a role the group does not carry, is CodeNotFound.
 func (w *Workspace) RemoveGroupRole(ctx context.Context, groupID, roleID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.getNamed(tx, groupKind, groupID); err != nil {
+		g, err := w.getNamed(tx, groupKind, groupID)
+		if err != nil {
 			return err
 		}
-		if _, err := w.getNamed(tx, roleKind, roleID); err != nil {
+		r, err := w.getNamed(tx, roleKind, roleID)
+		if err != nil {
 			return err
 		}
-		err := tx.RemoveGroupRole(w.slug, groupID, roleID)
+		err = tx.RemoveGroupRole(w.slug, groupID, roleID)
 		if isNotFound(err) {
 			return notFound("group %d does not carry role %d", groupID, roleID)
 		}
 		if err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, auditEntry{
+			action: AuditGroupRoleRemoved, target: namedTarget(groupKind, g), changes: auditChanges{}.set("role", r.Name, nil),
+		}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventGroupRoleRemoved, groupRoleEvent{GroupID: groupID, RoleID: roleID})

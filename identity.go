@@ -101,6 +101,11 @@ type Options struct {
 	// rather than push out the counts under attack).
 	Limiter Limiter
 
+	// AuditSink, when set, is given every audit record once it has
+	// committed, to stream the trail elsewhere (identityd serve
+	// -audit-log). Default: none.
+	AuditSink AuditSink
+
 	// Observer, when set, is told of the Service's store transactions,
 	// sign-ins, locks and waits for the hashing budget (package metrics
 	// implements it). Default: none, which costs nothing.
@@ -162,7 +167,7 @@ func New(st store.Store, opts *Options) (*Service, error) {
 		opts = &Options{}
 	}
 	s := &Service{
-		store:                observed(st, opts.Observer),
+		store:                observed(st, opts.Observer, opts.AuditSink),
 		now:                  opts.Now,
 		argon2:               DefaultArgon2Params,
 		allowPrivateWebhooks: opts.AllowPrivateWebhooks,
@@ -354,18 +359,24 @@ func (s *Service) CreateWorkspace(ctx context.Context, slug string, settings *Se
 		return nil, err
 	}
 	rec := store.Workspace{Slug: slug, CreatedAt: s.timestamp(), Settings: encoded}
+	w := &Workspace{svc: s, slug: slug, createdAt: rec.CreatedAt}
 	err = s.store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.Workspace(slug); err == nil {
 			return errorf(CodeConflict, "workspace %q already exists", slug)
 		} else if !isNotFound(err) {
 			return err
 		}
-		return tx.PutWorkspace(rec)
+		if err := tx.PutWorkspace(rec); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{
+			action: AuditWorkspaceCreated, target: AuditTarget{Kind: TargetWorkspace, ID: slug, Display: slug},
+		})
 	})
 	if err != nil {
 		return nil, fromStore(err, "workspace")
 	}
-	return &Workspace{svc: s, slug: slug, createdAt: rec.CreatedAt}, nil
+	return w, nil
 }
 
 // GetWorkspace returns the workspace with the slug, or a not-found error.

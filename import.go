@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,6 +130,11 @@ type ImportedTOTP struct {
 // factor is stored confirmed, its secret sealed for the new user id with
 // the Service's KeyEncryptionKey when it has one. ImportUsers of what
 // ExportUsers gave reproduces the users (with new ids and UpdatedAt).
+//
+// The audit trail gets one record per user, user.imported (its username,
+// email and full name, never its hash or second factor), and one per role
+// or group the batch created (role.created, group.created), in the
+// batch's transaction.
 func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]User, error) {
 	if err := validateImport(batch); err != nil {
 		return nil, err
@@ -140,7 +146,7 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 		if err := w.checkImportUnique(tx, batch); err != nil {
 			return err
 		}
-		holds, err := w.importAccess(tx, batch, now)
+		holds, err := w.importAccess(ctx, tx, batch, now)
 		if err != nil {
 			return err
 		}
@@ -153,7 +159,7 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 				}
 				created = append(created, rec)
 			}
-			return nil
+			return w.auditImported(ctx, tx, created)
 		}
 		// The store writes the whole batch in one request: the same
 		// records, drawn and sealed in the same order.
@@ -166,7 +172,10 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 			inserts = append(inserts, ins)
 			created = append(created, ins.User)
 		}
-		return bulk.InsertUsers(w.slug, inserts)
+		if err := bulk.InsertUsers(w.slug, inserts); err != nil {
+			return err
+		}
+		return w.auditImported(ctx, tx, created)
 	})
 	if err != nil {
 		return nil, fromStore(err, "user")
@@ -176,6 +185,16 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 		out[i] = userFromRecord(r)
 	}
 	return out, nil
+}
+
+// auditImported writes the audit record of each user imported in tx.
+func (w *Workspace) auditImported(ctx context.Context, tx store.Tx, users []store.User) error {
+	for _, u := range users {
+		if err := w.audit(ctx, tx, auditEntry{action: AuditUserImported, target: userTarget(u), changes: newUserChanges(u)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bulkOf returns tx as a store.Bulk, if the store's transactions are one
@@ -424,10 +443,10 @@ type importedAccess struct{ roles, groups []int64 }
 
 // importAccess resolves the roles and groups of every user of the batch
 // to ids, in tx: a name the workspace has no role or group of creates it
-// (within the workspace's limits, with its created event); an id that is
-// no role's is CodeInvalid, and so is a user with more groups than
-// Limits.GroupsPerUser.
-func (w *Workspace) importAccess(tx store.Tx, batch []ImportedUser, now time.Time) ([]importedAccess, error) {
+// (within the workspace's limits, with its created event and audit
+// record); an id that is no role's is CodeInvalid, and so is a user with
+// more groups than Limits.GroupsPerUser.
+func (w *Workspace) importAccess(ctx context.Context, tx store.Tx, batch []ImportedUser, now time.Time) ([]importedAccess, error) {
 	set, err := w.settings(tx)
 	if err != nil {
 		return nil, err
@@ -443,7 +462,9 @@ func (w *Workspace) importAccess(tx store.Tx, batch []ImportedUser, now time.Tim
 			_, err = k.get(tx, w.slug, id)
 		} else if id, err = k.byName(tx, w.slug, name); isNotFound(err) {
 			var r store.Role
-			r, err = w.createNamed(tx, k, name, "", now)
+			if r, err = w.createNamed(tx, k, name, "", now); err == nil {
+				err = w.auditImportCreated(ctx, tx, k, r)
+			}
 			id = r.ID
 		}
 		if isNotFound(err) {
@@ -478,6 +499,18 @@ func (w *Workspace) importAccess(tx store.Tx, batch []ImportedUser, now time.Tim
 		}
 	}
 	return out, p.err("invalid import")
+}
+
+// auditImportCreated records a role or group r that an import created,
+// as CreateRole and CreateGroup record theirs: role.created or
+// group.created, with its name.
+func (w *Workspace) auditImportCreated(ctx context.Context, tx store.Tx, k namedKind, r store.Role) error {
+	action, target := AuditRoleCreated, TargetRole
+	if k.what == groupKind.what {
+		action, target = AuditGroupCreated, TargetGroup
+	}
+	return w.audit(ctx, tx, auditEntry{action: action, target: AuditTarget{Kind: target, ID: strconv.FormatInt(r.ID, 10), Display: r.Name},
+		changes: auditChanges{}.set("name", nil, r.Name)})
 }
 
 // namedKey is a role or group of an import as it names it.

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"crypto/rand"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,6 +25,14 @@ func errInvalidCredentials() *Error {
 // without a password and a disabled user alike. A password over
 // MaxPasswordPolicyLength characters or not valid UTF-8 is refused without
 // being hashed, whoever the user. Every refusal emits login.failed.
+//
+// Every outcome is in the audit trail: sign_in.succeeded (the user its
+// actor, method "password") or sign_in.failed with the reason of
+// login.failed (or email_unverified), the user as the target, or, for a
+// login no user has, the login tried. A refusal's record commits with
+// what it counts (the lockout's failure); one that counts nothing is a
+// write of its own. A right password that asks for the second factor
+// writes no record: VerifySecondFactor writes the sign-in's.
 //
 // Every refusal (CodeUnauthenticated, CodeLocked, CodeRateLimited) takes
 // at least as long as the slowest refusal the Service made in the last ten
@@ -69,7 +78,9 @@ func (w *Workspace) Authenticate(ctx context.Context, login, password string) (U
 
 // authenticate is Authenticate for the sign-in of an authorization
 // request, when requestID is set: the verification email an unverified
-// user gets under RequireVerifiedEmail leads back to it.
+// user gets under RequireVerifiedEmail leads back to it, and a success
+// writes no audit record, since completing the request writes the
+// sign-in's, with the client (completeRequest).
 func (w *Workspace) authenticate(ctx context.Context, login, password, requestID string) (User, error) {
 	timing := w.svc.startRefusalTiming()
 	rec, hash, err := w.checkPassword(ctx, login, password, timing, requestID)
@@ -158,10 +169,15 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	if err != nil {
 		return store.User{}, nil, err
 	}
+	who := attempter{login: login, action: AuditSignInFailed}
+	if st.found {
+		who.user = st.rec
+	}
 	taken, err := w.takeSignIn(ctx, st.set.Throttle, login)
 	if ErrorCode(err) == CodeRateLimited {
-		// Refused at the cost of a read, like a locked account.
-		if ferr := w.loginFailed(ctx, login, loginThrottled, st.rec.ID); ErrorCode(ferr) != CodeUnauthenticated {
+		// Refused at the cost of a read and of its record, like a locked
+		// account.
+		if ferr := w.loginFailed(ctx, who, loginThrottled); ErrorCode(ferr) != CodeUnauthenticated {
 			return store.User{}, nil, ferr
 		}
 		return store.User{}, nil, err
@@ -185,23 +201,23 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 		if st.found {
 			reason = loginNoPassword
 		}
-		err := w.loginFailed(ctx, login, reason, rec.ID)
+		err := w.loginFailed(ctx, who, reason)
 		timing.decided = true
 		return store.User{}, nil, err
 	}
 	// The attempt is reserved under the lockout policy before the
 	// password is verified: a locked account costs no hash.
 	if w.svc.timestamp().Before(st.lockedUntil) {
-		// Locked: refused at the cost of a read (and of login.failed's
-		// write when an endpoint subscribes to it).
-		if err := w.loginFailed(ctx, login, loginLocked, rec.ID); ErrorCode(err) != CodeUnauthenticated {
+		// Locked: refused at the cost of a read and of the refusal's
+		// record (with login.failed when an endpoint subscribes to it).
+		if err := w.loginFailed(ctx, who, loginLocked); ErrorCode(err) != CodeUnauthenticated {
 			return store.User{}, nil, err
 		}
 		return store.User{}, nil, errLocked(st.lockedUntil)
 	}
 	var att *attempt
 	if !st.set.Lockout.Disabled {
-		if att, err = w.reserveAttempt(ctx, rec.ID, login, &timing.paused); err != nil {
+		if att, err = w.reserveAttempt(ctx, who, &timing.paused); err != nil {
 			if ErrorCode(err) != CodeLocked {
 				taken.undo()
 			}
@@ -220,15 +236,16 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	timing.decided = true
 	if !matches {
 		if att == nil { // lockout off: nothing to count
-			return store.User{}, nil, w.loginFailed(ctx, login, loginWrongPassword, rec.ID)
+			return store.User{}, nil, w.loginFailed(ctx, who, loginWrongPassword)
 		}
 		return store.User{}, nil, att.failed(ctx, loginWrongPassword)
 	}
 	if !rec.Enabled {
-		if err := att.succeeded(ctx); err != nil {
+		err := w.passed(ctx, att, func(tx store.Tx) error { return w.attemptFailed(ctx, tx, who, loginDisabled) })
+		if err != nil {
 			return store.User{}, nil, err
 		}
-		return store.User{}, nil, w.loginFailed(ctx, login, loginDisabled, rec.ID)
+		return store.User{}, nil, errInvalidCredentials()
 	}
 	// The password was right: whatever follows, the attempt was no
 	// guess, and the failures naming the login were the user's own, as
@@ -236,7 +253,8 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	taken.undo()
 	w.forgetSignInFailures(ctx, login)
 	if st.set.RequireVerifiedEmail && !rec.EmailVerified {
-		if err := att.succeeded(ctx); err != nil {
+		err := w.passed(ctx, att, func(tx store.Tx) error { return w.auditRefused(ctx, tx, who, loginEmailUnverified) })
+		if err != nil {
 			return store.User{}, nil, err
 		}
 		return store.User{}, nil, w.refuseUnverified(ctx, rec, st.set, requestID)
@@ -244,23 +262,76 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	if st.needsFactor {
 		return store.User{}, nil, w.challengeSecondFactor(ctx, att, rec, !st.enrolled)
 	}
-	if err := att.succeeded(ctx); err != nil {
+	var record func(tx store.Tx) error
+	if requestID == "" {
+		record = func(tx store.Tx) error { return w.auditSignedIn(ctx, tx, rec, signInChanges(amrPassword, "", "")) }
+	}
+	if err := w.passed(ctx, att, record); err != nil {
 		return store.User{}, nil, err
 	}
 	return rec, hash, nil
 }
 
-// loginFailed records login.failed for the attempt (when an endpoint
-// subscribes to it) and returns the one error every failed login gets. The
-// caller learns nothing of the reason; the event's subscribers do. A failure
-// to record the event is returned instead, since it is a server failure.
-func (w *Workspace) loginFailed(ctx context.Context, login, reason string, userID int64) error {
-	w.svc.signedIn(SignInOutcome(reason))
-	err := w.emitAlone(ctx, EventLoginFailed, loginFailedEvent{Login: triedLogin(login), Reason: reason, UserID: userID})
+// loginEmailUnverified is the reason of the audit record of a right
+// password refused under RequireVerifiedEmail (login.failed is not
+// emitted for it).
+const loginEmailUnverified = string(SignInEmailUnverified)
+
+// loginFailed records a refused attempt that counts nothing, in a
+// transaction of its own: its audit record, and login.failed when an
+// endpoint subscribes to it. It returns the one error every failed login
+// gets: the caller learns nothing of the reason; the trail and the
+// event's subscribers do. A failure to record is returned instead, since
+// it is a server failure.
+func (w *Workspace) loginFailed(ctx context.Context, who attempter, reason string) error {
+	err := w.update(ctx, func(tx store.Tx) error { return w.attemptFailed(ctx, tx, who, reason) })
 	if err != nil {
 		return fromStore(err, "workspace")
 	}
 	return errInvalidCredentials()
+}
+
+// auditSignedIn writes the audit record of the user's sign-in in tx:
+// sign_in.succeeded, the user its actor and its target.
+func (w *Workspace) auditSignedIn(ctx context.Context, tx store.Tx, u store.User, changes auditChanges) error {
+	return w.audit(ctx, tx, auditEntry{action: AuditSignInSucceeded, target: userTarget(u), actor: userActor(u), changes: changes})
+}
+
+// signInChanges are the changes of a sign_in.succeeded record: how the
+// user authenticated (method, from amr), and the client and the session
+// of a sign-in at the provider.
+func signInChanges(amr []string, clientID, sessionID string) auditChanges {
+	var c auditChanges
+	if m := signInMethod(amr); m != "" {
+		c = c.set("method", nil, m)
+	}
+	if clientID != "" {
+		c = c.set("clientId", nil, clientID)
+	}
+	if sessionID != "" {
+		c = c.set("sessionId", nil, sessionID)
+	}
+	return c
+}
+
+// The methods of sign_in.succeeded.
+const (
+	methodPassword     = "password"
+	methodSecondFactor = "password+totp"
+	methodRecoveryCode = "recovery_code"
+)
+
+// signInMethod names how a user authenticated, from the AMR of the
+// sign-in: "password", "password+totp", or the methods the program gave
+// joined by "+" ("" for none).
+func signInMethod(amr []string) string {
+	switch {
+	case slices.Equal(amr, amrPassword):
+		return methodPassword
+	case slices.Equal(amr, amrSecondFactor):
+		return methodSecondFactor
+	}
+	return strings.Join(amr, "+")
 }
 
 // triedLogin is what login.failed keeps of the identifier tried: no
@@ -306,10 +377,16 @@ func (w *Workspace) rehash(ctx context.Context, rec store.User, password string)
 }
 
 // SetPassword replaces the user's password, subject to the workspace's
-// password policy. It works for disabled users too. The hash waits for
-// room in the Service's hashing budget; if ctx ends meanwhile, SetPassword
-// returns ctx.Err() as it is and changes nothing.
+// password policy, for an administrator: the audit trail records
+// password.set, without any value. It works for disabled users too. The
+// hash waits for room in the Service's hashing budget; if ctx ends
+// meanwhile, SetPassword returns ctx.Err() as it is and changes nothing.
 func (w *Workspace) SetPassword(ctx context.Context, userID int64, password string) error {
+	return w.setPassword(ctx, userID, password, AuditPasswordSet)
+}
+
+// setPassword is SetPassword, recorded as action.
+func (w *Workspace) setPassword(ctx context.Context, userID int64, password string, action AuditAction) error {
 	// Check before hashing, to fail fast, and again in the writing
 	// transaction, in case the policy or the user's email changed between.
 	err := w.view(ctx, func(tx store.Tx) error {
@@ -331,6 +408,10 @@ func (w *Workspace) SetPassword(ctx context.Context, userID int64, password stri
 		}
 		rec.PasswordHash, rec.UpdatedAt, rec.Version = encoded, now, newVersion(rec.Version)
 		if err := tx.PutUser(w.slug, rec); err != nil {
+			return err
+		}
+		// That the password changed, never to what: no changes at all.
+		if err := w.audit(ctx, tx, auditEntry{action: action, target: userTarget(rec)}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: userID})

@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -341,10 +342,11 @@ func TestSessionStoreFailures(t *testing.T) {
 
 // TestRefusedLoginWrites: a refused login of a known user writes its
 // lockout count (two write transactions: the attempt's reservation and its
-// release, which records login.failed when an endpoint subscribes to it);
-// with lockout off, and for an unknown user, login.failed is written only
-// when an endpoint subscribes to it, and otherwise a refused login runs no
-// write transaction.
+// release, which writes the refusal's audit record, and login.failed when
+// an endpoint subscribes to it); with lockout off, and for an unknown
+// user, a refused login runs one write transaction, its audit record's
+// (with login.failed when an endpoint subscribes to it), whoever
+// subscribes.
 func TestRefusedLoginWrites(t *testing.T) {
 	ctx := t.Context()
 	st := &gateStore{Store: memstore.New()}
@@ -384,11 +386,11 @@ func TestRefusedLoginWrites(t *testing.T) {
 		}
 		setLockoutOff(false)
 	}
-	check("no subscriber", 2, 0, 0)
+	check("no subscriber", 2, 1, 1)
 	if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/identity", Events: []string{"user.created"}}); err != nil {
 		t.Fatal(err)
 	}
-	check("a subscriber of another event", 2, 0, 0)
+	check("a subscriber of another event", 2, 1, 1)
 	if _, err := ws.CreateWebhook(ctx, identity.NewWebhook{URL: "https://hooks.example.com/identity", Events: []string{"login.failed"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -463,10 +465,11 @@ func TestSessionTouchNeverMovesBack(t *testing.T) {
 	}
 }
 
-// TestLockedRefusalIsARead: a locked account is refused with one read
-// transaction and no write when no endpoint subscribes to login.failed,
-// so refusals cost no commit.
-func TestLockedRefusalIsARead(t *testing.T) {
+// TestLockedRefusalWritesItsRecordOnly: a locked account is refused
+// with one read transaction and one write, the refusal's audit record
+// (login.failed too when an endpoint subscribes to it): the lockout's
+// state is not written, and no hash is computed.
+func TestLockedRefusalWritesItsRecordOnly(t *testing.T) {
 	ctx := t.Context()
 	st := &gateStore{Store: memstore.New()}
 	_, ws := newWorkspace(t, st, nil, nil)
@@ -489,7 +492,19 @@ func TestLockedRefusalIsARead(t *testing.T) {
 		_, err := ws.Authenticate(ctx, "ada", "wrong password")
 		identitytest.WantCode(t, err, identity.CodeLocked)
 	}
-	if updates != 0 {
-		t.Errorf("three refusals of a locked account ran %d write transactions, want 0", updates)
+	if updates != 3 {
+		t.Errorf("three refusals of a locked account ran %d write transactions, want 3", updates)
+	}
+	page, err := ws.ListAuditRecords(ctx, &identity.AuditFilter{Action: "sign_in.failed"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, r := range page.Records {
+		reasons = append(reasons, r.Reason)
+	}
+	slices.Sort(reasons) // written in one microsecond of the fake clock: in no order
+	if diff := cmp.Diff([]string{"locked", "locked", "locked", "wrong_password"}, reasons); diff != "" {
+		t.Errorf("sign_in.failed reasons (-want +got):\n%s", diff)
 	}
 }

@@ -163,12 +163,33 @@ func (w *Workspace) SetClaimMapper(ctx context.Context, attributeKey string, spe
 			return err
 		}
 		m.Version = newVersion(old.Version)
-		return tx.PutClaimMapper(w.slug, m.record())
+		if err := tx.PutClaimMapper(w.slug, m.record()); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditMapperPut, target: mapperTarget(m.AttributeKey), changes: mapperChanges(old, exists, m)})
 	})
 	if err != nil {
 		return ClaimMapper{}, fromStore(err, "workspace")
 	}
 	return m, nil
+}
+
+// mapperTarget is the mapper of attributeKey as the target of an audit
+// record.
+func mapperTarget(attributeKey string) AuditTarget {
+	return AuditTarget{Kind: TargetMapper, ID: attributeKey, Display: attributeKey}
+}
+
+// mapperChanges are the fields SetClaimMapper changed: every field of a
+// new mapper, those that differ of one replaced.
+func mapperChanges(old store.ClaimMapper, exists bool, m ClaimMapper) auditChanges {
+	if !exists {
+		return auditChanges{}.set("claimName", nil, m.ClaimName).
+			set("includeInAccess", nil, m.IncludeInAccess).set("includeInId", nil, m.IncludeInID)
+	}
+	return auditChanges{}.setIfChanged("claimName", old.ClaimName, m.ClaimName).
+		setIfChanged("includeInAccess", old.IncludeInAccess, m.IncludeInAccess).
+		setIfChanged("includeInId", old.IncludeInID, m.IncludeInID)
 }
 
 // findMapper returns the mapper of attributeKey among mappers, if any.
@@ -227,7 +248,10 @@ func (w *Workspace) DeleteClaimMapper(ctx context.Context, attributeKey string) 
 		if isNotFound(err) {
 			return notFound("no claim mapper for attribute %q", attributeKey)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditMapperDeleted, target: mapperTarget(attributeKey)})
 	})
 	return fromStore(err, "workspace")
 }

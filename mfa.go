@@ -71,7 +71,9 @@ func (w *Workspace) GetMFAStatus(ctx context.Context, userID int64) (MFAStatus, 
 // resumes) the enrolment of a TOTP second factor for the user: it stores
 // a new secret, sealed when the Service has a key-encryption key, and
 // returns what the user's authenticator app needs. The enrolment takes
-// effect when ConfirmTOTPEnrollment receives a code of it. A user with a
+// effect when ConfirmTOTPEnrollment receives a code of it. A new secret
+// is recorded in the audit trail (second_factor.enrollment_started, never
+// the secret); a resumed enrolment changes nothing. A user with a
 // confirmed factor is CodeConflict (remove it first); an unknown user
 // CodeNotFound.
 func (w *Workspace) BeginTOTPEnrollment(ctx context.Context, userID int64) (TOTPEnrollment, error) {
@@ -103,7 +105,10 @@ func (w *Workspace) BeginTOTPEnrollment(ctx context.Context, userID int64) (TOTP
 			return err
 		}
 		secret = fresh
-		return tx.PutSecondFactor(w.slug, store.SecondFactor{UserID: userID, Secret: sealed, CreatedAt: now})
+		if err := tx.PutSecondFactor(w.slug, store.SecondFactor{UserID: userID, Secret: sealed, CreatedAt: now}); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditSecondFactorEnrollStarted, target: userTarget(u)})
 	})
 	if err != nil {
 		return TOTPEnrollment{}, fromStore(err, "user")
@@ -130,7 +135,7 @@ func (w *Workspace) ConfirmTOTPEnrollment(ctx context.Context, userID int64, cod
 			return err
 		}
 		var ok bool
-		if codes, ok, err = w.confirmEnrollment(tx, f, u, code); err != nil {
+		if codes, ok, err = w.confirmEnrollment(ctx, tx, f, u, code); err != nil {
 			return err
 		}
 		if !ok {
@@ -168,8 +173,9 @@ func (w *Workspace) pendingEnrollment(tx store.Tx, userID int64) (store.SecondFa
 }
 
 // confirmEnrollment confirms the pending factor f of user u in tx if code
-// is one of its current codes (ok), with new recovery codes.
-func (w *Workspace) confirmEnrollment(tx store.Tx, f store.SecondFactor, u store.User, code string) (codes []string, ok bool, err error) {
+// is one of its current codes (ok), with new recovery codes, and records
+// second_factor.enrolled.
+func (w *Workspace) confirmEnrollment(ctx context.Context, tx store.Tx, f store.SecondFactor, u store.User, code string) (codes []string, ok bool, err error) {
 	secret, err := w.svc.open(totpAAD(w.slug, u.ID), f.Secret)
 	if err != nil {
 		return nil, false, err
@@ -190,6 +196,9 @@ func (w *Workspace) confirmEnrollment(tx store.Tx, f store.SecondFactor, u store
 	if err := w.setMFAEnabled(tx, u, true, now); err != nil {
 		return nil, false, err
 	}
+	if err := w.audit(ctx, tx, auditEntry{action: AuditSecondFactorEnrolled, target: userTarget(u)}); err != nil {
+		return nil, false, err
+	}
 	return codes, true, w.emit(tx, EventUserMFAEnrolled, userIDEvent{UserID: u.ID})
 }
 
@@ -202,24 +211,32 @@ func (w *Workspace) setMFAEnabled(tx store.Tx, u store.User, on bool, now time.T
 	return tx.PutUser(w.slug, u)
 }
 
-// useCode checks a code against the confirmed factor f in tx: a TOTP code
-// of a step later than the last one accepted, or an unused recovery code.
-// A code that matches is used up (the factor is written); ok reports
-// whether it matched.
-func (w *Workspace) useCode(tx store.Tx, f store.SecondFactor, code string, now time.Time) (ok bool, err error) {
+// useCode checks a code against the confirmed factor f of the user u in
+// tx: a TOTP code of a step later than the last one accepted, or an
+// unused recovery code. A code that matches is used up (the factor is
+// written; a recovery code with its audit record,
+// second_factor.recovery_code_used, counting the codes left); method
+// says which matched (methodSecondFactor or methodRecoveryCode), "" for
+// none.
+func (w *Workspace) useCode(ctx context.Context, tx store.Tx, u store.User, f store.SecondFactor, code string, now time.Time) (method string, err error) {
 	secret, err := w.svc.open(totpAAD(w.slug, f.UserID), f.Secret)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if step, ok := matchTOTP(secret, code, now, f.LastStep); ok {
 		f.LastStep = step
-		return true, tx.PutSecondFactor(w.slug, f)
+		return methodSecondFactor, tx.PutSecondFactor(w.slug, f)
 	}
 	if i := matchRecoveryCode(f.RecoveryCodes, code); i >= 0 {
 		f.RecoveryCodes = slices.Delete(slices.Clone(f.RecoveryCodes), i, i+1)
-		return true, tx.PutSecondFactor(w.slug, f)
+		if err := tx.PutSecondFactor(w.slug, f); err != nil {
+			return "", err
+		}
+		err := w.audit(ctx, tx, auditEntry{action: AuditSecondFactorRecoveryUsed, target: userTarget(u),
+			changes: auditChanges{}.set("codesLeft", nil, len(f.RecoveryCodes))})
+		return methodRecoveryCode, err
 	}
-	return false, nil
+	return "", nil
 }
 
 // confirmedFactor returns the user's confirmed second factor.
@@ -238,19 +255,25 @@ func (w *Workspace) confirmedFactor(tx store.Tx, userID int64) (store.SecondFact
 // factor; a wrong one counts toward the lockout like a wrong password
 // (CodeUnauthenticated; CodeLocked while locked). A user without a
 // confirmed factor is CodeConflict. ResetMFA is the administrator's way.
+// The audit trail records second_factor.recovery_codes_regenerated
+// (never a code), a failure with the reason of login.failed for a code
+// refused.
 func (w *Workspace) RegenerateRecoveryCodes(ctx context.Context, userID int64, code string) ([]string, error) {
 	codes, hashes, err := newRecoveryCodes()
 	if err != nil {
 		return nil, internal(err)
 	}
-	err = w.withCode(ctx, userID, code, func(tx store.Tx, _ store.User, f store.SecondFactor, _ time.Time) error {
+	err = w.withCode(ctx, userID, code, AuditSecondFactorCodesRenewed, func(tx store.Tx, u store.User, f store.SecondFactor, _ time.Time) error {
 		// useCode stored the factor with the code used up; read it again.
 		f, err := tx.SecondFactor(w.slug, f.UserID)
 		if err != nil {
 			return err
 		}
 		f.RecoveryCodes = hashes
-		return tx.PutSecondFactor(w.slug, f)
+		if err := tx.PutSecondFactor(w.slug, f); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditSecondFactorCodesRenewed, target: userTarget(u)})
 	})
 	if err != nil {
 		return nil, err
@@ -259,19 +282,19 @@ func (w *Workspace) RegenerateRecoveryCodes(ctx context.Context, userID int64, c
 }
 
 // withCode checks a code of the user's confirmed factor under the lockout
-// (see codeAttempt) and, when it matches, runs then in the same
-// transaction.
-func (w *Workspace) withCode(ctx context.Context, userID int64, code string, then func(tx store.Tx, u store.User, f store.SecondFactor, now time.Time) error) error {
-	var username string
-	err := w.view(ctx, func(tx store.Tx) error {
-		u, err := w.user(tx, userID)
-		username = u.Username
+// (see codeAttempt; a refusal is recorded as action, a failure) and, when
+// it matches, runs then in the same transaction.
+func (w *Workspace) withCode(ctx context.Context, userID int64, code string, action AuditAction, then func(tx store.Tx, u store.User, f store.SecondFactor, now time.Time) error) error {
+	var rec store.User
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		rec, err = w.user(tx, userID)
 		return err
 	})
 	if err != nil {
 		return fromStore(err, "user")
 	}
-	return w.codeAttempt(ctx, userID, username, func(tx store.Tx, now time.Time) (bool, error) {
+	who := attempter{login: rec.Username, user: rec, action: action}
+	return w.codeAttempt(ctx, who, func(tx store.Tx, now time.Time) (bool, error) {
 		u, err := w.user(tx, userID)
 		if err != nil {
 			return false, err
@@ -280,7 +303,7 @@ func (w *Workspace) withCode(ctx context.Context, userID int64, code string, the
 		if err != nil {
 			return false, err
 		}
-		if ok, err := w.useCode(tx, f, code, now); !ok || err != nil {
+		if method, err := w.useCode(ctx, tx, u, f, code, now); method == "" || err != nil {
 			return false, err
 		}
 		return true, then(tx, u, f, now)
@@ -293,13 +316,18 @@ func (w *Workspace) withCode(ctx context.Context, userID int64, code string, the
 // like a wrong password (CodeUnauthenticated; CodeLocked while locked).
 // MFAEnabled becomes false and user.mfa.removed is emitted. A user
 // without a confirmed factor is CodeConflict. Under MFARequired the user
-// enrols again at the next sign-in.
+// enrols again at the next sign-in. The audit trail records
+// second_factor.removed, or, for a code refused, second_factor.removed as
+// a failure with the reason of login.failed (wrong_code, locked).
 func (w *Workspace) RemoveSecondFactor(ctx context.Context, userID int64, code string) error {
-	return w.withCode(ctx, userID, code, func(tx store.Tx, u store.User, _ store.SecondFactor, now time.Time) error {
+	return w.withCode(ctx, userID, code, AuditSecondFactorRemoved, func(tx store.Tx, u store.User, _ store.SecondFactor, now time.Time) error {
 		if err := tx.DeleteSecondFactor(w.slug, userID); err != nil {
 			return err
 		}
 		if err := w.setMFAEnabled(tx, u, false, now); err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, auditEntry{action: AuditSecondFactorRemoved, target: userTarget(u)}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserMFARemoved, userIDEvent{UserID: userID})
@@ -308,10 +336,10 @@ func (w *Workspace) RemoveSecondFactor(ctx context.Context, userID int64, code s
 
 // ResetMFA clears the user's second factor and recovery codes, and its
 // MFAEnabled, for an administrator (a user who lost their authenticator
-// and their recovery codes), with user.mfa.reset when the user had MFA
-// on. A user without any succeeds and emits nothing; an unknown user is
-// CodeNotFound. Under MFARequired the user enrols again at the next
-// sign-in.
+// and their recovery codes), with user.mfa.reset and the audit record
+// second_factor.reset when the user had MFA on. A user without any
+// succeeds and emits nothing; an unknown user is CodeNotFound. Under
+// MFARequired the user enrols again at the next sign-in.
 func (w *Workspace) ResetMFA(ctx context.Context, userID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
 		u, err := w.user(tx, userID)
@@ -332,6 +360,9 @@ func (w *Workspace) ResetMFA(ctx context.Context, userID int64) error {
 			return nil
 		}
 		if err := w.setMFAEnabled(tx, u, false, w.svc.timestamp()); err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, auditEntry{action: AuditSecondFactorReset, target: userTarget(u)}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserMFAReset, userIDEvent{UserID: userID})
@@ -438,6 +469,11 @@ type VerifiedSecondFactor struct {
 // expires. A right code resets the count. A challenge that is unknown,
 // used or expired is CodeTokenInvalid, CodeTokenUsed or CodeTokenExpired;
 // a user disabled meanwhile is CodeUnauthenticated.
+//
+// The audit trail records the sign-in: sign_in.succeeded (the user its
+// actor; method "password+totp", or "recovery_code" with
+// second_factor.recovery_code_used), or sign_in.failed (reason wrong_code
+// or locked), with what it counts.
 func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code string) (VerifiedSecondFactor, error) {
 	// Refuse a bad challenge in a read, so that guessing costs no write.
 	u, id, secret, err := w.challengeUser(ctx, challenge)
@@ -445,7 +481,8 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		return VerifiedSecondFactor{}, err
 	}
 	var codes []string
-	err = w.codeAttempt(ctx, u.ID, u.Username, func(tx store.Tx, now time.Time) (bool, error) {
+	who := attempter{login: u.Username, user: u, action: AuditSignInFailed}
+	err = w.codeAttempt(ctx, who, func(tx store.Tx, now time.Time) (bool, error) {
 		codes = nil
 		t, user, err := w.checkSingleUse(tx, secondFactorChallenge, id, secret, now)
 		if err != nil {
@@ -457,21 +494,27 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		} else if err != nil {
 			return false, err
 		}
-		var ok bool
+		method := ""
 		if f.Confirmed {
-			ok, err = w.useCode(tx, f, code, now)
+			method, err = w.useCode(ctx, tx, user, f, code, now)
 		} else {
 			if f, err = w.pendingEnrollment(tx, user.ID); err != nil {
 				return false, err
 			}
-			codes, ok, err = w.confirmEnrollment(tx, f, user, code)
+			var ok bool
+			if codes, ok, err = w.confirmEnrollment(ctx, tx, f, user, code); ok {
+				method = methodSecondFactor
+			}
 			user.MFAEnabled = true
 		}
-		if !ok || err != nil {
+		if method == "" || err != nil {
 			return false, err
 		}
 		u = user
-		return true, w.useSingleUse(tx, t, now)
+		if err := w.useSingleUse(tx, t, now); err != nil {
+			return false, err
+		}
+		return true, w.auditSignedIn(ctx, tx, user, auditChanges{}.set("method", nil, method))
 	})
 	if err != nil {
 		return VerifiedSecondFactor{}, err
@@ -491,7 +534,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 // the password attempts in flight fill the threshold, the attempt waits
 // like a password attempt, so no more than the threshold are evaluated
 // per lock window.
-func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string, check func(tx store.Tx, now time.Time) (bool, error)) error {
+func (w *Workspace) codeAttempt(ctx context.Context, who attempter, check func(tx store.Tx, now time.Time) (bool, error)) error {
 	return waitForRoom(ctx, nil, func() error {
 		err := w.update(ctx, func(tx store.Tx) error {
 			set, err := w.settings(tx)
@@ -504,14 +547,14 @@ func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string,
 				if err != nil || ok {
 					return err
 				}
-				if err := w.emitLoginFailed(tx, login, loginWrongCode, userID); err != nil {
+				if err := w.attemptFailed(ctx, tx, who, loginWrongCode); err != nil {
 					return err
 				}
 				return refuse(errInvalidCode())
 			}
-			st, _, err := w.admitAttempt(tx, userID, login, set.Lockout, now)
+			st, _, err := w.admitAttempt(ctx, tx, who, set.Lockout, now)
 			if err == nil {
-				err = w.checkCode(tx, &st, set.Lockout, login, now, check)
+				err = w.checkCode(ctx, tx, &st, set.Lockout, who, now, check)
 			}
 			if err != nil && !isRefusal(err) {
 				return err
@@ -528,7 +571,7 @@ func (w *Workspace) codeAttempt(ctx context.Context, userID int64, login string,
 // checkCode runs codeAttempt's check of an admitted attempt in tx: a match
 // resets the count of failures in st; a miss counts as one and is the
 // refusal errInvalidCode.
-func (w *Workspace) checkCode(tx store.Tx, st *store.LoginAttempts, policy LockoutPolicy, login string, now time.Time, check func(tx store.Tx, now time.Time) (bool, error)) error {
+func (w *Workspace) checkCode(ctx context.Context, tx store.Tx, st *store.LoginAttempts, policy LockoutPolicy, who attempter, now time.Time, check func(tx store.Tx, now time.Time) (bool, error)) error {
 	ok, err := check(tx, now)
 	switch {
 	case err != nil:
@@ -537,7 +580,7 @@ func (w *Workspace) checkCode(tx store.Tx, st *store.LoginAttempts, policy Locko
 		st.Failures = 0
 		return nil
 	}
-	if err := w.countFailure(tx, st, policy, login, loginWrongCode, now); err != nil {
+	if err := w.countFailure(ctx, tx, st, policy, who, loginWrongCode, now); err != nil {
 		return err
 	}
 	return refuse(errInvalidCode())

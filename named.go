@@ -42,6 +42,12 @@ type namedKind struct {
 	updated EventType
 	deleted EventType
 	limit   func(Limits) int
+	// The audit trail: the kind of target, and the actions of a record
+	// created, updated and deleted.
+	target       string
+	auditCreated AuditAction
+	auditUpdated AuditAction
+	auditDeleted AuditAction
 	// The store's methods, with a group's record read as a role's: their
 	// fields are the same.
 	put    func(tx store.Tx, slug string, r store.Role) error
@@ -49,6 +55,20 @@ type namedKind struct {
 	byName func(tx store.Tx, slug, name string) (int64, error)
 	list   func(tx store.Tx, slug string, q store.NameQuery) ([]store.Role, int, error)
 	del    func(tx store.Tx, slug string, id int64) error
+}
+
+// emptyAsNil returns s, or nil for "": an optional text's value in an
+// audit change, where nil is "none".
+func emptyAsNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// namedTarget is the record as the target of an audit record.
+func namedTarget(k namedKind, r store.Role) AuditTarget {
+	return AuditTarget{Kind: k.target, ID: strconv.FormatInt(r.ID, 10), Display: r.Name}
 }
 
 func namedFromRecord(r store.Role) namedRecord {
@@ -160,6 +180,13 @@ func (w *Workspace) create(ctx context.Context, k namedKind, name, description s
 		if rec, err = w.createNamed(tx, k, name, description, w.svc.timestamp()); err != nil {
 			return err
 		}
+		changes := auditChanges{}.set("name", nil, name)
+		if description != "" {
+			changes = changes.set("description", nil, description)
+		}
+		if err := w.audit(ctx, tx, auditEntry{action: k.auditCreated, target: namedTarget(k, rec), changes: changes}); err != nil {
+			return err
+		}
 		return once.complete(tx, namedFromRecord(rec), rec.Version)
 	})
 	if err != nil {
@@ -227,9 +254,14 @@ func (w *Workspace) updateNamed(ctx context.Context, k namedKind, id int64, name
 		if err := w.checkNameFree(tx, k, id, name); err != nil {
 			return err
 		}
+		changes := auditChanges{}.setIfChanged("name", rec.Name, name).
+			setIfChanged("description", emptyAsNil(rec.Description), emptyAsNil(description))
 		rec.Name, rec.Description = name, description
 		rec.UpdatedAt, rec.Version = w.svc.timestamp(), newVersion(rec.Version)
 		if err := k.put(tx, w.slug, rec); err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, auditEntry{action: k.auditUpdated, target: namedTarget(k, rec), changes: changes}); err != nil {
 			return err
 		}
 		return w.emit(tx, k.updated, namedFromRecord(rec))
@@ -249,6 +281,9 @@ func (w *Workspace) deleteNamed(ctx context.Context, k namedKind, id int64) erro
 			return err
 		}
 		if err := k.del(tx, w.slug, id); err != nil {
+			return err
+		}
+		if err := w.audit(ctx, tx, auditEntry{action: k.auditDeleted, target: namedTarget(k, rec)}); err != nil {
 			return err
 		}
 		return w.emit(tx, k.deleted, namedFromRecord(rec))

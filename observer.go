@@ -43,6 +43,9 @@ type Observer interface {
 	// Options.PasswordHashingBudget): zero, or nearly, when there was room
 	// at once. A wait that ended with its context is reported too.
 	HashWait(d time.Duration)
+	// Audited is called with every audit record once its transaction
+	// has committed (package metrics counts them by action).
+	Audited(rec AuditRecord)
 }
 
 // NopObserver is an Observer that does nothing. Embed it in an Observer
@@ -60,6 +63,9 @@ func (NopObserver) Locked() {}
 
 // HashWait does nothing.
 func (NopObserver) HashWait(time.Duration) {}
+
+// Audited does nothing.
+func (NopObserver) Audited(AuditRecord) {}
 
 // TxKind is the kind of a store transaction: TxView or TxUpdate.
 type TxKind string
@@ -115,21 +121,27 @@ func SignInOutcomes() []SignInOutcome {
 	}
 }
 
-// observed returns st measured for obs: every View and Update is timed,
-// and the notes its functions leave (noteSignIn, noteLocked) are reported
-// after a commit. With no observer it returns st as it is, so that an
-// unobserved Service pays nothing.
-func observed(st store.Store, obs Observer) store.Store {
-	if obs == nil {
+// observed returns st measured for obs and streamed to sink: every View
+// and Update is timed, and the notes its functions leave (noteSignIn,
+// noteLocked, the records of audit) are reported after a commit. With
+// neither it returns st as it is, so that an unobserved Service pays
+// nothing.
+func observed(st store.Store, obs Observer, sink AuditSink) store.Store {
+	if obs == nil && sink == nil {
 		return st
 	}
-	return &observedStore{Store: st, obs: obs}
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	return &observedStore{Store: st, obs: obs, sink: sink}
 }
 
-// observedStore is a Store whose transactions an Observer is told of.
+// observedStore is a Store whose transactions an Observer is told of,
+// and whose audit records an AuditSink is given once they commit.
 type observedStore struct {
 	store.Store
-	obs Observer
+	obs  Observer
+	sink AuditSink
 }
 
 // Unwrap returns the store observed, in which Service.Backup looks for
@@ -158,7 +170,7 @@ func (s *observedStore) Update(ctx context.Context, fn func(store.Tx) error) err
 	s.obs.TransactionDone(TxUpdate, time.Since(start), err)
 	if err == nil {
 		for _, n := range notes {
-			n.report(s.obs)
+			n.report(s.obs, s.sink)
 		}
 	}
 	return err
@@ -171,17 +183,24 @@ type observedTx struct {
 	notes []note
 }
 
-// note is an outcome to report after a commit: a sign-in's outcome, or a
-// lock when locked is true.
+// note is an outcome to report after a commit: a sign-in's outcome, a
+// lock when locked is true, or an audit record when audit is set.
 type note struct {
 	outcome SignInOutcome
 	locked  bool
+	audit   *AuditRecord
 }
 
-func (n note) report(obs Observer) {
-	if n.locked {
+func (n note) report(obs Observer, sink AuditSink) {
+	switch {
+	case n.audit != nil:
+		obs.Audited(*n.audit)
+		if sink != nil {
+			sink.Audit(*n.audit)
+		}
+	case n.locked:
 		obs.Locked()
-	} else {
+	default:
 		obs.SignIn(n.outcome)
 	}
 }

@@ -22,6 +22,7 @@ type recordingObserver struct {
 	signIns   []identity.SignInOutcome
 	locks     int
 	hashWaits int
+	audited   []identity.AuditAction
 }
 
 func (o *recordingObserver) TransactionDone(kind identity.TxKind, d time.Duration, err error) {
@@ -47,6 +48,12 @@ func (o *recordingObserver) Locked() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.locks++
+}
+
+func (o *recordingObserver) Audited(rec identity.AuditRecord) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.audited = append(o.audited, rec.Action)
 }
 
 func (o *recordingObserver) HashWait(d time.Duration) {

@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -69,22 +68,6 @@ func (w *Workspace) subscribers(tx store.Tx, typ EventType) ([]store.Webhook, er
 		}
 	}
 	return subscribed, nil
-}
-
-// emitAlone records an event that no stored change goes with (a failed
-// login) in a transaction of its own, and writes nothing when no endpoint
-// subscribes to it: a refused login stays a read unless someone listens.
-func (w *Workspace) emitAlone(ctx context.Context, typ EventType, data any) error {
-	var listened bool
-	err := w.view(ctx, func(tx store.Tx) error {
-		subscribed, err := w.subscribers(tx, typ)
-		listened = len(subscribed) > 0
-		return err
-	})
-	if err != nil || !listened {
-		return err
-	}
-	return w.update(ctx, func(tx store.Tx) error { return w.emit(tx, typ, data) })
 }
 
 // newEventID returns "msg_" and 22 characters of base64url: 128 random

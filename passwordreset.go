@@ -46,6 +46,10 @@ type PasswordResetOptions struct {
 // Under the workspace's ThrottlePolicy an address gets at most one reset
 // email per MailInterval: a request sooner queues nothing and returns
 // nil all the same, since the email queued first holds a link that works.
+//
+// A job queued for an address a user has is recorded in the audit trail
+// (password.reset_requested, the user as the target); one for an address
+// nobody has is not: the trail holds what happened to users.
 func (w *Workspace) RequestPasswordReset(ctx context.Context, email string, opts *PasswordResetOptions) error {
 	var p problems
 	checkEmail(&p, "email", email)
@@ -77,7 +81,21 @@ func (w *Workspace) RequestPasswordReset(ctx context.Context, email string, opts
 		if link, err = w.resetLink(settings, opts); err != nil {
 			return err
 		}
-		return w.enqueueEmailJob(tx, emailJob{Kind: MailPasswordReset, Email: email, Link: link, Locale: locale})
+		if err := w.enqueueEmailJob(tx, emailJob{Kind: MailPasswordReset, Email: email, Link: link, Locale: locale}); err != nil {
+			return err
+		}
+		id, err := tx.UserIDByEmail(w.slug, email)
+		if isNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		u, err := w.user(tx, id)
+		if err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditPasswordResetRequested, target: userTarget(u)})
 	})
 	return fromStore(err, "workspace")
 }
@@ -104,8 +122,11 @@ func (w *Workspace) resetLink(settings Settings, opts *PasswordResetOptions) (st
 // token of the user is revoked (someone else may have known the old
 // password), a lockout of the user ends (with user.unlocked, by
 // "password_reset") and its count of failures starts again, and
-// user.password.changed is emitted, all in one transaction; the
-// throttle's counts of the user's username and email are cleared too.
+// user.password.changed is emitted, all in one transaction, with the
+// audit record password.reset (counting the sessions revoked, one record
+// for them all) and account.unlocked (reason "password_reset") when it
+// ended a lockout; the throttle's counts of the user's username and
+// email are cleared too.
 // The reset proves control of the mailbox, which is what a lockout waits
 // for, so that the new password works at once. It returns the user.
 //
@@ -155,10 +176,16 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 		if err := w.revokeUserGrants(tx, user.ID, "", revokedPasswordReset, now); err != nil {
 			return err
 		}
-		if err := w.revokeUserSessions(tx, user.ID, revokedPasswordReset, now); err != nil {
+		revoked, err := w.revokeUserSessions(tx, user.ID, revokedPasswordReset, now)
+		if err != nil {
 			return err
 		}
-		if err := w.endLockout(tx, user.ID, unlockedByPasswordReset, now); err != nil {
+		err = w.audit(ctx, tx, auditEntry{action: AuditPasswordReset, target: userTarget(user),
+			changes: auditChanges{}.set("sessionsRevoked", nil, revoked)})
+		if err != nil {
+			return err
+		}
+		if err := w.endLockout(ctx, tx, user, unlockedByPasswordReset, now); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: user.ID})
@@ -197,6 +224,10 @@ func errResetTokenInvalid() *Error { return errorf(CodeTokenInvalid, "invalid pa
 // password knowing the old one. A user without a password is
 // CodeUnauthenticated too (it has none to give); an unknown user
 // CodeNotFound.
+//
+// The audit trail records password.changed, or, for a current password
+// refused, password.changed as a failure with the reason of login.failed
+// (wrong_password, locked, no_password), with what the refusal counts.
 func (w *Workspace) ChangePassword(ctx context.Context, userID int64, current, password string) error {
 	var rec store.User
 	err := w.view(ctx, func(tx store.Tx) (err error) {
@@ -206,20 +237,25 @@ func (w *Workspace) ChangePassword(ctx context.Context, userID int64, current, p
 	if err != nil {
 		return fromStore(err, "user")
 	}
+	who := attempter{login: rec.Username, user: rec, action: AuditPasswordChanged}
 	hash, err := parsePasswordHash(rec.PasswordHash)
 	if rec.PasswordHash == "" || err != nil {
+		err := w.update(ctx, func(tx store.Tx) error { return w.auditRefused(ctx, tx, who, loginNoPassword) })
+		if err != nil {
+			return fromStore(err, "user")
+		}
 		return errInvalidCredentials()
 	}
-	if err := w.verifyCurrentPassword(ctx, rec, hash, current); err != nil {
+	if err := w.verifyCurrentPassword(ctx, who, hash, current); err != nil {
 		return err
 	}
-	return w.SetPassword(ctx, userID, password)
+	return w.setPassword(ctx, userID, password, AuditPasswordChanged)
 }
 
-// verifyCurrentPassword checks a user's password under the lockout
-// policy, as Authenticate does, without the second factor: the user is
-// signed in already.
-func (w *Workspace) verifyCurrentPassword(ctx context.Context, rec store.User, hash passwordHash, password string) error {
+// verifyCurrentPassword checks the password of the user who.user under
+// the lockout policy, as Authenticate does, without the second factor:
+// the user is signed in already.
+func (w *Workspace) verifyCurrentPassword(ctx context.Context, who attempter, hash passwordHash, password string) error {
 	var set Settings
 	err := w.view(ctx, func(tx store.Tx) (err error) { set, err = w.settings(tx); return err })
 	if err != nil {
@@ -227,7 +263,7 @@ func (w *Workspace) verifyCurrentPassword(ctx context.Context, rec store.User, h
 	}
 	var att *attempt
 	if !set.Lockout.Disabled {
-		if att, err = w.reserveAttempt(ctx, rec.ID, rec.Username, nil); err != nil {
+		if att, err = w.reserveAttempt(ctx, who, nil); err != nil {
 			return err
 		}
 	}
@@ -241,9 +277,9 @@ func (w *Workspace) verifyCurrentPassword(ctx context.Context, rec store.User, h
 	}
 	if !matches {
 		if att == nil {
-			return w.loginFailed(ctx, rec.Username, loginWrongPassword, rec.ID)
+			return w.loginFailed(ctx, who, loginWrongPassword)
 		}
 		return att.failed(ctx, loginWrongPassword)
 	}
-	return att.succeeded(ctx)
+	return att.succeeded(ctx, nil)
 }

@@ -28,7 +28,7 @@ func (p *Provider) ExchangeClientCredentials(ctx context.Context, client OAuthCl
 		if _, err := tx.OAuthClient(w.slug, client.ID); err != nil {
 			return err
 		}
-		is, err = w.newGrant(tx, client, store.Grant{ClientID: client.ID, Scopes: []string{}}, w.svc.timestamp())
+		is, err = w.newGrant(ctx, tx, client, store.Grant{ClientID: client.ID, Scopes: []string{}}, w.svc.timestamp())
 		return err
 	})
 	if err != nil {

@@ -12,17 +12,25 @@ import (
 
 // VerifyClient authenticates a client at a token endpoint: with a secret
 // like AuthenticateClient; without one the client must be public. Any
-// failure is CodeUnauthenticated.
+// failure is CodeUnauthenticated; an unknown client, or a confidential
+// one without its secret, is recorded in the audit trail as
+// AuthenticateClient records a wrong secret.
 func (p *Provider) VerifyClient(ctx context.Context, clientID, secret string) (OAuthClient, error) {
 	w := p.w
 	if secret != "" {
 		return w.AuthenticateClient(ctx, clientID, secret)
 	}
 	c, err := w.GetClient(ctx, clientID)
-	if err != nil || !c.Public {
-		return OAuthClient{}, &Error{Code: CodeUnauthenticated, Message: "invalid client", Err: err}
+	switch {
+	case err == nil && c.Public:
+		return c, nil
+	case err == nil:
+		return OAuthClient{}, w.clientAuthFailed(ctx, clientTarget(c.ID, c.Name), errorf(CodeUnauthenticated, "invalid client"))
+	case ErrorCode(err) == CodeNotFound:
+		return OAuthClient{}, w.clientAuthFailed(ctx, clientTarget(triedClientID(clientID), ""),
+			&Error{Code: CodeUnauthenticated, Message: "invalid client", Err: err})
 	}
-	return c, nil
+	return OAuthClient{}, &Error{Code: CodeUnauthenticated, Message: "invalid client", Err: err}
 }
 
 // errInvalidGrant is the error of every refused code or refresh token:
@@ -51,7 +59,7 @@ func (p *Provider) ExchangeCode(ctx context.Context, client OAuthClient, code, r
 		return Tokens{}, errInvalidGrant("malformed code")
 	}
 	return w.redeem(ctx, "code", func(tx store.Tx) (issuance, error) {
-		return w.redeemCode(tx, client, id, secret, redirectURI, codeVerifier)
+		return w.redeemCode(ctx, tx, client, id, secret, redirectURI, codeVerifier)
 	})
 }
 
@@ -75,8 +83,9 @@ func (w *Workspace) redeem(ctx context.Context, what string, do func(tx store.Tx
 }
 
 // redeemCode does ExchangeCode's work in tx. Its refusals commit, so that
-// what it wrote (a replayed code's revocation) stays.
-func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redirectURI, verifier string) (issuance, error) {
+// what it wrote (a replayed code's revocation and its record,
+// token.code_reused) stays.
+func (w *Workspace) redeemCode(ctx context.Context, tx store.Tx, client OAuthClient, id, secret, redirectURI, verifier string) (issuance, error) {
 	now := w.svc.timestamp()
 	rec, err := tx.AuthRequest(w.slug, id)
 	switch {
@@ -88,6 +97,10 @@ func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redi
 		return issuance{}, refuse(errInvalidGrant("code not issued, wrong secret or another client's"))
 	case !rec.UsedAt.IsZero():
 		if err := w.revokeGrant(tx, rec.GrantID, revokedCodeReused, now); err != nil {
+			return issuance{}, err
+		}
+		reused := store.Grant{ID: rec.GrantID, ClientID: rec.ClientID, UserID: rec.UserID}
+		if err := w.auditGrant(ctx, tx, AuditTokenCodeReused, reused, false, true); err != nil {
 			return issuance{}, err
 		}
 		return issuance{}, refuse(errInvalidGrant("code used before"))
@@ -106,7 +119,7 @@ func (w *Workspace) redeemCode(tx store.Tx, client OAuthClient, id, secret, redi
 		return issuance{}, refuse(errInvalidGrant("session ended"))
 	}
 	g := store.Grant{ClientID: client.ID, UserID: rec.UserID, SessionID: rec.SessionID, Scopes: rec.Scopes, AuthTime: rec.AuthTime, AMR: rec.AMR}
-	is, err := w.newGrant(tx, client, g, now)
+	is, err := w.newGrant(ctx, tx, client, g, now)
 	if ErrorCode(err) == CodeForbidden || ErrorCode(err) == CodeNotFound {
 		return issuance{}, refuse(errInvalidGrant("user disabled or gone"))
 	}

@@ -79,8 +79,19 @@ func (p *Provider) EndSession(ctx context.Context, req EndSessionRequest) (strin
 		if err != nil {
 			return err
 		}
-		if sessionFromRecord(rec).Active(now) && !req.Confirmed && (hinted == "" || hinted != cookie) {
+		active := sessionFromRecord(rec).Active(now)
+		if active && !req.Confirmed && (hinted == "" || hinted != cookie) {
 			return errorf(CodeConfirmationRequired, "confirm the logout: the request does not prove it comes from the session's client")
+		}
+		if active {
+			u, err := w.user(tx, rec.UserID)
+			if err != nil {
+				return err
+			}
+			if err := w.audit(ctx, tx, auditEntry{action: AuditSessionRevoked, target: userTarget(u), reason: revokedLogout,
+				changes: auditChanges{}.set("sessionId", rec.ID, nil)}); err != nil {
+				return err
+			}
 		}
 		return w.endSession(tx, rec, revokedLogout, now)
 	})

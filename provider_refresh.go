@@ -38,13 +38,14 @@ func (p *Provider) RefreshTokens(ctx context.Context, client OAuthClient, refres
 		return Tokens{}, errInvalidGrant("malformed refresh token")
 	}
 	return w.redeem(ctx, "refresh token", func(tx store.Tx) (issuance, error) {
-		return w.rotateRefresh(tx, client, id, secret, scopes)
+		return w.rotateRefresh(ctx, tx, client, id, secret, scopes)
 	})
 }
 
-// rotateRefresh does RefreshTokens' work in tx. Its refusals commit, so
-// that what it wrote (a reuse's revocation) stays.
-func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret string, scopes []string) (issuance, error) {
+// rotateRefresh does RefreshTokens' work in tx, with the record
+// token.refreshed. Its refusals commit, so that what it wrote (a reuse's
+// revocation and its record, token.refresh_reused) stays.
+func (w *Workspace) rotateRefresh(ctx context.Context, tx store.Tx, client OAuthClient, id, secret string, scopes []string) (issuance, error) {
 	now := w.svc.timestamp()
 	rt, err := tx.RefreshToken(w.slug, id)
 	switch {
@@ -68,7 +69,7 @@ func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret st
 			return issuance{}, err
 		}
 		if superseded == nil {
-			if err := w.refreshReused(tx, g, now); err != nil {
+			if err := w.refreshReused(ctx, tx, g, now); err != nil {
 				return issuance{}, err
 			}
 			return issuance{}, refuse(errInvalidGrant("refresh token used before"))
@@ -107,7 +108,10 @@ func (w *Workspace) rotateRefresh(tx store.Tx, client OAuthClient, id, secret st
 	if is.refresh, rt.SuccessorID, err = w.newRefreshToken(tx, g, now); err != nil {
 		return issuance{}, err
 	}
-	return is, tx.PutRefreshToken(w.slug, rt)
+	if err := tx.PutRefreshToken(w.slug, rt); err != nil {
+		return issuance{}, err
+	}
+	return is, w.auditGrant(ctx, tx, AuditTokenRefreshed, g, true, false)
 }
 
 // lostAnswer returns the successor of a used refresh token when the token
@@ -132,9 +136,14 @@ func (w *Workspace) lostAnswer(tx store.Tx, rt store.RefreshToken, now time.Time
 	return &next, nil
 }
 
-// refreshReused revokes a grant whose refresh token came back after it
-// was used, and emits token.refresh_reused.
-func (w *Workspace) refreshReused(tx store.Tx, g store.Grant, now time.Time) error {
+// refreshReused records a refresh token that came back after it was
+// used (token.refresh_reused, a failure: every time one comes back), and
+// revokes its grant and emits token.refresh_reused unless the grant was
+// revoked already.
+func (w *Workspace) refreshReused(ctx context.Context, tx store.Tx, g store.Grant, now time.Time) error {
+	if err := w.auditGrant(ctx, tx, AuditTokenRefreshReused, g, false, true); err != nil {
+		return err
+	}
 	if !g.RevokedAt.IsZero() {
 		return nil
 	}

@@ -61,7 +61,13 @@ func (p *Provider) RevokeToken(ctx context.Context, client OAuthClient, token st
 		if g.ClientID != client.ID {
 			return refuse(errorf(CodeForbidden, "the token was issued to another client"))
 		}
-		return w.revokeGrant(tx, g.ID, revokedByClient, now)
+		if !g.RevokedAt.IsZero() {
+			return nil // revoked before: nothing changes
+		}
+		if err := w.revokeGrant(tx, g.ID, revokedByClient, now); err != nil {
+			return err
+		}
+		return w.auditGrant(ctx, tx, AuditTokenRevoked, g, false, false)
 	})
 	return fromStore(err, "token")
 }

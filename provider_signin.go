@@ -27,6 +27,10 @@ type SignIn struct {
 // A user who needs a second factor gets Authenticate's CodeMFARequired or
 // CodeMFAEnrollmentRequired instead, with Error.Challenge; after
 // Workspace.VerifySecondFactor, CompleteSignIn finishes the request.
+//
+// The audit trail records a refusal as Authenticate does, and a success
+// once, with the request's completion: sign_in.succeeded, the user its
+// actor, with method "password", the client and the session.
 func (p *Provider) SignIn(ctx context.Context, requestID, login, password string) (SignIn, error) {
 	if _, err := p.GetPendingAuthorization(ctx, requestID); err != nil {
 		return SignIn{}, err
@@ -45,7 +49,10 @@ func (p *Provider) SignIn(ctx context.Context, requestID, login, password string
 // login.succeeded in one transaction, and returns what SignIn returns.
 // opts.AMR becomes the session's and the ID tokens' amr. A disabled user
 // is CodeUnauthenticated; a request that is unknown, completed or expired
-// CodeTokenInvalid or CodeTokenExpired.
+// CodeTokenInvalid or CodeTokenExpired. The audit trail records
+// sign_in.succeeded in the same transaction: the user its actor, the
+// method from opts.AMR ("password", "password+totp"), the client and the
+// session.
 func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID int64, opts *SessionOptions) (SignIn, error) {
 	w := p.w
 	if err := opts.validate(); err != nil {
@@ -63,7 +70,7 @@ func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID 
 		if u, err = w.putSession(tx, session); err != nil {
 			return err
 		}
-		auth, err = w.completeRequest(tx, requestID, sessionFromRecord(session))
+		auth, err = w.completeRequest(ctx, tx, requestID, u, sessionFromRecord(session))
 		return err
 	})
 	if ErrorCode(err) == CodeForbidden {
@@ -82,7 +89,8 @@ func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID 
 // showed recovery codes between the second factor and the return to the
 // client, since a code lives only AuthorizationCodeLifetime). The session
 // must be valid (CodeUnauthenticated otherwise); the request as for
-// CompleteSignIn.
+// CompleteSignIn, and so is its audit record (the method from the
+// session's AMR).
 func (p *Provider) ResumeSignIn(ctx context.Context, requestID, sessionToken string) (Authorization, error) {
 	w := p.w
 	v, err := w.VerifySession(ctx, sessionToken)
@@ -90,16 +98,18 @@ func (p *Provider) ResumeSignIn(ctx context.Context, requestID, sessionToken str
 		return Authorization{}, err
 	}
 	var auth Authorization
+	u := store.User{ID: v.User.ID, Username: v.User.Username}
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		auth, err = w.completeRequest(tx, requestID, v.Session)
+		auth, err = w.completeRequest(ctx, tx, requestID, u, v.Session)
 		return err
 	})
 	return auth, fromStore(err, "authorization request")
 }
 
-// completeRequest issues the code of a pending request for a session in
-// tx, with login.succeeded.
-func (w *Workspace) completeRequest(tx store.Tx, requestID string, s Session) (Authorization, error) {
+// completeRequest issues the code of a pending request for a session of
+// the user u in tx, with login.succeeded and the audit record of the
+// sign-in.
+func (w *Workspace) completeRequest(ctx context.Context, tx store.Tx, requestID string, u store.User, s Session) (Authorization, error) {
 	now := w.svc.timestamp()
 	rec, err := w.pendingRequest(tx, requestID, now)
 	if err != nil {
@@ -107,6 +117,9 @@ func (w *Workspace) completeRequest(tx store.Tx, requestID string, s Session) (A
 	}
 	code, err := w.issueCode(tx, rec, s, now)
 	if err != nil {
+		return Authorization{}, err
+	}
+	if err := w.auditSignedIn(ctx, tx, u, signInChanges(s.AMR, rec.ClientID, s.ID)); err != nil {
 		return Authorization{}, err
 	}
 	err = w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: s.UserID, ClientID: rec.ClientID, SessionID: s.ID})

@@ -26,6 +26,9 @@ type RequestInfo struct {
 	Address netip.Addr
 	// UserAgent is the request's User-Agent header.
 	UserAgent string
+	// RequestID names the request in the audit trail: the adapter's own
+	// id for it, or one a trusted proxy forwarded (X-Request-Id).
+	RequestID string
 	// Locale is the language tag the adapter chose for the client (from
 	// ui_locales or Accept-Language), such as "de"; the emails a call
 	// queues are written in it when the mailer knows it.

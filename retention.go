@@ -36,6 +36,10 @@ type Retention struct {
 	// (expired, or was revoked or signed out): 1 to MaxRetentionDays; 0
 	// means DefaultEndedSessionDays (90).
 	EndedSessionDays int `json:"endedSessionDays,omitempty"`
+	// AuditDays is how many days a record of the audit trail is kept: 1
+	// to MaxRetentionDays; 0 means DefaultAuditDays (365, the year
+	// auditors expect).
+	AuditDays int `json:"auditDays,omitempty"`
 }
 
 // Retention defaults and bounds, in days.
@@ -44,6 +48,7 @@ const (
 	DefaultFailedDeliveryDays    = 30
 	DefaultMailJobDays           = 30
 	DefaultEndedSessionDays      = 90
+	DefaultAuditDays             = 365
 	// MaxRetentionDays is the longest a Retention field may say: ten
 	// years.
 	MaxRetentionDays = 3650
@@ -70,6 +75,7 @@ func (r Retention) validate(p *problems) {
 		{"retention.failedDeliveryDays", r.FailedDeliveryDays, DefaultFailedDeliveryDays},
 		{"retention.mailJobDays", r.MailJobDays, DefaultMailJobDays},
 		{"retention.endedSessionDays", r.EndedSessionDays, DefaultEndedSessionDays},
+		{"retention.auditDays", r.AuditDays, DefaultAuditDays},
 	} {
 		if f.days < 0 || f.days > MaxRetentionDays {
 			p.add(f.field, RuleRange, "must be between 1 and %d days (0 means %d)", MaxRetentionDays, f.def)
@@ -97,18 +103,32 @@ type SweepResult struct {
 	// Tokens are expired single-use tokens, authorization requests,
 	// refresh tokens and grants.
 	Tokens int
+	// AuditRecords are records of the audit trail.
+	AuditRecords int
 }
 
 // Total is the number of records the sweep removed.
-func (r SweepResult) Total() int { return r.Deliveries + r.MailJobs + r.Sessions + r.Tokens }
+func (r SweepResult) Total() int {
+	return r.Deliveries + r.MailJobs + r.Sessions + r.Tokens + r.AuditRecords
+}
+
+// minus returns what r removed beyond before.
+func (r SweepResult) minus(before SweepResult) SweepResult {
+	return SweepResult{
+		Deliveries: r.Deliveries - before.Deliveries, MailJobs: r.MailJobs - before.MailJobs,
+		Sessions: r.Sessions - before.Sessions, Tokens: r.Tokens - before.Tokens,
+		AuditRecords: r.AuditRecords - before.AuditRecords,
+	}
+}
 
 // Sweep removes, in every workspace, what its Retention says is past
 // keeping at now, and the expired records that need no setting (see
 // Retention). It removes at most SweepBatch records per transaction and
 // repeats until nothing is left to remove; the store finds them by time,
 // so a sweep costs in proportion to what it removes. A workspace deleted
-// meanwhile is skipped. It returns what it removed, also when it fails
-// part-way.
+// meanwhile is skipped. In each workspace where it removed anything, it
+// leaves one audit record, retention.swept, counting what (the system is
+// its actor). It returns what it removed, also when it fails part-way.
 func (s *Service) Sweep(ctx context.Context, now time.Time) (SweepResult, error) {
 	var res SweepResult
 	var recs []store.Workspace
@@ -127,6 +147,7 @@ func (s *Service) Sweep(ctx context.Context, now time.Time) (SweepResult, error)
 		}
 		r := settings.Retention
 		slug := rec.Slug
+		before := res
 		for _, step := range []struct {
 			count *int
 			fn    func(tx store.Tx) (int, error)
@@ -151,6 +172,10 @@ func (s *Service) Sweep(ctx context.Context, now time.Time) (SweepResult, error)
 				return tx.DeleteEndedSessions(slug, now.Add(-orDefault(r.EndedSessionDays, DefaultEndedSessionDays)), SweepBatch)
 			}},
 			{&res.Tokens, func(tx store.Tx) (int, error) { return tx.DeleteExpiredTokens(slug, now, SweepBatch) }},
+			{&res.AuditRecords, func(tx store.Tx) (int, error) {
+				cutoff := now.Add(-orDefault(r.AuditDays, DefaultAuditDays))
+				return tx.DeleteAuditRecords(slug, auditIDPrefix(cutoff)+"0000000000000000", SweepBatch)
+			}},
 		} {
 			gone, err := s.sweepBatches(ctx, step.fn, step.count)
 			if err != nil {
@@ -160,8 +185,41 @@ func (s *Service) Sweep(ctx context.Context, now time.Time) (SweepResult, error)
 				break
 			}
 		}
+		if err := s.auditSwept(ctx, slug, res.minus(before)); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
+}
+
+// auditSwept leaves the record of what one workspace's sweep removed,
+// when it removed anything.
+func (s *Service) auditSwept(ctx context.Context, slug string, removed SweepResult) error {
+	if removed.Total() == 0 {
+		return nil
+	}
+	var changes auditChanges
+	for _, c := range []struct {
+		field string
+		n     int
+	}{
+		{"removed.deliveries", removed.Deliveries}, {"removed.mailJobs", removed.MailJobs},
+		{"removed.sessions", removed.Sessions}, {"removed.expired", removed.Tokens},
+		{"removed.auditRecords", removed.AuditRecords},
+	} {
+		if c.n > 0 {
+			changes = changes.set(c.field, nil, c.n)
+		}
+	}
+	w := &Workspace{svc: s, slug: slug}
+	err := w.auditAlone(ctx, auditEntry{
+		action: AuditRetentionSwept, target: AuditTarget{Kind: TargetWorkspace, ID: slug, Display: slug},
+		reason: "retention", changes: changes, actor: &Actor{Kind: ActorSystem},
+	})
+	if isNotFound(err) {
+		return nil // deleted meanwhile
+	}
+	return err
 }
 
 // sweepBatches runs fn in Updates of its own until it removes fewer than

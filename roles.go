@@ -51,6 +51,7 @@ type RoleUpdate struct {
 var roleKind = namedKind{
 	what: "role", seq: store.SeqRoles, op: opCreateRole,
 	created: EventRoleCreated, updated: EventRoleUpdated, deleted: EventRoleDeleted,
+	target: TargetRole, auditCreated: AuditRoleCreated, auditUpdated: AuditRoleUpdated, auditDeleted: AuditRoleDeleted,
 	limit:  Limits.roles,
 	put:    func(tx store.Tx, slug string, r store.Role) error { return tx.PutRole(slug, r) },
 	get:    func(tx store.Tx, slug string, id int64) (store.Role, error) { return tx.Role(slug, id) },

@@ -1600,7 +1600,8 @@ func TestCataloguesOfNames(t *testing.T) {
 		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
 		"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset", "user.deleted",
 		"role.created", "role.updated", "role.deleted", "group.created", "group.updated", "group.deleted",
-		"group.member.added", "group.member.removed", "group.role.assigned", "group.role.removed"}
+		"group.member.added", "group.member.removed", "group.role.assigned", "group.role.removed",
+		"user.attributes.changed"}
 	if diff := cmp.Diff(events, identity.EventTypes()); diff != "" {
 		t.Errorf("EventTypes (-documented +got):\n%s", diff)
 	}
@@ -1615,7 +1616,7 @@ func TestCataloguesOfNames(t *testing.T) {
 	scopes := []identity.Scope{"users:read", "users:write", "user_attributes:read", "user_attributes:write",
 		"claim_mappers:read", "claim_mappers:write", "webhooks:read", "webhooks:write",
 		"roles:read", "roles:write", "groups:read", "groups:write",
-		"clients:read", "clients:write", "branding:read", "branding:write"}
+		"clients:read", "clients:write", "branding:read", "branding:write", "audit:read"}
 	if diff := cmp.Diff(scopes, identity.Scopes()); diff != "" {
 		t.Errorf("Scopes (-documented +got):\n%s", diff)
 	}

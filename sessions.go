@@ -142,8 +142,8 @@ func (o *SessionOptions) amr() []string {
 // CreateSession starts a session for an enabled user, for when the
 // program authenticated the user itself (a second factor, a federated
 // login); opts may say how. The session records the client of the
-// request (RequestInfo in ctx). A disabled user is CodeForbidden, an
-// unknown one CodeNotFound.
+// request (RequestInfo in ctx), and the audit trail session.created with
+// its id. A disabled user is CodeForbidden, an unknown one CodeNotFound.
 func (w *Workspace) CreateSession(ctx context.Context, userID int64, opts *SessionOptions) (CreatedSession, error) {
 	if err := opts.validate(); err != nil {
 		return CreatedSession{}, err
@@ -154,8 +154,11 @@ func (w *Workspace) CreateSession(ctx context.Context, userID int64, opts *Sessi
 	}
 	var u store.User
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		u, err = w.putSession(tx, rec)
-		return err
+		if u, err = w.putSession(tx, rec); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditSessionCreated, target: userTarget(u),
+			changes: auditChanges{}.set("sessionId", nil, rec.ID)})
 	})
 	if err != nil {
 		return CreatedSession{}, fromStore(err, "user")
@@ -291,7 +294,9 @@ func (w *Workspace) ListSessions(ctx context.Context, userID int64, page *Page) 
 // the grants issued in it (their access tokens fail introspection and
 // their refresh tokens stop working), as ending the session at the
 // provider does. Revoking a revoked or expired session succeeds and emits
-// nothing; grants of it still live are revoked all the same.
+// nothing; grants of it still live are revoked all the same. The audit
+// trail records session.revoked (reason "revoked", the user as the
+// target, the session's id in the changes) when the session was active.
 func (w *Workspace) RevokeSession(ctx context.Context, id string) error {
 	now := w.svc.timestamp()
 	err := w.update(ctx, func(tx store.Tx) error {
@@ -299,7 +304,7 @@ func (w *Workspace) RevokeSession(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return w.endSession(tx, rec, revokedSession, now)
+		return w.revokeSessionAudited(ctx, tx, rec, now)
 	})
 	return fromStore(err, "session")
 }
@@ -318,9 +323,26 @@ func (w *Workspace) RevokeUserSession(ctx context.Context, userID int64, id stri
 		if err != nil {
 			return err
 		}
-		return w.endSession(tx, rec, revokedSession, now)
+		return w.revokeSessionAudited(ctx, tx, rec, now)
 	})
 	return fromStore(err, "session")
+}
+
+// revokeSessionAudited ends the session rec in tx as RevokeSession does,
+// with its audit record when it was active.
+func (w *Workspace) revokeSessionAudited(ctx context.Context, tx store.Tx, rec store.Session, now time.Time) error {
+	if sessionFromRecord(rec).Active(now) {
+		u, err := w.user(tx, rec.UserID)
+		if err != nil {
+			return err
+		}
+		err = w.audit(ctx, tx, auditEntry{action: AuditSessionRevoked, target: userTarget(u), reason: revokedSession,
+			changes: auditChanges{}.set("sessionId", rec.ID, nil)})
+		if err != nil {
+			return err
+		}
+	}
+	return w.endSession(tx, rec, revokedSession, now)
 }
 
 // revokedSession is the reason of a session revoked by RevokeSession or
@@ -329,34 +351,41 @@ const revokedSession = "revoked"
 
 // endSession revokes the session in tx and the grants issued in it.
 func (w *Workspace) endSession(tx store.Tx, rec store.Session, reason string, now time.Time) error {
-	if err := w.revokeSession(tx, rec, reason, now); err != nil {
+	if _, err := w.revokeSession(tx, rec, reason, now); err != nil {
 		return err
 	}
 	return w.revokeUserGrants(tx, rec.UserID, rec.ID, reason, now)
 }
 
-// revokeSession revokes one session in tx if it is active, with its event.
-func (w *Workspace) revokeSession(tx store.Tx, rec store.Session, reason string, now time.Time) error {
+// revokeSession revokes one session in tx if it is active, with its
+// event, and reports whether it did.
+func (w *Workspace) revokeSession(tx store.Tx, rec store.Session, reason string, now time.Time) (bool, error) {
 	if !sessionFromRecord(rec).Active(now) {
-		return nil
+		return false, nil
 	}
 	rec.RevokedAt = now
 	if err := tx.PutSession(w.slug, rec); err != nil {
-		return err
+		return false, err
 	}
-	return w.emit(tx, EventSessionRevoked, sessionRevokedEvent{SessionID: rec.ID, UserID: rec.UserID, Reason: reason})
+	return true, w.emit(tx, EventSessionRevoked, sessionRevokedEvent{SessionID: rec.ID, UserID: rec.UserID, Reason: reason})
 }
 
-// revokeUserSessions revokes every active session of the user in tx.
-func (w *Workspace) revokeUserSessions(tx store.Tx, userID int64, reason string, now time.Time) error {
+// revokeUserSessions revokes every active session of the user in tx and
+// returns how many it revoked. The caller's audit record counts them.
+func (w *Workspace) revokeUserSessions(tx store.Tx, userID int64, reason string, now time.Time) (int, error) {
 	sessions, err := tx.UserSessions(w.slug, userID)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	revoked := 0
 	for _, s := range sessions {
-		if err := w.revokeSession(tx, s, reason, now); err != nil {
-			return err
+		ok, err := w.revokeSession(tx, s, reason, now)
+		if err != nil {
+			return revoked, err
+		}
+		if ok {
+			revoked++
 		}
 	}
-	return nil
+	return revoked, nil
 }

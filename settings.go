@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/netip"
@@ -433,9 +434,80 @@ func (w *Workspace) UpdateSettings(ctx context.Context, s Settings) error {
 			return err
 		}
 		rec.Settings = encoded
-		return tx.PutWorkspace(rec)
+		if err := tx.PutWorkspace(rec); err != nil {
+			return err
+		}
+		changes, err := settingsChanges(cur, merged)
+		if err != nil || len(changes) == 0 {
+			return err // nothing changed: nothing to record
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditSettingsChanged, target: w.asTarget(), changes: changes})
 	})
 	return fromStore(err, "workspace")
+}
+
+// settingsChanges are the changes from before to after for the audit
+// trail: one per top-level field of Settings whose JSON differs, with its
+// values as JSON decodes them (an object is a map[string]any, a number a
+// float64, a field left out nil). The SMTP password is never among them:
+// the values are those of the redacted settings (PasswordSet, never
+// Password), and a changed password is the change "smtp.password", with
+// no values.
+func settingsChanges(before, after Settings) (auditChanges, error) {
+	b, err := settingsFields(before.redacted())
+	if err != nil {
+		return nil, err
+	}
+	a, err := settingsFields(after.redacted())
+	if err != nil {
+		return nil, err
+	}
+	var changes auditChanges
+	for name, raw := range a {
+		if !bytes.Equal(b[name], raw) {
+			changes = changes.set(name, decodedJSON(b[name]), decodedJSON(raw))
+		}
+	}
+	for name, raw := range b {
+		if _, ok := a[name]; !ok {
+			changes = changes.set(name, decodedJSON(raw), nil)
+		}
+	}
+	if smtpPassword(before) != smtpPassword(after) {
+		changes = changes.set("smtp.password", nil, nil)
+	}
+	return changes, nil
+}
+
+// settingsFields returns the JSON of each top-level field of s that its
+// encoding holds.
+func settingsFields(s Settings) (map[string]json.RawMessage, error) {
+	encoded, err := json.Marshal(s)
+	if err != nil {
+		return nil, internal(err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(encoded, &fields); err != nil {
+		return nil, internal(err)
+	}
+	return fields, nil
+}
+
+// decodedJSON returns raw decoded into an any, nil for none.
+func decodedJSON(raw json.RawMessage) any {
+	var v any
+	if len(raw) > 0 {
+		json.Unmarshal(raw, &v) // raw is json.Marshal's output
+	}
+	return v
+}
+
+// smtpPassword is the SMTP password of s, "" without one.
+func smtpPassword(s Settings) string {
+	if s.SMTP == nil {
+		return ""
+	}
+	return s.SMTP.Password
 }
 
 // SetBranding replaces the workspace's branding and keeps the rest of its
@@ -458,13 +530,21 @@ func (w *Workspace) SetBranding(ctx context.Context, b Branding) error {
 		if err := p.err("invalid branding"); err != nil {
 			return err
 		}
+		changes := auditChanges{}.setIfChanged("displayName", emptyAsNil(cur.Branding.DisplayName), emptyAsNil(b.DisplayName)).
+			setIfChanged("accentColor", emptyAsNil(cur.Branding.AccentColor), emptyAsNil(b.AccentColor))
 		cur.Branding = b
 		encoded, err := cur.encode()
 		if err != nil {
 			return err
 		}
 		rec.Settings = encoded
-		return tx.PutWorkspace(rec)
+		if err := tx.PutWorkspace(rec); err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			return nil // nothing changed: nothing to record
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditBrandingChanged, target: w.asTarget(), changes: changes})
 	})
 	return fromStore(err, "workspace")
 }

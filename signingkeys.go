@@ -132,7 +132,7 @@ func (w *Workspace) RotateSigningKey(ctx context.Context) (SigningKey, error) {
 		if err != nil {
 			return err
 		}
-		if keys, err = w.rotateKeys(tx, keys, fresh, spare, w.svc.timestamp()); err != nil {
+		if keys, err = w.rotateKeys(ctx, tx, keys, fresh, spare, w.svc.timestamp(), nil); err != nil {
 			return err
 		}
 		active, _ = findKey(keys, KeyActive)
@@ -193,7 +193,9 @@ func (w *Workspace) keyringRound(ctx context.Context) (keys []store.SigningKey, 
 		}
 		now := w.svc.timestamp()
 		if w.svc.rotationNeeded(keys, now) && fresh.ID != "" {
-			if keys, err = w.rotateKeys(tx, keys, fresh, spare, now); err != nil {
+			// Made on the way, by the library: the system's work,
+			// whoever's call needed the keys.
+			if keys, err = w.rotateKeys(ctx, tx, keys, fresh, spare, now, &Actor{Kind: ActorSystem}); err != nil {
 				return err
 			}
 		}
@@ -238,8 +240,11 @@ func findKey(keys []store.SigningKey, state KeyState) (store.SigningKey, bool) {
 // key (a workspace's first keys, or a store edited by hand) fresh becomes
 // active at once and spare the next key: no client can hold a token that
 // a key not yet made would verify, so there is nothing to publish ahead
-// of.
-func (w *Workspace) rotateKeys(tx store.Tx, keys []store.SigningKey, fresh, spare store.SigningKey, now time.Time) ([]store.SigningKey, error) {
+// of. It records signing_key.rotated on the key now active, by actor
+// (nil: the context's), with the ids of the active and the next key
+// before and after.
+func (w *Workspace) rotateKeys(ctx context.Context, tx store.Tx, keys []store.SigningKey, fresh, spare store.SigningKey, now time.Time, actor *Actor) ([]store.SigningKey, error) {
+	active, hadActive := findKey(keys, KeyActive)
 	next, ok := findKey(keys, KeyNext)
 	for _, k := range keys {
 		if KeyState(k.State) == KeyActive {
@@ -248,6 +253,7 @@ func (w *Workspace) rotateKeys(tx store.Tx, keys []store.SigningKey, fresh, spar
 			}
 		}
 	}
+	newActive, newNext := fresh, spare
 	if ok {
 		// The next key is stored sealed already: only its state changes.
 		next.State, next.ActivatedAt = string(KeyActive), now
@@ -258,16 +264,34 @@ func (w *Workspace) rotateKeys(tx store.Tx, keys []store.SigningKey, fresh, spar
 		if err := w.putKey(tx, fresh); err != nil {
 			return nil, err
 		}
-		return tx.SigningKeys(w.slug)
-	}
-	fresh.State, fresh.CreatedAt, fresh.ActivatedAt = string(KeyActive), now, now
-	spare.State, spare.CreatedAt = string(KeyNext), now
-	for _, k := range []store.SigningKey{fresh, spare} {
-		if err := w.putKey(tx, k); err != nil {
-			return nil, err
+		newActive, newNext = next, fresh
+	} else {
+		fresh.State, fresh.CreatedAt, fresh.ActivatedAt = string(KeyActive), now, now
+		spare.State, spare.CreatedAt = string(KeyNext), now
+		for _, k := range []store.SigningKey{fresh, spare} {
+			if err := w.putKey(tx, k); err != nil {
+				return nil, err
+			}
 		}
 	}
+	changes := auditChanges{}.set("active", keyIDOrNil(active, hadActive), newActive.ID).
+		set("next", keyIDOrNil(next, ok), newNext.ID)
+	if err := w.audit(ctx, tx, auditEntry{
+		action: AuditSigningKeyRotated, target: AuditTarget{Kind: TargetSigningKey, ID: newActive.ID, Display: newActive.Algorithm},
+		changes: changes, actor: actor,
+	}); err != nil {
+		return nil, err
+	}
 	return tx.SigningKeys(w.slug)
+}
+
+// keyIDOrNil is the id of k when there is one (ok), else nil: a key's
+// value in an audit change.
+func keyIDOrNil(k store.SigningKey, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return k.ID
 }
 
 // retireKey retires a key that is not retired: it stays published for as

@@ -258,7 +258,7 @@ func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, 
 			return fromStore(err, "client")
 		}
 		g := store.Grant{ClientID: client.ID, UserID: req.UserID, SessionID: req.SessionID, Scopes: scopes, AuthTime: req.AuthTime.UTC().Truncate(time.Microsecond), AMR: slices.Clone(req.AMR)}
-		is, err = w.newGrant(tx, clientFromRecord(client), g, now)
+		is, err = w.newGrant(ctx, tx, clientFromRecord(client), g, now)
 		is.nonce = req.Nonce
 		return err
 	})
@@ -287,9 +287,9 @@ type issuance struct {
 }
 
 // newGrant stores g (a fresh id, its times) with its first refresh token
-// when the client may refresh, and gathers what its tokens carry. A user
-// grant needs an enabled user.
-func (w *Workspace) newGrant(tx store.Tx, client OAuthClient, g store.Grant, now time.Time) (issuance, error) {
+// when the client may refresh, and gathers what its tokens carry, with
+// the record token.issued. A user grant needs an enabled user.
+func (w *Workspace) newGrant(ctx context.Context, tx store.Tx, client OAuthClient, g store.Grant, now time.Time) (issuance, error) {
 	id, err := randomHex(8)
 	if err != nil {
 		return issuance{}, internal(err)
@@ -316,7 +316,7 @@ func (w *Workspace) newGrant(tx store.Tx, client OAuthClient, g store.Grant, now
 			return issuance{}, err
 		}
 	}
-	return is, nil
+	return is, w.auditGrant(ctx, tx, AuditTokenIssued, g, true, false)
 }
 
 // gatherUser reads the grant's user, which must be enabled, the claims

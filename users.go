@@ -148,12 +148,21 @@ func (w *Workspace) CreateUser(ctx context.Context, nu NewUser) (_ User, err err
 		if err := once.complete(tx, userFromRecord(created), created.Version); err != nil {
 			return err
 		}
+		if err := w.audit(ctx, tx, auditEntry{action: AuditUserCreated, target: userTarget(created), changes: newUserChanges(created)}); err != nil {
+			return err
+		}
 		return w.emit(tx, EventUserCreated, userFromRecord(created))
 	})
 	if err != nil {
 		return User{}, fromStore(err, "user")
 	}
 	return userFromRecord(created), nil
+}
+
+// newUserChanges are the changes of the audit record of a user created:
+// its username, email and full name.
+func newUserChanges(u store.User) auditChanges {
+	return auditChanges{}.set("username", nil, u.Username).set("email", nil, u.Email).set("fullName", nil, u.FullName)
 }
 
 func (nu NewUser) validate(policy PasswordPolicy) error {
@@ -277,7 +286,9 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 			return err
 		}
 		emailChanged := rec.Email != upd.Email
+		changes := auditChanges{}.setIfChanged("email", rec.Email, upd.Email).setIfChanged("fullName", rec.FullName, upd.FullName)
 		if emailChanged {
+			changes = changes.setIfChanged("emailVerified", rec.EmailVerified, false)
 			rec.EmailVerified = false
 		}
 		rec.Email, rec.FullName, rec.UpdatedAt = upd.Email, upd.FullName, now
@@ -290,6 +301,9 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 				return err
 			}
 		}
+		if err := w.audit(ctx, tx, auditEntry{action: AuditUserUpdated, target: userTarget(rec), changes: changes}); err != nil {
+			return err
+		}
 		return w.emit(tx, EventUserUpdated, userFromRecord(rec))
 	})
 	if err != nil {
@@ -301,7 +315,9 @@ func (w *Workspace) UpdateUser(ctx context.Context, id int64, upd UserUpdate) (U
 // DisableUser disables the user: it keeps its data, roles and session
 // history but can no longer authenticate, and its active sessions and its
 // grants (every access and refresh token issued to it) are revoked in the
-// same transaction. Disabling a disabled user succeeds.
+// same transaction, with one audit record, user.disabled, counting the
+// sessions revoked. Disabling a disabled user succeeds and changes
+// nothing.
 func (w *Workspace) DisableUser(ctx context.Context, id int64) error {
 	return w.setEnabled(ctx, id, false)
 }
@@ -324,13 +340,22 @@ func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) erro
 		if err := tx.PutUser(w.slug, rec); err != nil {
 			return err
 		}
+		changes := auditChanges{}.set("enabled", !enabled, enabled)
 		if enabled {
+			if err := w.audit(ctx, tx, auditEntry{action: AuditUserEnabled, target: userTarget(rec), changes: changes}); err != nil {
+				return err
+			}
 			return w.emit(tx, EventUserEnabled, userFromRecord(rec))
 		}
 		if err := w.revokeUserGrants(tx, id, "", revokedUserDisabled, now); err != nil {
 			return err
 		}
-		if err := w.revokeUserSessions(tx, id, "user_disabled", now); err != nil {
+		revoked, err := w.revokeUserSessions(tx, id, "user_disabled", now)
+		if err != nil {
+			return err
+		}
+		changes = changes.set("sessionsRevoked", nil, revoked)
+		if err := w.audit(ctx, tx, auditEntry{action: AuditUserDisabled, target: userTarget(rec), changes: changes}); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserDisabled, userFromRecord(rec))
@@ -344,10 +369,12 @@ func (w *Workspace) setEnabled(ctx context.Context, id int64, enabled bool) erro
 // or role is CodeNotFound.
 func (w *Workspace) AssignRole(ctx context.Context, userID, roleID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.user(tx, userID); err != nil {
+		u, err := w.user(tx, userID)
+		if err != nil {
 			return err
 		}
-		if _, err := w.getNamed(tx, roleKind, roleID); err != nil {
+		role, err := w.getNamed(tx, roleKind, roleID)
+		if err != nil {
 			return err
 		}
 		roles, err := tx.UserRoles(w.slug, userID)
@@ -357,22 +384,38 @@ func (w *Workspace) AssignRole(ctx context.Context, userID, roleID int64) error 
 		if err := tx.AddUserRole(w.slug, userID, roleID); err != nil {
 			return err
 		}
+		err = w.audit(ctx, tx, auditEntry{action: AuditUserRoleAssigned, target: userTarget(u),
+			changes: auditChanges{}.set("role", nil, role.Name)})
+		if err != nil {
+			return err
+		}
 		return w.emit(tx, EventUserRoleAssigned, roleEvent{UserID: userID, RoleID: roleID})
 	})
 	return fromStore(err, "role")
 }
 
-// RemoveRole removes a directly assigned role. A role that is not directly
-// assigned (inherited roles included) is a not-found error.
+// RemoveRole removes a directly assigned role, with user.role.removed. A
+// role that is not directly assigned (inherited roles included) is a
+// not-found error.
 func (w *Workspace) RemoveRole(ctx context.Context, userID, roleID int64) error {
 	err := w.update(ctx, func(tx store.Tx) error {
-		if _, err := w.user(tx, userID); err != nil {
+		u, err := w.user(tx, userID)
+		if err != nil {
 			return err
 		}
-		err := tx.RemoveUserRole(w.slug, userID, roleID)
+		err = tx.RemoveUserRole(w.slug, userID, roleID)
 		if isNotFound(err) {
 			return notFound("role %d is not directly assigned to user %d", roleID, userID)
 		}
+		if err != nil {
+			return err
+		}
+		role, err := w.getNamed(tx, roleKind, roleID)
+		if err != nil {
+			return err
+		}
+		err = w.audit(ctx, tx, auditEntry{action: AuditUserRoleRemoved, target: userTarget(u),
+			changes: auditChanges{}.set("role", role.Name, nil)})
 		if err != nil {
 			return err
 		}

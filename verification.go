@@ -106,7 +106,9 @@ func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
 // already, is a CodeConflict error. Under the workspace's ThrottlePolicy
 // an address gets at most one verification email per MailInterval: a
 // request sooner is CodeRateLimited (Error.RetryAfter says when another
-// may go), and the email sent before still works.
+// may go), and the email sent before still works. A queued email is
+// recorded in the audit trail (email.verification_sent, with the
+// address).
 func (w *Workspace) SendVerificationEmail(ctx context.Context, userID int64) error {
 	return w.sendVerificationEmail(ctx, userID, "")
 }
@@ -150,7 +152,11 @@ func (w *Workspace) sendVerificationEmail(ctx context.Context, userID int64, req
 		if err := verificationWanted(w.slug, settings, cur); err != nil {
 			return err
 		}
-		return w.enqueueEmailJob(tx, emailJob{Kind: MailVerifyEmail, UserID: cur.ID, Email: cur.Email, Request: requestID, Locale: locale})
+		if err := w.enqueueEmailJob(tx, emailJob{Kind: MailVerifyEmail, UserID: cur.ID, Email: cur.Email, Request: requestID, Locale: locale}); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditVerificationSent, target: userTarget(cur),
+			changes: auditChanges{}.set("email", nil, cur.Email)})
 	})
 	return fromStore(err, "user")
 }
@@ -192,8 +198,9 @@ func (w *Workspace) refuseUnverified(ctx context.Context, u store.User, settings
 
 // SetEmailVerified marks the user's email verified or not, for an
 // administrator who checked the address another way (or who wants it
-// checked again). It emits user.updated when it changes something and
-// returns the user. An unknown user is CodeNotFound.
+// checked again). It emits user.updated, and records
+// user.email_verified or user.email_unverified, when it changes something
+// and returns the user. An unknown user is CodeNotFound.
 func (w *Workspace) SetEmailVerified(ctx context.Context, userID int64, verified bool) (User, error) {
 	var u store.User
 	err := w.update(ctx, func(tx store.Tx) (err error) {
@@ -207,12 +214,27 @@ func (w *Workspace) SetEmailVerified(ctx context.Context, userID int64, verified
 		if err := tx.PutUser(w.slug, u); err != nil {
 			return err
 		}
+		if err := w.auditEmailVerified(ctx, tx, u, nil); err != nil {
+			return err
+		}
 		return w.emit(tx, EventUserUpdated, userFromRecord(u))
 	})
 	if err != nil {
 		return User{}, fromStore(err, "user")
 	}
 	return userFromRecord(u), nil
+}
+
+// auditEmailVerified records in tx that the email of u became verified
+// (user.email_verified) or not (user.email_unverified), as u now says,
+// by actor (nil: the context's).
+func (w *Workspace) auditEmailVerified(ctx context.Context, tx store.Tx, u store.User, actor *Actor) error {
+	action := AuditUserEmailUnverified
+	if u.EmailVerified {
+		action = AuditUserEmailVerified
+	}
+	return w.audit(ctx, tx, auditEntry{action: action, target: userTarget(u), actor: actor,
+		changes: auditChanges{}.set("emailVerified", !u.EmailVerified, u.EmailVerified)})
 }
 
 // ConfirmEmail checks an email verification token, the one in the link of
@@ -228,7 +250,9 @@ func (w *Workspace) SetEmailVerified(ctx context.Context, userID int64, verified
 // stays verified). Test them with errors.Is and ErrTokenInvalid,
 // ErrTokenExpired and ErrTokenUsed. A token of another workspace is
 // unknown here. Confirming does not depend on the SMTP settings, which may
-// have changed since sending, nor on the user being enabled.
+// have changed since sending, nor on the user being enabled. The audit
+// trail records user.email_verified, the user its actor (the link proved
+// the mailbox theirs), when the email was not verified yet.
 func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error) {
 	id, secret, err := emailVerification.parse(token)
 	if err != nil {
@@ -258,6 +282,9 @@ func (w *Workspace) ConfirmEmail(ctx context.Context, token string) (User, error
 		}
 		u.EmailVerified, u.UpdatedAt, u.Version = true, now, newVersion(u.Version)
 		if err := tx.PutUser(w.slug, u); err != nil {
+			return err
+		}
+		if err := w.auditEmailVerified(ctx, tx, u, userActor(u)); err != nil {
 			return err
 		}
 		return w.emit(tx, EventUserUpdated, userFromRecord(u))

@@ -106,7 +106,9 @@ func errorsIs(err error, code identity.Code) bool {
 // TestVersionChangesOnEveryWrite: every write of a user, a claim mapper or
 // a webhook endpoint gives it a new version, in both stores; reads return
 // the version the write returned; a no-op and writes beside the record
-// (attributes, roles) leave it as it was.
+// (roles) leave it as it was. An attribute is part of the user: setting
+// one to a new value, or deleting it, changes the version; setting it to
+// the value it has does not.
 func TestVersionChangesOnEveryWrite(t *testing.T) {
 	for name, st := range testStores(t) {
 		t.Run(name, func(t *testing.T) {
@@ -150,7 +152,10 @@ func TestVersionChangesOnEveryWrite(t *testing.T) {
 				{"SetPassword", func() error { return ws.SetPassword(ctx, u.ID, "a new passphrase") }, true},
 				{"rehash at login", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, true},
 				{"login without rehash", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, false},
-				{"SetAttribute", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, false},
+				{"SetAttribute", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, true},
+				{"SetAttribute to its value (no-op)", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, false},
+				{"SetAttribute to another value", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "logic") }, true},
+				{"DeleteAttribute", func() error { return ws.DeleteAttribute(ctx, u.ID, "dept") }, true},
 				{"AssignRole", func() error { return ws.AssignRole(ctx, u.ID, role.ID) }, false},
 			}
 			seen := map[int64]bool{u.Version: true}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -103,12 +104,25 @@ func (w *Workspace) CreateWebhook(ctx context.Context, nw NewWebhook) (_ Created
 		if err := tx.PutWebhook(w.slug, rec); err != nil {
 			return err
 		}
+		changes := auditChanges{}.set("url", nil, rec.URL).set("events", nil, rec.Events)
+		if rec.Description != "" {
+			changes = changes.set("description", nil, rec.Description)
+		}
+		if err := w.audit(ctx, tx, auditEntry{action: AuditWebhookCreated, target: webhookTarget(rec), changes: changes}); err != nil {
+			return err
+		}
 		return once.complete(tx, CreatedWebhook{Endpoint: webhookFromRecord(rec), Secret: secret}, rec.Version)
 	})
 	if err != nil {
 		return CreatedWebhook{}, fromStore(err, "workspace")
 	}
 	return CreatedWebhook{Endpoint: webhookFromRecord(rec), Secret: secret}, nil
+}
+
+// webhookTarget is the endpoint as the target of an audit record: its
+// signing secret is never part of one.
+func webhookTarget(rec store.Webhook) AuditTarget {
+	return AuditTarget{Kind: TargetWebhook, ID: strconv.FormatInt(rec.ID, 10), Display: rec.URL}
 }
 
 // checkEndpointRoom refuses a new endpoint in a workspace that has as
@@ -257,7 +271,14 @@ func (w *Workspace) DeleteWebhook(ctx context.Context, id int64) error {
 		if id <= 0 {
 			return notFound("webhook endpoint %d not found", id)
 		}
-		return tx.DeleteWebhook(w.slug, id)
+		rec, err := tx.Webhook(w.slug, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.DeleteWebhook(w.slug, id); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditWebhookDeleted, target: webhookTarget(rec)})
 	})
 	if err != nil {
 		return fromStore(err, fmt.Sprintf("webhook endpoint %d", id))

@@ -89,6 +89,8 @@ func routeCases() []routeCase {
 		{"GET", base + "/branding/logo", nil, one(identity.ScopeBrandingRead), 200},
 		{"PUT", base + "/branding/logo", logo, one(identity.ScopeBrandingWrite), 200},
 		{"DELETE", base + "/branding/logo", nil, one(identity.ScopeBrandingWrite), 204},
+		// The audit trail.
+		{"GET", base + "/audit?action=user.&limit=5", nil, one(identity.ScopeAuditRead), 200},
 	}
 }
 
@@ -218,6 +220,13 @@ func TestOtherWorkspace(t *testing.T) {
 			}
 			if diff := cmp.Diff(existing.Body.String(), missing.Body.String()); diff != "" {
 				t.Errorf("existing vs missing slug body (-existing +missing):\n%s", diff)
+			}
+			// Each answer has its own request id; the rest is the same.
+			for _, rec := range []*httptest.ResponseRecorder{existing, missing} {
+				if rec.Header().Get("X-Request-Id") == "" {
+					t.Error("no X-Request-Id")
+				}
+				rec.Header().Del("X-Request-Id")
 			}
 			if diff := cmp.Diff(existing.Header(), missing.Header()); diff != "" {
 				t.Errorf("existing vs missing slug header (-existing +missing):\n%s", diff)

@@ -316,3 +316,86 @@ func TestVersionZeroETag(t *testing.T) {
 		t.Errorf("user %+v, %v; want the update", u, err)
 	}
 }
+
+// TestConditionalAttributeWrite: PUT and DELETE of an attribute take
+// If-Match and If-None-Match against the user's ETag, as PUT of the
+// user does, change nothing when they do not hold, and answer with the
+// user's new ETag, which GET of the user then serves.
+func TestConditionalAttributeWrite(t *testing.T) {
+	const current, stale = "{current}", "{stale}"
+	tests := []struct {
+		name   string
+		header []string // with {current} and {stale} for the user's ETags
+		status int
+		code   string
+	}{
+		{"no condition", nil, 204, ""},
+		{"If-Match current", []string{"If-Match", current}, 204, ""},
+		{"If-Match stale", []string{"If-Match", stale}, 412, "precondition_failed"},
+		{"If-Match one of two", []string{"If-Match", stale + ", " + current}, 204, ""},
+		{"If-Match star", []string{"If-Match", "*"}, 204, ""},
+		{"If-Match weak current", []string{"If-Match", "W/" + current}, 412, "precondition_failed"},
+		{"If-None-Match star", []string{"If-None-Match", "*"}, 412, "precondition_failed"},
+		{"If-None-Match current", []string{"If-None-Match", current}, 412, "precondition_failed"},
+		{"If-None-Match stale", []string{"If-None-Match", stale}, 204, ""},
+		{"If-Match unquoted", []string{"If-Match", "abc"}, 400, "malformed_precondition"},
+	}
+	for _, method := range []string{"PUT", "DELETE"} {
+		for _, tt := range tests {
+			t.Run(method+" "+tt.name, func(t *testing.T) {
+				e := newTestEnv(t)
+				e.seed(t) // ada has dept=eng
+				staleTag := wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil))
+				wantNoContent(t, e.do(t, "PUT", base+"/users/1/attributes/tier", e.allKey, map[string]any{"value": "gold"}))
+				currentTag := wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil))
+				if currentTag == staleTag {
+					t.Fatalf("setting an attribute left the user's ETag %s as it was", currentTag)
+				}
+				tags := strings.NewReplacer(current, currentTag, stale, staleTag)
+				header := make([]string, len(tt.header))
+				for i, h := range tt.header {
+					header[i] = tags.Replace(h)
+				}
+				var body any
+				if method == "PUT" {
+					body = map[string]any{"value": "ops"}
+				}
+				rec := e.do(t, method, base+"/users/1/attributes/dept", e.allKey, body, header...)
+				attrs := e.do(t, "GET", base+"/users/1/attributes", e.allKey, nil)
+				if tt.code != "" {
+					wantProblem(t, rec, tt.status, tt.code)
+					wantJSON(t, attrs, 200, `{"attributes":{"dept":"eng","tier":"gold"}}`)
+					if now := wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil)); now != currentTag {
+						t.Errorf("a refused write changed the user's ETag from %s to %s", currentTag, now)
+					}
+					return
+				}
+				wantNoContent(t, rec)
+				want := `{"attributes":{"dept":"ops","tier":"gold"}}`
+				if method == "DELETE" {
+					want = `{"attributes":{"tier":"gold"}}`
+				}
+				wantJSON(t, attrs, 200, want)
+				newTag := wantETag(t, rec)
+				if newTag == currentTag || newTag != wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil)) {
+					t.Errorf("ETag %s: want a new one (old %s) that GET of the user then serves", newTag, currentTag)
+				}
+			})
+		}
+	}
+	t.Run("missing user is 404", func(t *testing.T) {
+		e := newTestEnv(t)
+		for _, h := range [][]string{{"If-Match", "*"}, {"If-Match", `"0000000000000001"`}, {"If-None-Match", "*"}} {
+			wantProblem(t, e.do(t, "PUT", base+"/users/7/attributes/k", e.allKey, map[string]any{"value": "v"}, h...), http.StatusNotFound, "not_found")
+			wantProblem(t, e.do(t, "DELETE", base+"/users/7/attributes/k", e.allKey, nil, h...), http.StatusNotFound, "not_found")
+		}
+	})
+	t.Run("missing attribute is 404 after the condition", func(t *testing.T) {
+		e := newTestEnv(t)
+		e.seed(t)
+		tag := wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil))
+		wantProblem(t, e.do(t, "DELETE", base+"/users/1/attributes/nosuch", e.allKey, nil, "If-Match", tag), http.StatusNotFound, "not_found")
+		wantProblem(t, e.do(t, "DELETE", base+"/users/1/attributes/nosuch", e.allKey, nil, "If-Match", `"0000000000000001"`),
+			http.StatusPreconditionFailed, "precondition_failed")
+	})
+}

@@ -29,8 +29,8 @@
 //	DELETE /users/{userId}/roles/{roleId}      users:write            204
 //	GET    /users/{userId}/groups              users:read             200 {"groups": [...]}
 //	GET    /users/{userId}/attributes          user_attributes:read   200 {"attributes": {...}}
-//	PUT    /users/{userId}/attributes/{key}    user_attributes:write  204 (body {"value": "..."})
-//	DELETE /users/{userId}/attributes/{key}    user_attributes:write  204
+//	PUT    /users/{userId}/attributes/{key}    user_attributes:write  204, the user's ETag (body {"value": "..."}; If-Match: 412)
+//	DELETE /users/{userId}/attributes/{key}    user_attributes:write  204, the user's ETag (If-Match: 412)
 //	GET    /claim-mappers                      claim_mappers:read     200 {"mappers": [...]}
 //	GET    /claim-mappers/{attributeKey}       claim_mappers:read     200 mapper, ETag (304 for If-None-Match)
 //	PUT    /claim-mappers/{attributeKey}       claim_mappers:write    204, ETag (If-Match, If-None-Match: 412)
@@ -57,6 +57,8 @@
 //	GET    /groups/{groupId}/roles             groups:read            200 {"roles": [...]}
 //	PUT    /groups/{groupId}/roles/{roleId}    groups:write           204 (again: 204)
 //	DELETE /groups/{groupId}/roles/{roleId}    groups:write           204
+//	GET    /audit                              audit:read             200 {"records": [...], "hasMore", "nextCursor"}
+//	                                                                  (?actor=&target=&action=&outcome=&since=&until=&cursor=&limit=)
 //	GET    /openapi.yaml                       (none)                 200 the OpenAPI document
 //
 // Lists are {"data": [...], "meta": {"total", "offset", "limit"}}; the
@@ -89,7 +91,11 @@
 // hold. A user, role or group that does not exist is 404 whatever the
 // headers (RFC 9110, 13.2.1). GET of any of them answers a matching
 // If-None-Match with 304. A header that is neither "*" nor a list of
-// entity tags is 400 malformed_precondition.
+// entity tags is 400 malformed_precondition. An attribute is part of its
+// user: PUT and DELETE of one take the same headers against the user's
+// ETag and answer with the user's new ETag, though the condition is
+// checked just before the write rather than in its transaction, the
+// library's attribute writes taking no precondition.
 //
 // POST /users, /webhooks, /roles and /groups take an Idempotency-Key
 // (1-255 visible ASCII characters, once). The library stores the outcome with the key,
@@ -108,7 +114,7 @@
 // title, status, detail, a stable code, and for validation an errors array
 // of {field, rule, message}. Library codes map to statuses in one table:
 //
-//	invalid 422, not_found 404, conflict 409, reserved_claim 400,
+//	invalid 422 (400 for the query of GET /audit), not_found 404, conflict 409, reserved_claim 400,
 //	limit_reached 409, unauthenticated 401, forbidden 403, internal 500,
 //	token_invalid 400, token_expired 410, token_used 409,
 //	precondition_failed 412, idempotency_key_reused 422,
@@ -124,8 +130,22 @@
 //
 // Every library call of a request carries its identity.RequestInfo
 // (package requestinfo: the peer's address, or the address a trusted
-// proxy forwarded, see identity.Options.TrustedProxies, and the
-// User-Agent), as the OpenID Provider's calls do.
+// proxy forwarded, see identity.Options.TrustedProxies, the User-Agent,
+// and the request's id), as the OpenID Provider's calls do, and the API
+// key as its actor (identity.WithActor: kind api_key, the key's id and
+// name), which the audit trail records. Every answer carries the
+// request's id in X-Request-Id: a trusted proxy's own X-Request-Id, or a
+// new one.
+//
+// # The audit trail
+//
+// GET /audit reads a page of the workspace's trail (Workspace.ListAuditRecords),
+// newest first: actor and target are KIND:ID ("api_key:3f2a9c01d4e5b6a7",
+// "user:42", "system:"), action an action or a prefix ending in ".",
+// outcome success or failure, since and until RFC 3339 times, cursor the
+// nextCursor of the page before, limit 1-100. A malformed or unknown
+// filter is 400 invalid, the query refused whole, with every such
+// parameter in errors.
 //
 // The adapter adds its own codes: unsupported_media_type 415 (a body that is
 // not application/json, or has no Content-Type), malformed_json 400 (bad

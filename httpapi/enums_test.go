@@ -70,8 +70,9 @@ var adapterCodes = []codeStatus{
 // TestOpenAPIEnums checks that every enum of openapi.yaml that mirrors a
 // catalogue of the library holds exactly that catalogue, as a set: event
 // types (identity.EventTypes), scopes (identity.Scopes), token kinds
-// (identity.TokenKind) and problem codes (the identity.Code constants and
-// the adapter's own). The lists of codes are checked against the
+// (identity.TokenKind), the audit catalogue (identity.AuditActions), the
+// audit trail's kinds of actor and target and its outcomes, and problem
+// codes (the identity.Code constants and the adapter's own). The lists of codes are checked against the
 // constants the two packages declare, so a new code or event type cannot
 // be left out of the document.
 func TestOpenAPIEnums(t *testing.T) {
@@ -102,6 +103,11 @@ func TestOpenAPIEnums(t *testing.T) {
 		{"schemas.Scope", schema("Scope").Enum, stringsOf(identity.Scopes())},
 		{"parameters.token", token.Value.Schema.Value.Enum, []string{identity.AccessToken.String(), identity.IDToken.String()}},
 		{"schemas.Problem.code", problemCode.Value.Enum, codes},
+		{"schemas.AuditAction", schema("AuditAction").Enum, stringsOf(identity.AuditActions())},
+		{"schemas.ActorKind", schema("ActorKind").Enum, stringsOf(identity.ActorKinds())},
+		{"schemas.AuditTargetKind", schema("AuditTargetKind").Enum, identity.AuditTargetKinds()},
+		{"schemas.AuditRecord.outcome", schema("AuditRecord").Properties["outcome"].Value.Enum,
+			stringsOf([]identity.AuditOutcome{identity.OutcomeSuccess, identity.OutcomeFailure})},
 	}
 	for _, tt := range tests {
 		var got []string

@@ -72,13 +72,20 @@ type handler struct {
 	logger   *slog.Logger // nil: slog.Default() at the time of the request
 	observer Observer     // nil: none
 	router   *httprouter.Router
+	// keyNames are the names of the API keys, for the audit trail.
+	keyNames keyNames
 }
 
 // ServeHTTP routes the request, then tells the observer of it and logs
 // one line about it, whatever happens, panics included.
+//
+// Every answer carries the request's id (package requestinfo: a trusted
+// proxy's X-Request-Id, or a new one) in X-Request-Id, the id the audit
+// records of the request's changes carry.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{Recorder: httpresp.Recorder{ResponseWriter: w}, start: time.Now()}
+	rec := &statusRecorder{Recorder: httpresp.Recorder{ResponseWriter: w}, start: time.Now(), info: requestinfo.From(h.svc, r)}
 	defer h.done(r, rec)
+	w.Header().Set(requestinfo.HeaderRequestID, rec.info.RequestID)
 	h.router.ServeHTTP(rec, routable(r))
 }
 
@@ -124,18 +131,21 @@ func routable(r *http.Request) *http.Request {
 func (h *handler) authorized(rt route) httprouter.Handle {
 	pattern, needs := basePath+rt.path, scopesOf(rt)
 	return func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		recorderOf(w).route = pattern
+		rec := recorderOf(w)
+		rec.route = pattern
 		// Every library call of the request knows its client (the
-		// address, through the Service's trusted proxies, and the
-		// User-Agent), as the OpenID Provider's calls do. The routes
-		// make their calls with ctx, never with r.Context().
-		ctx := identity.WithRequestInfo(r.Context(), requestinfo.From(h.svc, r))
+		// address, through the Service's trusted proxies, the
+		// User-Agent and the request's id), as the OpenID Provider's
+		// calls do, and, once the key is known, its actor: the key. The
+		// routes make their calls with ctx, never with r.Context().
+		ctx := identity.WithRequestInfo(r.Context(), rec.info)
 		need := needs(r)
 		ws, key, err := h.authorize(ctx, r, pathParam(ps, "slug"), need)
 		if err != nil {
 			err = challengeScopes(err, need)
 		} else {
-			err = rt.serve(ctx, w, &call{r: r, ws: ws, params: ps, key: key, pattern: pattern})
+			ctx = identity.WithActor(ctx, identity.Actor{Kind: identity.ActorAPIKey, ID: key.ID, Display: key.Name})
+			err = rt.serve(ctx, w, &call{r: r, ws: ws, params: ps, key: key.secret, pattern: pattern})
 		}
 		if err != nil {
 			writeProblem(w, err)

@@ -16,6 +16,9 @@ import (
 type statusRecorder struct {
 	httpresp.Recorder
 	start time.Time
+	// info is what the request says of its client, its id included: the
+	// RequestInfo of every library call it makes.
+	info  identity.RequestInfo
 	route string
 	err   error  // the cause of a 5xx, for the log only
 	stack string // the stack of a recovered panic

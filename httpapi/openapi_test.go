@@ -169,6 +169,8 @@ var specOperations = map[string]string{
 	"GET /t/{slug}/api/v1/branding/logo":              "branding:read",
 	"PUT /t/{slug}/api/v1/branding/logo":              "branding:write",
 	"DELETE /t/{slug}/api/v1/branding/logo":           "branding:write",
+	// The audit trail.
+	"GET /t/{slug}/api/v1/audit": "audit:read",
 }
 
 // init lets the validator read the logo bodies, which are PNG images
@@ -785,6 +787,13 @@ const (
 	fakeKey        = "Bearer idk_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 )
 
+// fakeAuditPage is a canned page of the audit trail.
+const fakeAuditPage = `{"records":[{"id":"000632a1b2c3d4e5f001122334455667","time":"2026-03-01T12:00:00.000001Z",` +
+	`"workspace":"acme","actor":{"kind":"api_key","id":"k1","display":"provisioner"},"action":"user.attribute.set",` +
+	`"target":{"kind":"user","id":"1","display":"ada"},"outcome":"success",` +
+	`"request":{"address":"192.0.2.1","userAgent":"curl/8","requestId":"r-1"},` +
+	`"changes":{"attributes.dept":{"before":"eng","after":"ops"}}}],"hasMore":true,"nextCursor":"000632a1b2c3d4e5f001122334455667"}`
+
 // fakeETag is the ETag header of a canned versioned response.
 var fakeETag = map[string]string{"ETag": `"00000000000000ff"`}
 
@@ -810,6 +819,20 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		{
 			name: "conforming user", method: "GET", path: u + "/users/1",
 			response: fakeResponse{status: 200, ctype: "application/json", body: fakeUser, header: fakeETag},
+		},
+		{
+			name: "conforming audit page", method: "GET", path: u + "/audit?actor=api_key:k1&limit=1",
+			response: fakeResponse{status: 200, ctype: "application/json", body: fakeAuditPage},
+		},
+		{
+			name: "audit record of an action outside the catalogue", method: "GET", path: u + "/audit",
+			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeAuditPage, `"user.attribute.set"`, `"user.renamed"`, 1)},
+			wantError: "action",
+		},
+		{
+			name: "audit page without hasMore", method: "GET", path: u + "/audit",
+			response:  fakeResponse{status: 200, ctype: "application/json", body: strings.Replace(fakeAuditPage, `"hasMore":true,`, "", 1)},
+			wantError: "hasMore",
 		},
 		{
 			name: "user without username", method: "GET", path: u + "/users/1",
@@ -1061,6 +1084,7 @@ func TestOpenAPIValidatorCatchesDrift(t *testing.T) {
 		}
 		h := v.middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut {
+				w.Header().Set("ETag", fakeETag["ETag"])
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
@@ -1105,7 +1129,7 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := createdKey.Secret
+	key, keyID := createdKey.Secret, createdKey.APIKey.ID
 	createdKey, err = ws.CreateAPIKey(ctx, "read", []identity.Scope{identity.ScopeUsersRead})
 	if err != nil {
 		t.Fatal(err)
@@ -1251,6 +1275,13 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("PUT", "/users/999/attributes/dept", `{"value":"v"}`, 404)
 	do("DELETE", "/users/"+user+"/attributes/empty", "", 204)
 	do("DELETE", "/users/"+user+"/attributes/empty", "", 404)
+	userTag := do("GET", "/users/"+user, "", 200).Header().Get("ETag")
+	do("PUT", "/users/"+user+"/attributes/tier", `{"value":"gold"}`, 204, header("If-Match", userTag))
+	do("PUT", "/users/"+user+"/attributes/tier", `{"value":"gold"}`, 412, header("If-Match", userTag))
+	do("PUT", "/users/"+user+"/attributes/tier", `{"value":"gold"}`, 400, header("If-Match", "tag"))
+	do("DELETE", "/users/"+user+"/attributes/tier", "", 412, header("If-Match", userTag))
+	do("DELETE", "/users/"+user+"/attributes/tier", "", 400, header("If-None-Match", "tag"))
+	do("DELETE", "/users/"+user+"/attributes/tier", "", 204, header("If-Match", "*"))
 
 	// Claim mappers.
 	do("GET", "/claim-mappers", "", 200)
@@ -1364,6 +1395,23 @@ func TestOpenAPIConformanceSmoke(t *testing.T) {
 	do("DELETE", "/roles/"+role, "", 204)
 	do("DELETE", "/roles/"+role, "", 404)
 	do("GET", "/users/"+user+"/roles", "", 200)
+
+	// The audit trail.
+	do("GET", "/audit", "", 200)
+	do("GET", "/audit?actor=api_key:"+keyID+"&target=user:"+user+"&action=user.&outcome=success"+
+		"&since=2000-01-01T00:00:00Z&until=2100-01-01T00:00:00%2B01:00&limit=5", "", 200)
+	next := do("GET", "/audit?actor=api_key:"+keyID+"&limit=1", "", 200)
+	var page struct{ NextCursor string }
+	if err := json.Unmarshal(next.Body.Bytes(), &page); err != nil || page.NextCursor == "" {
+		t.Errorf("audit page %s: no nextCursor (%v)", next.Body.String(), err)
+	}
+	do("GET", "/audit?actor=api_key:"+keyID+"&limit=1&cursor="+page.NextCursor, "", 200)
+	do("GET", "/audit?actor=&action=", "", 200)
+	do("GET", "/audit?actor=nobody", "", 400)
+	do("GET", "/audit?outcome=maybe&limit=0", "", 400)
+	do("GET", "/audit?since=yesterday", "", 400)
+	do("GET", "/audit?limit=%zz", "", 400)
+	do("GET", "/audit", "", 403, header("Authorization", "Bearer "+readKey))
 
 	// Disabling is idempotent.
 	do("DELETE", "/users/"+user, "", 204)

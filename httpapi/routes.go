@@ -88,6 +88,8 @@ var routes = []route{
 	{http.MethodGet, "/branding/logo", scopes{identity.ScopeBrandingRead}, getLogo},
 	{http.MethodPut, "/branding/logo", scopes{identity.ScopeBrandingWrite}, putLogo},
 	{http.MethodDelete, "/branding/logo", scopes{identity.ScopeBrandingWrite}, deleteLogo},
+
+	{http.MethodGet, "/audit", scopes{identity.ScopeAuditRead}, listAudit},
 }
 
 // queryScopes completes the scope table: a request of the route (method
@@ -416,8 +418,16 @@ func getAttributes(ctx context.Context, w http.ResponseWriter, c *call) error {
 	return writeJSON(w, http.StatusOK, attributesResponse{Attributes: attrs})
 }
 
+// setAttribute creates or replaces one attribute of the user, under
+// If-Match and If-None-Match against the user's ETag (see
+// attributeCondition), and answers 204 with the user's new ETag: an
+// attribute is part of the user, whose version it changes.
 func setAttribute(ctx context.Context, w http.ResponseWriter, c *call) error {
 	id, err := c.id("userId", "user")
+	if err != nil {
+		return err
+	}
+	cond, err := preconditionOf(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -425,15 +435,33 @@ func setAttribute(ctx context.Context, w http.ResponseWriter, c *call) error {
 	if err := decodeBody(w, c.r, requiredField("value", &value)); err != nil {
 		return err
 	}
-	return writeNoContent(w, c.ws.SetAttribute(ctx, id, c.param("key"), value))
+	if err := attributeCondition(ctx, c.ws, id, cond); err != nil {
+		return err
+	}
+	if err := c.ws.SetAttribute(ctx, id, c.param("key"), value); err != nil {
+		return err
+	}
+	return writeUserETag(ctx, w, c.ws, id)
 }
 
+// deleteAttribute removes one attribute of the user, under the
+// conditions setAttribute takes, and answers as it does.
 func deleteAttribute(ctx context.Context, w http.ResponseWriter, c *call) error {
 	id, err := c.id("userId", "user")
 	if err != nil {
 		return err
 	}
-	return writeNoContent(w, c.ws.DeleteAttribute(ctx, id, c.param("key")))
+	cond, err := preconditionOf(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if err := attributeCondition(ctx, c.ws, id, cond); err != nil {
+		return err
+	}
+	if err := c.ws.DeleteAttribute(ctx, id, c.param("key")); err != nil {
+		return err
+	}
+	return writeUserETag(ctx, w, c.ws, id)
 }
 
 // Claim mappers.

@@ -122,19 +122,25 @@ func TestUpdateUserIgnoresEmailVerified(t *testing.T) {
 
 // TestRequestInfo: the library calls of a request carry its client, as
 // package requestinfo reads it: the peer's address (X-Forwarded-For is
-// not believed from a peer that is no trusted proxy) and the User-Agent.
+// not believed from a peer that is no trusted proxy), the User-Agent and
+// the request's id, which the answer's X-Request-Id names (the client's
+// own is not believed either).
 func TestRequestInfo(t *testing.T) {
 	e := newTestEnv(t)
 	rec := e.do(t, "POST", base+"/users", e.allKey,
 		map[string]any{"username": "bob", "email": "bob@example.com", "fullName": "Bob", "password": "correct horse"},
-		"User-Agent", "provisioner/2.1", "X-Forwarded-For", "203.0.113.9")
+		"User-Agent", "provisioner/2.1", "X-Forwarded-For", "203.0.113.9", "X-Request-Id", "chosen-by-client")
 	wantStatus(t, rec, 201)
 	got := e.store.lastInfo.Load()
 	if got == nil {
 		t.Fatal("no store call")
 	}
 	// httptest.NewRequest's peer.
-	want := identity.RequestInfo{Address: netip.MustParseAddr("192.0.2.1"), UserAgent: "provisioner/2.1"}
+	id := rec.Header().Get("X-Request-Id")
+	if len(id) != 32 {
+		t.Errorf("X-Request-Id %q, want a fresh id of 32 hex digits", id)
+	}
+	want := identity.RequestInfo{Address: netip.MustParseAddr("192.0.2.1"), UserAgent: "provisioner/2.1", RequestID: id}
 	if diff := cmp.Diff(want, *got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("RequestInfo (-want +got):\n%s", diff)
 	}

@@ -90,6 +90,9 @@ func RunRules(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PasswordReset", testRulePasswordReset},
 		{"DeleteUserPermanently", testRuleDeleteUserPermanently},
 		{"DeleteWorkspace", testRuleDeleteWorkspace},
+		{"AuditRedaction", testRuleAuditRedaction},
+		{"AuditRetention", testRuleAuditRetention},
+		{"ListAuditRecords", testRuleAuditLog},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

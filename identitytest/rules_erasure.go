@@ -2,6 +2,8 @@ package identitytest
 
 import (
 	"bytes"
+	"encoding/json"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -442,11 +444,15 @@ func RunErasure(t *testing.T, newStore func(t *testing.T) store.Store, x Erasure
 		if s.user.ID != 2 {
 			t.Fatalf("the user to delete has id %d, want 2", s.user.ID)
 		}
-		if _, err := e.ws.DeleteUserPermanently(e.ctx, s.user.ID); err != nil {
+		own := e.actAs(s, nu)
+		deleted, err := e.ws.DeleteUserPermanently(e.ctx, s.user.ID)
+		if err != nil {
 			t.Fatalf("DeleteUserPermanently: %v", err)
 		}
+		e.wantPseudonymized(s.user.ID, deleted, own)
 		needles := []string{nu.Username, nu.Email, nu.FullName, strings.ToLower(nu.Username), strings.ToLower(nu.Email),
 			strings.ToLower(nu.FullName), s.sessionID, s.grantID}
+		needles = append(needles, own.personal()...)
 		needles = append(needles, tokenIDs(t, s.secrets())...)
 		holds := found(x.Dump(t, e.store), needles, func(data []byte) bool {
 			return x.HoldsID(data, s.user.ID) || holdsJSONUserID(data, s.user.ID)
@@ -490,6 +496,113 @@ func RunErasure(t *testing.T, newStore func(t *testing.T) store.Store, x Erasure
 			t.Errorf("after DeleteWorkspace, %s", h)
 		}
 	})
+}
+
+// ownDoings are the user's own requests before an erasure (actAs), and
+// what they left in the trail.
+type ownDoings struct {
+	// user is the user as it was; attributes the values it was given.
+	user       identity.User
+	attributes []string
+	// address and userAgent are the client of the user's own requests;
+	// othersAddress that of a sign-in someone else tried on the account.
+	address, userAgent, othersAddress string
+}
+
+// personal returns what of the user no record may keep after the
+// erasure: the values of its attributes and the client of its own
+// requests.
+func (o ownDoings) personal() []string {
+	return append([]string{o.address, o.userAgent}, o.attributes...)
+}
+
+// actAs makes the trail of s's user hold what an erasure must remove:
+// requests of the user's own, from their address and browser, as the
+// hosted pages make them (the user the actor: a confirmed email, an
+// attribute of their own), and a sign-in someone else tried, from
+// another address, which stays.
+func (e *env) actAs(s subject, nu identity.NewUser) ownDoings {
+	e.t.Helper()
+	o := ownDoings{user: s.user, attributes: []string{"1815 in London", "Poetical science"},
+		address: "198.51.100.23", userAgent: "AdaPhone/2.0 (Augusta)", othersAddress: "203.0.113.99"}
+	mine := identity.WithRequestInfo(e.ctx, identity.RequestInfo{
+		Address: netip.MustParseAddr(o.address), UserAgent: o.userAgent, RequestID: "req-own",
+	})
+	if _, err := s.tokens.ConfirmEmail(mine, s.verify); err != nil { // the user is its actor
+		e.t.Fatal(err)
+	}
+	self := identity.WithActor(mine, identity.Actor{Kind: identity.ActorUser, ID: strconv.FormatInt(s.user.ID, 10), Display: nu.Username})
+	if err := s.tokens.SetAttribute(self, s.user.ID, "motto", o.attributes[1]); err != nil {
+		e.t.Fatal(err)
+	}
+	others := identity.WithActor(identity.WithRequestInfo(e.ctx, identity.RequestInfo{
+		Address: netip.MustParseAddr(o.othersAddress), UserAgent: "curl/8.5.0",
+	}), identity.Actor{Kind: identity.ActorClient, ID: s.client.ID, Display: "someone's client"})
+	_, err := s.tokens.Authenticate(others, nu.Email, "a guess")
+	WantCode(e.t, err, identity.CodeUnauthenticated)
+	return o
+}
+
+// wantPseudonymized checks the trail after the erasure of the user
+// with the id: read through ListAuditRecords, a page at a time, no record holds
+// the user's username, email, full name, attribute values, or the address
+// and browser of their own requests; every record that names the user,
+// as its target or its actor, keeps the id and shows the pseudonym (and
+// deleted counts them, user.deleted aside); a sign-in someone else tried
+// keeps its address.
+func (e *env) wantPseudonymized(id int64, deleted identity.DeletedUser, own ownDoings) {
+	e.t.Helper()
+	t := e.t
+	if !strings.HasPrefix(deleted.Pseudonym, "erased-") || len(deleted.Pseudonym) != len("erased-")+12 {
+		t.Errorf("Pseudonym = %q, want erased- and 12 hex digits", deleted.Pseudonym)
+	}
+	uid := strconv.FormatInt(id, 10)
+	personal := append([]string{own.user.Username, own.user.Email, own.user.FullName, strings.ToLower(own.user.Username),
+		strings.ToLower(own.user.Email), strings.ToLower(own.user.FullName)}, own.personal()...)
+	naming, asActor, othersKept := 0, 0, false
+	var actions []string
+	for _, r := range trail(t, e, e.ws, 5) {
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range personal {
+			if strings.Contains(string(data), p) {
+				t.Errorf("after the erasure, a record holds %q: %s", p, data)
+			}
+		}
+		byUser := r.Actor.Kind == identity.ActorUser && r.Actor.ID == uid
+		aboutUser := r.Target.Kind == identity.TargetUser && r.Target.ID == uid
+		if byUser {
+			asActor++
+			if r.Actor.Display != deleted.Pseudonym || r.Request.Address != "" || r.Request.UserAgent != "" {
+				t.Errorf("a record by the erased user shows %+v from %+v, want the pseudonym and no client", r.Actor, r.Request)
+			}
+		}
+		if aboutUser && r.Target.Display != deleted.Pseudonym {
+			t.Errorf("a record about the erased user shows %+v, want the pseudonym %s", r.Target, deleted.Pseudonym)
+		}
+		if aboutUser && r.Actor.Kind == identity.ActorClient && r.Request.Address == own.othersAddress {
+			othersKept = true
+		}
+		if byUser || aboutUser {
+			naming++
+			actions = append(actions, string(r.Action))
+		}
+	}
+	if naming != deleted.AuditRecords+1 {
+		t.Errorf("%d records name the erased user (%v); DeletedUser.AuditRecords = %d, and user.deleted makes one more",
+			naming, actions, deleted.AuditRecords)
+	}
+	if asActor == 0 {
+		t.Error("no record has the erased user as its actor: the erasure of their requests is not tested")
+	}
+	if !othersKept {
+		t.Errorf("the sign-in someone else tried from %s lost its address, or was not recorded", own.othersAddress)
+	}
+	if !slices.Contains(actions, string(identity.AuditUserDeleted)) {
+		t.Errorf("no user.deleted among the erased user's records %v", actions)
+	}
 }
 
 // tokenIDs returns the ids of tokens of the form prefix_id_secret.

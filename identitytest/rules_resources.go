@@ -421,8 +421,8 @@ func testRuleAPIKeys(t *testing.T, e *env) {
 		WantFields(t, err, tt.fields)
 	}
 	all := identity.Scopes()
-	if len(all) != 16 {
-		t.Errorf("%d scopes, want the 16 of the management API", len(all))
+	if len(all) != 17 {
+		t.Errorf("%d scopes, want the 17 of the management API", len(all))
 	}
 	created, err = e.ws.CreateAPIKey(e.ctx, "", all)
 	if err != nil {

@@ -108,6 +108,7 @@ type Metrics struct {
 	txDurations      *prometheus.HistogramVec
 	signIns          *prometheus.CounterVec
 	locks            prometheus.Counter
+	audits           *prometheus.CounterVec
 	hashWaits        prometheus.Histogram
 	attempts         *prometheus.CounterVec
 	attemptDurations *prometheus.HistogramVec
@@ -218,6 +219,10 @@ func New(opts *Options) *Metrics {
 			Name: "identity_account_locks_total",
 			Help: "Accounts locked by failed attempts (user.locked).",
 		}),
+		audits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "identity_audit_records_total",
+			Help: "Audit records committed, by action (the audit catalogue).",
+		}, []string{"action"}),
 		hashWaits: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "identity_password_hash_wait_seconds",
 			Help:    "Time each password hash or verification waited for room in the hashing budget.",
@@ -252,6 +257,9 @@ func New(opts *Options) *Metrics {
 	for _, o := range identity.SignInOutcomes() {
 		m.signIns.WithLabelValues(string(o))
 	}
+	for _, a := range identity.AuditActions() {
+		m.audits.WithLabelValues(string(a))
+	}
 	for _, kind := range []identity.JobKind{identity.WebhookJob, identity.MailJob} {
 		for _, o := range delivery.AttemptOutcomes() {
 			m.attempts.WithLabelValues(string(kind), string(o))
@@ -260,7 +268,7 @@ func New(opts *Options) *Metrics {
 	}
 	m.reg.MustRegister(
 		m.httpRequests, m.httpDurations, m.txDurations, m.signIns, m.locks,
-		m.hashWaits, m.attempts, m.attemptDurations,
+		m.audits, m.hashWaits, m.attempts, m.attemptDurations,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -318,6 +326,11 @@ func (m *Metrics) SignIn(outcome identity.SignInOutcome) {
 
 // Locked counts a lock (identity.Observer).
 func (m *Metrics) Locked() { m.locks.Inc() }
+
+// Audited counts an audit record by its action (identity.Observer).
+func (m *Metrics) Audited(rec identity.AuditRecord) {
+	m.audits.WithLabelValues(string(rec.Action)).Inc()
+}
 
 // HashWait observes a wait for the hashing budget (identity.Observer).
 func (m *Metrics) HashWait(d time.Duration) { m.hashWaits.Observe(d.Seconds()) }

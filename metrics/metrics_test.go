@@ -438,6 +438,7 @@ func TestExpositionIsWellFormed(t *testing.T) {
 	slices.Sort(names)
 	wantNames := []string{
 		"identity_account_locks_total counter",
+		"identity_audit_records_total counter",
 		"identity_delivery_attempt_duration_seconds histogram",
 		"identity_delivery_attempts_total counter",
 		"identity_delivery_queue_depth gauge",

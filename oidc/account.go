@@ -118,6 +118,9 @@ func (h *Handler) serveAccount(w http.ResponseWriter, r *http.Request, rq *pageR
 	if r.Method != http.MethodPost {
 		f.csrf = csrfToken(w, r, rq)
 		a, ok, err := h.signedIn(r, rq, f.csrf)
+		if ok {
+			r = asUser(r, a.user)
+		}
 		switch {
 		case err != nil:
 			h.internalError(w, r, rq.ws.Slug(), err)
@@ -153,7 +156,7 @@ func (h *Handler) serveAccount(w http.ResponseWriter, r *http.Request, rq *pageR
 	case err != nil:
 		h.internalError(w, r, rq.ws.Slug(), err)
 	case ok:
-		act(h, w, r, rq, a)
+		act(h, w, asUser(r, a.user), rq, a)
 	default:
 		h.accountSignIn(w, r, rq, f, http.StatusForbidden, pageData{Message: rq.t("page.account.session_ended"), Focus: "login"})
 	}
@@ -249,6 +252,7 @@ func (h *Handler) accountCode(w http.ResponseWriter, r *http.Request, rq *pageRe
 	if !ok {
 		return
 	}
+	r = asUser(r, verified.User)
 	created, err := rq.ws.CreateSession(r.Context(), verified.User.ID, &identity.SessionOptions{AMR: verified.AMR})
 	if !h.stepDone(w, r, rq, f, err) {
 		return

@@ -31,10 +31,12 @@ func (h *Handler) serveAuthorize(w http.ResponseWriter, r *http.Request, rq *pag
 		h.badRequest(w, r, rq, rq.t("page.authorize.invalid.title"), rq.t("page.authorize.duplicate"))
 		return
 	}
-	if _, err := rq.ws.Provider().GetAuthorizationClient(r.Context(), clientID, redirectURI); err != nil {
+	c, err := rq.ws.Provider().GetAuthorizationClient(r.Context(), clientID, redirectURI)
+	if err != nil {
 		h.authorizePage(w, r, rq, err)
 		return
 	}
+	r = asClient(r, c.ID, c.Name)
 	state := r.Form.Get("state")
 	if len(state) > identity.MaxStateLength || !utf8.ValidString(state) {
 		state = "" // not sent back: Authorize refuses it

@@ -108,8 +108,21 @@
 // temporarily_unavailable with Retry-After, the seconds to wait, rounded
 // up. Every library call of a request carries its identity.RequestInfo
 // (package requestinfo: the client's address, through the Service's
-// trusted proxies, and its User-Agent), which throttling counts and
-// sessions record.
+// trusted proxies, its User-Agent and the request's id), which
+// throttling counts, sessions record and the audit trail keeps; every
+// answer carries the request's id in X-Request-Id.
+//
+// # The audit trail
+//
+// The calls of a request name as their actor (identity.WithActor) who
+// the endpoint knows it comes from: the client of the authorization
+// request on the sign-in page until a user is known (the library names
+// the user of a sign-in that succeeds); the signed-in user on the
+// account page, after the second factor's code, and at end_session from
+// a browser with a session; the authenticated client at the token,
+// revocation and introspection endpoints, and at end_session without a
+// session for the client it names. Other requests name none, which the
+// library records as the system's. docs/oidc.md has the table.
 //
 // # Logging
 //

@@ -170,12 +170,17 @@ func requestOf(ctx context.Context) *request {
 // ServeHTTP serves the endpoint the request's path ends with, every
 // library call it makes with the request's identity.RequestInfo in its
 // context (package requestinfo: the client's address, through the
-// trusted proxies, and its User-Agent), and logs one line about it.
+// trusted proxies, its User-Agent and the request's id, which every
+// answer carries in X-Request-Id), and logs one line about it. The
+// actor of the calls is who the endpoint knows the request comes from
+// (see actor.go).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	lw := &requestLog{Recorder: httpresp.Recorder{ResponseWriter: w}, start: time.Now()}
 	defer h.logRequest(r, lw)
 	w = lw
-	r = r.WithContext(identity.WithRequestInfo(r.Context(), requestinfo.From(h.svc, r)))
+	info := requestinfo.From(h.svc, r)
+	w.Header().Set(requestinfo.HeaderRequestID, info.RequestID)
+	r = r.WithContext(identity.WithRequestInfo(r.Context(), info))
 	slug, rt, ok := match(r.URL.Path)
 	if ok {
 		lw.route = routePattern(rt.path)

@@ -32,6 +32,7 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *pageReq
 		if !ok {
 			return
 		}
+		r = asClient(r, p.ClientID, p.ClientName)
 		d := pageData{Login: r.Form.Get("login_hint"), Focus: "login"}
 		if len(d.Login) > maxLoginBytes || !utf8.ValidString(d.Login) {
 			d.Login = ""
@@ -49,6 +50,8 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request, rq *pageReq
 	if !ok {
 		return
 	}
+	// Until a step proves who signs in, the request is the client's.
+	r = asClient(r, p.ClientID, p.ClientName)
 	switch r.PostForm.Get("step") {
 	case "":
 		h.signInPassword(w, r, rq, p)

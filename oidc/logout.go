@@ -39,6 +39,7 @@ func (h *Handler) serveEndSession(w http.ResponseWriter, r *http.Request, rq *pa
 		}
 		req.Confirmed = true
 	}
+	r = h.logoutActor(r, rq, req)
 	to, err := rq.ws.Provider().EndSession(r.Context(), req)
 	if identity.ErrorCode(err) == identity.CodeConfirmationRequired {
 		h.logoutConfirmation(w, r, rq, req)
@@ -64,6 +65,31 @@ func (h *Handler) serveEndSession(w http.ResponseWriter, r *http.Request, rq *pa
 	}
 	h.page(w, r, http.StatusOK, pageData{Title: rq.t("page.logout.done.title"), Message: rq.t("page.logout.done"),
 		Link: accountURL(rq, ""), LinkText: rq.t("page.way.sign_in_again")})
+}
+
+// logoutActor returns r with the actor of a logout request: the user of
+// the browser's session when it has a valid one (the user who confirms,
+// or whose client sent the browser here), else the client the request
+// names (client_id, or the ID token hint's audience, which EndSession
+// verifies) when the workspace has it; else r as it is.
+func (h *Handler) logoutActor(r *http.Request, rq *pageRequest, req identity.EndSessionRequest) *http.Request {
+	ctx := r.Context()
+	if req.SessionToken != "" && len(req.SessionToken) <= maxTokenBytes {
+		if v, err := rq.ws.VerifySession(ctx, req.SessionToken); err == nil {
+			return asUser(r, v.User)
+		}
+	}
+	id := req.ClientID
+	if id == "" {
+		id = hintAudience(req.IDTokenHint)
+	}
+	if !loggableClientID(id) {
+		return r // no client's id has another form
+	}
+	if c, err := rq.ws.GetClient(ctx, id); err == nil {
+		return asClient(r, c.ID, c.Name)
+	}
+	return r
 }
 
 // logoutConfirmation asks the user whether to sign out, naming the

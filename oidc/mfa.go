@@ -276,6 +276,8 @@ func (h *Handler) signInCode(w http.ResponseWriter, r *http.Request, rq *pageReq
 	if !ok {
 		return
 	}
+	// The user proved who they are: the rest of the sign-in is theirs.
+	r = asUser(r, verified.User)
 	opts := &identity.SessionOptions{AMR: verified.AMR}
 	if verified.RecoveryCodes != nil {
 		// An authorization code lives a minute, less than reading the

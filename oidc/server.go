@@ -129,23 +129,36 @@ func (s *server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCreden
 // oauthClient returns the identity client op.Server verified.
 func oauthClient(c op.Client) identity.OAuthClient { return c.(client).OAuthClient }
 
+// asVerified returns ctx whose calls have the client op.Server verified
+// as their actor: the client of a token, revocation or introspection
+// request.
+func asVerified(ctx context.Context, c identity.OAuthClient) context.Context {
+	return withClient(ctx, c.ID, c.Name)
+}
+
 // CodeExchange redeems an authorization code (grant_type
 // authorization_code).
 func (s *server) CodeExchange(ctx context.Context, r *op.ClientRequest[zoidc.AccessTokenRequest]) (*op.Response, error) {
-	t, err := requestOf(ctx).ws.Provider().ExchangeCode(ctx, oauthClient(r.Client), r.Data.Code, r.Data.RedirectURI, r.Data.CodeVerifier)
+	c := oauthClient(r.Client)
+	ctx = asVerified(ctx, c)
+	t, err := requestOf(ctx).ws.Provider().ExchangeCode(ctx, c, r.Data.Code, r.Data.RedirectURI, r.Data.CodeVerifier)
 	return s.tokens(ctx, t, err)
 }
 
 // RefreshToken rotates a refresh token (grant_type refresh_token).
 func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[zoidc.RefreshTokenRequest]) (*op.Response, error) {
-	t, err := requestOf(ctx).ws.Provider().RefreshTokens(ctx, oauthClient(r.Client), r.Data.RefreshToken, r.Data.Scopes)
+	c := oauthClient(r.Client)
+	ctx = asVerified(ctx, c)
+	t, err := requestOf(ctx).ws.Provider().RefreshTokens(ctx, c, r.Data.RefreshToken, r.Data.Scopes)
 	return s.tokens(ctx, t, err)
 }
 
 // ClientCredentialsExchange issues a confidential client a token for
 // itself (grant_type client_credentials).
 func (s *server) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequest[zoidc.ClientCredentialsRequest]) (*op.Response, error) {
-	t, err := requestOf(ctx).ws.Provider().ExchangeClientCredentials(ctx, oauthClient(r.Client), r.Data.Scope)
+	c := oauthClient(r.Client)
+	ctx = asVerified(ctx, c)
+	t, err := requestOf(ctx).ws.Provider().ExchangeClientCredentials(ctx, c, r.Data.Scope)
 	return s.tokens(ctx, t, err)
 }
 
@@ -182,6 +195,7 @@ func (s *server) Introspect(ctx context.Context, r *op.Request[op.IntrospectionR
 		return nil, s.fail(ctx, atToken, err)
 	}
 	rq.log.clientKnown(c.ID)
+	ctx = asVerified(ctx, c)
 	in, err := ws.Provider().IntrospectToken(ctx, c, r.Data.IntrospectionRequest.Token)
 	if err != nil {
 		return nil, s.fail(ctx, atToken, err)
@@ -217,7 +231,8 @@ func (s *server) UserInfo(ctx context.Context, r *op.Request[zoidc.UserInfoReque
 // Revocation revokes a token and its grant (RFC 7009): an unknown token
 // is answered 200 as well.
 func (s *server) Revocation(ctx context.Context, r *op.ClientRequest[zoidc.RevocationRequest]) (*op.Response, error) {
-	if err := requestOf(ctx).ws.Provider().RevokeToken(ctx, oauthClient(r.Client), r.Data.Token); err != nil {
+	c := oauthClient(r.Client)
+	if err := requestOf(ctx).ws.Provider().RevokeToken(asVerified(ctx, c), c, r.Data.Token); err != nil {
 		return nil, s.fail(ctx, atToken, err)
 	}
 	return op.NewResponse(nil), nil

@@ -1,11 +1,15 @@
 // Package requestinfo reads from an HTTP request what the identity
 // library knows of the client behind a call (identity.RequestInfo): the
 // client's address, believing forwarded headers only from the Service's
-// trusted proxies, and its User-Agent. The adapters (httpapi, oidc) put
-// it in the context of every library call a request makes.
+// trusted proxies, its User-Agent, and the request's id in the audit
+// trail. The adapters (httpapi, oidc) put it in the context of every
+// library call a request makes, and answer with the id in the
+// X-Request-Id header.
 package requestinfo
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"net/netip"
@@ -14,22 +18,67 @@ import (
 	"github.com/identitylib/identity"
 )
 
+// HeaderRequestID is the header that carries a request's id: read from a
+// trusted proxy, and sent back by the adapters with the id they used.
+const HeaderRequestID = "X-Request-Id"
+
+// MaxRequestIDLength bounds the X-Request-Id a trusted proxy may send,
+// in bytes.
+const MaxRequestIDLength = 128
+
 // From returns what r says of its client: the peer's address, or, when
 // the peer is one of the Service's trusted proxies
 // (identity.Options.TrustedProxies), the address the proxies forwarded
 // (the Forwarded header of RFC 7239, or else X-Forwarded-For), read from
-// the right and skipping every hop that is itself a trusted proxy; and
-// the User-Agent. Locale is left for the adapter to choose. Every adapter
-// asks here, so REST, the provider and the pages agree on who a client
-// is.
+// the right and skipping every hop that is itself a trusted proxy; the
+// User-Agent; and the request's id (see RequestID). Locale is left for
+// the adapter to choose. Every adapter asks here, so REST, the provider
+// and the pages agree on who a client is.
 func From(s *identity.Service, r *http.Request) identity.RequestInfo {
-	return identity.RequestInfo{Address: clientAddress(s, r), UserAgent: r.UserAgent()}
+	peer := remoteAddr(r.RemoteAddr)
+	trusted := peer.IsValid() && s.TrustsProxy(peer)
+	return identity.RequestInfo{Address: clientAddress(s, r, peer, trusted), UserAgent: r.UserAgent(), RequestID: requestID(r, trusted)}
 }
 
-// clientAddress is the address From reports for r.
-func clientAddress(s *identity.Service, r *http.Request) netip.Addr {
-	peer := remoteAddr(r.RemoteAddr)
-	if !peer.IsValid() || !s.TrustsProxy(peer) {
+// requestID is the id From reports for r: the X-Request-Id the peer sent
+// when it is a trusted proxy (trusted) and the header is there once,
+// with 1 to MaxRequestIDLength printable ASCII characters (space to
+// tilde); otherwise a new id, 32 lowercase hex digits of 16 random
+// bytes. A client that is no trusted proxy cannot choose the id the
+// audit trail records for it.
+func requestID(r *http.Request, trusted bool) string {
+	if trusted {
+		if values := r.Header.Values(HeaderRequestID); len(values) == 1 && validRequestID(values[0]) {
+			return values[0]
+		}
+	}
+	return newRequestID()
+}
+
+// validRequestID reports whether a forwarded id may be kept as it is.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > MaxRequestIDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID returns a fresh request id: 16 random bytes in hex.
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// clientAddress is the address From reports for r, whose peer is peer,
+// trusted when it is one of the Service's trusted proxies.
+func clientAddress(s *identity.Service, r *http.Request, peer netip.Addr, trusted bool) netip.Addr {
+	if !trusted {
 		return peer
 	}
 	hops := forwardedFor(r.Header)

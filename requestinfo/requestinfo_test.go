@@ -3,7 +3,11 @@ package requestinfo_test
 import (
 	"net/http/httptest"
 	"net/netip"
+	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/requestinfo"
@@ -54,6 +58,63 @@ func TestRequestInfoAddress(t *testing.T) {
 			}
 			if info.UserAgent != "Mozilla/5.0 test" || info.Locale != "" {
 				t.Errorf("UserAgent %q, Locale %q", info.UserAgent, info.Locale)
+			}
+		})
+	}
+}
+
+// freshID is the form of an id the adapter makes itself.
+var freshID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// TestRequestID: a trusted proxy's X-Request-Id names the request when
+// it is one header of 1 to 128 printable ASCII characters; a client's
+// own, or an unusable one, is replaced by a fresh id, as a request
+// without one gets.
+func TestRequestID(t *testing.T) {
+	svc, err := identity.New(memstore.New(), &identity.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const trusted, untrusted = "10.1.2.3:4711", "192.0.2.7:4711"
+	longest := strings.Repeat("r", requestinfo.MaxRequestIDLength)
+	tests := []struct {
+		name   string
+		remote string
+		ids    []string // the X-Request-Id lines sent
+		want   string   // "" for a fresh id
+	}{
+		{"trusted proxy's id honoured", trusted, []string{"req-7f3a"}, "req-7f3a"},
+		{"printable punctuation and spaces", trusted, []string{"a b/c=d~!"}, "a b/c=d~!"},
+		{"128 characters", trusted, []string{longest}, longest},
+		{"untrusted peer's id ignored", untrusted, []string{"req-7f3a"}, ""},
+		{"no header", trusted, nil, ""},
+		{"129 characters replaced", trusted, []string{longest + "r"}, ""},
+		{"a control character replaced", trusted, []string{"req\x01"}, ""},
+		{"a tab replaced", trusted, []string{"req\tid"}, ""},
+		{"non-ASCII replaced", trusted, []string{"anfrage-ü"}, ""},
+		{"DEL replaced", trusted, []string{"req\x7f"}, ""},
+		{"two headers replaced", trusted, []string{"one", "two"}, ""},
+		{"empty replaced", trusted, []string{""}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = tt.remote
+			for _, id := range tt.ids {
+				r.Header.Add("X-Request-Id", id)
+			}
+			got := requestinfo.From(svc, r).RequestID
+			if tt.want != "" {
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("RequestID (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if !freshID.MatchString(got) {
+				t.Errorf("RequestID = %q, want a fresh id of 32 hex digits", got)
+			}
+			if again := requestinfo.From(svc, r).RequestID; again == got {
+				t.Errorf("two requests got the same fresh id %q", got)
 			}
 		})
 	}

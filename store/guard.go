@@ -611,6 +611,30 @@ func (g *guarded) DeleteExpiredTokens(slug string, before time.Time, limit int) 
 	return g.tx.DeleteExpiredTokens(slug, before, limit)
 }
 
+func (g *guarded) PutAuditRecord(slug string, r AuditRecord) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := checkPutAuditRecord(slug, r); err != nil {
+		return err
+	}
+	return g.tx.PutAuditRecord(slug, r)
+}
+
+func (g *guarded) AuditRecords(slug string, q AuditQuery) ([]AuditRecord, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.AuditRecords(slug, q)
+}
+
+func (g *guarded) DeleteAuditRecords(slug, beforeID string, limit int) (int, error) {
+	if err := g.write(); err != nil {
+		return 0, err
+	}
+	return g.tx.DeleteAuditRecords(slug, beforeID, limit)
+}
+
 // Queue.
 
 func (g *guarded) PutDelivery(slug string, d Delivery) error {

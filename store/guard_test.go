@@ -289,6 +289,19 @@ func (f *fakeTx) RoleHolders(string, int64, int, int) ([]int64, int, error) {
 	return nil, 0, nil
 }
 
+func (f *fakeTx) PutAuditRecord(string, store.AuditRecord) error {
+	f.call("PutAuditRecord")
+	return nil
+}
+func (f *fakeTx) AuditRecords(string, store.AuditQuery) ([]store.AuditRecord, error) {
+	f.call("AuditRecords")
+	return nil, nil
+}
+func (f *fakeTx) DeleteAuditRecords(string, string, int) (int, error) {
+	f.call("DeleteAuditRecords")
+	return 0, nil
+}
+
 var _ store.Tx = (*fakeTx)(nil)
 
 // method calls one method of a Tx and returns its error.
@@ -347,6 +360,8 @@ var writes = []method{
 		_, err := tx.DeleteEndedSessions("w", time.Time{}, 1)
 		return err
 	}},
+	{"PutAuditRecord", func(tx store.Tx) error { return tx.PutAuditRecord("w", store.AuditRecord{ID: "a"}) }},
+	{"DeleteAuditRecords", func(tx store.Tx) error { _, err := tx.DeleteAuditRecords("w", "a", 1); return err }},
 	{"DeleteExpiredTokens", func(tx store.Tx) error {
 		_, err := tx.DeleteExpiredTokens("w", time.Time{}, 1)
 		return err
@@ -365,6 +380,7 @@ var writes = []method{
 
 // reads are the read methods of store.Tx, every one of them.
 var reads = []method{
+	{"AuditRecords", func(tx store.Tx) error { _, err := tx.AuditRecords("w", store.AuditQuery{}); return err }},
 	{"Workspace", func(tx store.Tx) error { _, err := tx.Workspace("a"); return err }},
 	{"Workspaces", func(tx store.Tx) error { _, err := tx.Workspaces(); return err }},
 	{"User", func(tx store.Tx) error { _, err := tx.User("a", 1); return err }},
@@ -639,6 +655,10 @@ func TestOIDCPutsCheckIDs(t *testing.T) {
 			return tx.PutAuthRequest("a", store.AuthRequest{ClientID: "c", GrantID: "g"})
 		}, false},
 		{"PutGrant(id g)", func(tx store.Tx) error { return tx.PutGrant("a", store.Grant{ID: "g"}) }, true},
+		{"PutAuditRecord(id a)", func(tx store.Tx) error { return tx.PutAuditRecord("a", store.AuditRecord{ID: "a"}) }, true},
+		{"PutAuditRecord(empty id)", func(tx store.Tx) error {
+			return tx.PutAuditRecord("a", store.AuditRecord{Action: "user.created"})
+		}, false},
 		{"PutGrant(empty id)", func(tx store.Tx) error { return tx.PutGrant("a", store.Grant{ClientID: "c", UserID: 1}) }, false},
 		{"PutRefreshToken(id t, grant g)", func(tx store.Tx) error {
 			return tx.PutRefreshToken("a", store.RefreshToken{ID: "t", GrantID: "g"})

@@ -127,3 +127,11 @@ func checkInsertUsers(_ string, users []UserInsert) error {
 	}
 	return nil
 }
+
+// checkPutAuditRecord refuses the empty id, a key no store can order.
+func checkPutAuditRecord(_ string, r AuditRecord) error {
+	if r.ID == "" {
+		return errors.New("store: the audit record id is empty")
+	}
+	return nil
+}

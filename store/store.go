@@ -367,7 +367,8 @@ type Records interface {
 	// removes nothing, when there is no such user. Webhook jobs are not the
 	// user's (their payloads are the events' own) and stay; so do records
 	// that name no user (a grant with UserID 0, an authorization request
-	// nobody has signed in to yet).
+	// nobody has signed in to yet). Audit records stay too: the identity
+	// package rewrites those that name the user (PutAuditRecord).
 	//
 	// A store finds these through indexes by user (and by grant for
 	// refresh tokens) rather than by scanning a workspace's records, so
@@ -382,8 +383,8 @@ type Records interface {
 	// NextDueAt and PendingDeliveries no longer count them), API keys
 	// (APIKey no longer finds them), OAuth clients, signing keys,
 	// authorization requests, grants, refresh tokens, single-use tokens,
-	// lockout states, second factors, assets and idempotency records. It returns
-	// ErrNotFound when the workspace does not exist. A workspace created
+	// lockout states, second factors, assets, idempotency records and its
+	// audit trail. It returns ErrNotFound when the workspace does not exist. A workspace created
 	// again with the slug starts empty, its sequences at 1.
 	DeleteWorkspace(slug string) error //guard:write
 
@@ -412,6 +413,28 @@ type Records interface {
 	// removes single-use tokens first, then authorization requests,
 	// refresh tokens and grants, each kind earliest ExpiresAt first.
 	DeleteExpiredTokens(slug string, before time.Time, limit int) (int, error) //guard:write
+
+	// The audit trail. Records are keyed by ID, which the identity
+	// package makes time-ordered: ordering by ID is ordering by time, so
+	// a store needs no index by time.
+	//
+	// A store indexes records by actor (ActorKind and ActorID), by target
+	// (TargetKind and TargetID), by Action and by Outcome, each entry
+	// ordered by ID, so that a page of AuditRecords filtered by any one of
+	// them costs in proportion to the page, never to the records of the
+	// workspace (memstore, built for tests, scans).
+
+	// PutAuditRecord creates or replaces the record with r.ID and keeps
+	// the indexes in step.
+	PutAuditRecord(slug string, r AuditRecord) error //guard:write
+	// AuditRecords returns up to q.Limit records that match q, in
+	// descending ID order, or ascending when q.Ascending. See AuditQuery.
+	AuditRecords(slug string, q AuditQuery) ([]AuditRecord, error) //guard:read
+	// DeleteAuditRecords removes up to limit records of the workspace
+	// whose ID is below beforeID (they are older than the time it
+	// stands for), lowest ID first, with their index entries, and returns
+	// how many it removed.
+	DeleteAuditRecords(slug string, beforeID string, limit int) (int, error) //guard:write
 }
 
 // Queue is the queue of jobs: webhook deliveries and mail jobs, with the
@@ -528,6 +551,56 @@ type NameQuery struct {
 	// Limit is the most records to return. The identity package validates
 	// Offset and Limit; a store treats Limit <= 0 as "none".
 	Limit int
+}
+
+// AuditQuery selects records of a workspace's audit trail. Empty fields
+// select everything; the fields that are set must all match.
+type AuditQuery struct {
+	// ActorKind and ActorID, when ActorKind is set, keep the records of
+	// that actor (ActorID may be empty: the system's actor has none).
+	ActorKind, ActorID string
+	// TargetKind and TargetID, when TargetKind is set, keep the records
+	// about that target.
+	TargetKind, TargetID string
+	// Actions, when not empty, keeps the records whose Action is one of
+	// them.
+	Actions []string
+	// Outcome, when set, keeps the records with that Outcome.
+	Outcome string
+	// After and Before, when set, keep the records whose ID is above
+	// After and below Before: the time range and the cursor of a page.
+	After, Before string
+	// Ascending returns the records oldest (lowest ID) first; the default
+	// is newest first.
+	Ascending bool
+	// Limit is the most records to return; a store treats Limit <= 0 as
+	// "none".
+	Limit int
+}
+
+// AuditRecord is the stored form of one record of the audit trail: who
+// (the actor) did what (the action) to whom (the target), with what
+// outcome, from where, and what changed. The identity package decides
+// every field; a store keeps them as given, Changes as opaque bytes.
+type AuditRecord struct {
+	// ID is unique and time-ordered (see Records).
+	ID           string
+	Time         time.Time
+	ActorKind    string
+	ActorID      string
+	ActorDisplay string
+	Action       string
+	TargetKind   string
+	TargetID     string
+	// TargetDisplay is the target's name when it was written.
+	TargetDisplay string
+	Outcome       string
+	Reason        string
+	Address       string
+	UserAgent     string
+	RequestID     string
+	// Changes is owned and encoded by the identity package.
+	Changes []byte
 }
 
 // Role is the stored form of a role of a workspace.

@@ -614,7 +614,7 @@ func (a *adminServer) handle(conn *net.UnixConn) {
 	reading.Go(func() { s.readReplies(cancel) })
 	e := &env{dbPath: a.db, adminSocket: a.path, stdin: &remoteReader{s: s, handle: stdinHandle},
 		stdout: remoteWriter{s, frameStdout}, stderr: remoteWriter{s, frameStderr}, caller: remoteCaller{s}, server: a}
-	name, code := a.run(ctx, e, req.Args)
+	name, code := a.run(ctx, e, uid, req.Args)
 	a.logger.Info("admin command", "command", name, "uid", uid, "status", code)
 	_ = s.send(frame{typ: frameExit, payload: []byte{byte(code)}})
 }
@@ -655,10 +655,11 @@ func sameDatabase(client, server string) bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-// run runs the command line args in e, as run does in a process of its
-// own, and returns the command's name and exit status. A panic is the
-// command's failure, not the server's.
-func (a *adminServer) run(ctx context.Context, e *env, args []string) (name string, code int) {
+// run runs the command line args of the operator uid (the client's user
+// id) in e, as run does in a process of its own, and returns the
+// command's name and exit status. A panic is the command's failure, not
+// the server's.
+func (a *adminServer) run(ctx context.Context, e *env, uid int, args []string) (name string, code int) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.logger.Error("admin command panicked", "command", name, "panic", v, "stack", string(debug.Stack()))
@@ -672,7 +673,7 @@ func (a *adminServer) run(ctx context.Context, e *env, args []string) (name stri
 	if cmd.local {
 		return cmd.name, report(e.stderr, fmt.Errorf("%s cannot run through the admin socket of a running server", cmd.name))
 	}
-	return cmd.name, report(e.stderr, cmd.run(ctx, e, cmd.flagSet(e.stderr), rest))
+	return cmd.name, report(e.stderr, cmd.run(operatorContext(ctx, cmd, uid), e, cmd.flagSet(e.stderr), rest))
 }
 
 // adminSession is the server's side of one connection.

@@ -11,6 +11,7 @@
 //	identityd [-db FILE] workspace smtp -workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)
 //	identityd [-db FILE] workspace policy -workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required] [-require-verified-email=true|false]
 //	identityd [-db FILE] workspace throttle -workspace SLUG [-throttle=false] [-per-address COUNT/WINDOW] [-per-login COUNT/WINDOW] [-mail-interval D]
+//	identityd [-db FILE] workspace retention -workspace SLUG [-audit-days N] [-succeeded-delivery-days N] [-failed-delivery-days N] [-mail-job-days N] [-ended-session-days N]
 //	identityd [-db FILE] workspace branding -workspace SLUG [-display-name NAME] [-accent-color COLOR]
 //	identityd [-db FILE] workspace logo -workspace SLUG (-file FILE | -delete)
 //	identityd [-db FILE] workspace delete SLUG
@@ -37,10 +38,12 @@
 //	identityd [-db FILE] group remove -workspace SLUG GROUP USER
 //	identityd [-db FILE] group grant -workspace SLUG GROUP ROLE
 //	identityd [-db FILE] group revoke -workspace SLUG GROUP ROLE
+//	identityd [-db FILE] audit list -workspace SLUG [-actor kind:id] [-target kind:id] [-action A] [-outcome success|failure] [-since RFC3339] [-until RFC3339] [-limit N] [-cursor C] [-json]
+//	identityd [-db FILE] audit export -workspace SLUG [-since T] [-o FILE]
 //	identityd [-db FILE] backup -o FILE
 //	identityd [-db FILE] compact
 //	identityd [-db FILE] metrics
-//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D]
+//	identityd [-db FILE] serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-]
 //
 // -db defaults to identity.db in the working directory. It names a bbolt
 // file, or, when it starts with postgres:// or postgresql://, a PostgreSQL
@@ -115,6 +118,14 @@
 // PostgreSQL database each allow the limit (the lockout count is kept in
 // the database and is exact across them).
 //
+// workspace retention prints how many days the workspace keeps the
+// records of its audit trail (-audit-days, default 365), webhook
+// deliveries that succeeded (-succeeded-delivery-days, default 7) or
+// failed (-failed-delivery-days, default 30), finished mail jobs
+// (-mail-job-days, default 30) and ended sessions (-ended-session-days,
+// default 90), after changing those whose flags are given (each 1-3650);
+// serve's retention sweep removes what is older, every minute.
+//
 // workspace branding prints how the hosted pages and emails present the
 // workspace (display name, accent colour, logo) after changing the name
 // (-display-name; empty: the slug) or the colour (-accent-color #rrggbb,
@@ -180,6 +191,25 @@
 // $IDENTITYD_KEY_ENCRYPTION_KEY is opened for it, and user import seals it
 // with its own): guard it like the database.
 //
+// The audit trail records every change and every sign-in with its actor.
+// A command's actor is the operator: kind operator, the user id of the
+// process that ran the command (the client's, as the kernel reports it,
+// for a command through the admin socket) and that user's name on the
+// host, or the id again when the host has no name for it. audit list
+// prints one page of a workspace's trail, newest first, as a table (time,
+// actor, action, target, outcome, reason, client address), or with -json
+// as the JSON of identity.AuditPage; it keeps the records of one actor or
+// target (kind:id, such as operator:1000 or user:42; system alone),
+// one action (or, ending in ".", a prefix such as sign_in.), one outcome
+// and a time range (-since inclusive, -until exclusive, RFC 3339). When
+// there are more, it says on standard error the -cursor that goes on.
+// audit export writes every record written since -since (default: all),
+// oldest first, as JSON Lines (one identity.AuditRecord a line), to
+// standard output or, with -o, to a file it replaces once complete (mode
+// 0600); it reads a page at a time, so its memory does not grow with the
+// trail, and through the admin socket the client writes the lines as they
+// come.
+//
 // serve listens on -addr (default 127.0.0.1:8080; port 0 picks a free port,
 // and the address actually bound is logged), serves the API under
 // /t/{slug}/api/v1/, each workspace's OpenID Provider (discovery at
@@ -209,7 +239,16 @@
 // request comes from its connection's peer. -refresh-reuse D (at most 5m,
 // default 0: off) lets a client present a used refresh token again within
 // D of its use, for an answer it lost, and get new tokens instead of
-// having the grant revoked.
+// having the grant revoked. -audit-log FILE (- for standard output)
+// appends every audit record, after its transaction committed, as one
+// JSON line (the line of audit export) for a SIEM: through a buffer of
+// 10,000 records and one writer, so that a slow file never holds up a
+// request. A record that finds the buffer full, or whose write fails, is
+// dropped and counted; the next write that succeeds starts with the line
+// {"dropped":N,"since":T1,"until":T2}, the records to read again with
+// audit export or audit list -since T1 -until T2. A failed write is
+// logged at most once a minute. When serve stops, the lines waiting are
+// written within 5 seconds.
 //
 // The log line of each request, the REST API's and the OpenID Provider's
 // and hosted pages' alike, gives the method, the route pattern (such as

@@ -20,7 +20,8 @@ var metricsListening = regexp.MustCompile(`msg="metrics listening" addr=(\S+)`)
 // TestMetricsEndpoint runs serve with -metrics-addr, makes REST requests,
 // a health check and a failed sign-in on the OpenID Provider's page, and
 // finds them counted in the exposition at /metrics on the metrics
-// listener, parsed with the Prometheus text parser.
+// listener, parsed with the Prometheus text parser, with the audit
+// records they wrote.
 func TestMetricsEndpoint(t *testing.T) {
 	ctx := context.Background()
 	db, key := newDB(t)
@@ -69,6 +70,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		`identity_delivery_queue_depth`:                                                          0,
 		`identity_delivery_queue_oldest_due_age_seconds`:                                         0,
 		`identity_delivery_attempts_total{kind="webhook",outcome="succeeded"}`:                   0,
+		// The audit records this server committed, by action.
+		`identity_audit_records_total{action="user.created"}`:   1,
+		`identity_audit_records_total{action="sign_in.failed"}`: 1,
+		`identity_audit_records_total{action="user.deleted"}`:   0,
 	} {
 		if g, ok := got[name]; !ok {
 			t.Errorf("no sample %s", name)

@@ -69,6 +69,7 @@ func commands() []command {
 		{name: "workspace smtp", args: "-workspace SLUG (-host HOST -from ADDR -verify-url URL [-reset-url URL] [-port N] [-tls MODE] [-from-name NAME] [-username USER [-password-stdin]] [-token-lifetime D] | -off)", run: workspaceSMTP},
 		{name: "workspace policy", args: "-workspace SLUG [-lockout-threshold N] [-lockout-duration D] [-lockout=false] [-password-min-length N] [-mfa optional|required] [-require-verified-email=true|false]", run: workspacePolicy},
 		{name: "workspace throttle", args: "-workspace SLUG [-throttle=false] [-per-address COUNT/WINDOW] [-per-login COUNT/WINDOW] [-mail-interval D]", run: workspaceThrottle},
+		{name: "workspace retention", args: "-workspace SLUG [-audit-days N] [-succeeded-delivery-days N] [-failed-delivery-days N] [-mail-job-days N] [-ended-session-days N]", run: workspaceRetention},
 		{name: "workspace branding", args: "-workspace SLUG [-display-name NAME] [-accent-color COLOR]", run: workspaceBranding},
 		{name: "workspace logo", args: "-workspace SLUG (-file FILE | -delete)", run: workspaceLogo},
 		{name: "workspace delete", args: "SLUG", run: workspaceDelete},
@@ -95,10 +96,12 @@ func commands() []command {
 		{name: "group remove", args: "-workspace SLUG GROUP USER", run: groupRemove, help: refsHelp},
 		{name: "group grant", args: "-workspace SLUG GROUP ROLE", run: groupGrant, help: refsHelp},
 		{name: "group revoke", args: "-workspace SLUG GROUP ROLE", run: groupRevoke, help: refsHelp},
+		{name: "audit list", args: "-workspace SLUG [-actor kind:id] [-target kind:id] [-action A] [-outcome success|failure] [-since RFC3339] [-until RFC3339] [-limit N] [-cursor C] [-json]", run: auditList},
+		{name: "audit export", args: "-workspace SLUG [-since T] [-o FILE]", run: auditExport},
 		{name: "backup", args: "-o FILE", run: backup},
 		{name: "compact", run: compact, local: true},
 		{name: "metrics", run: metricsCommand},
-		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D]", run: serve, local: true},
+		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-]", run: serve, local: true},
 	}
 }
 
@@ -158,7 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runRemote(ctx, conn, e, args)
 		}
 	}
-	return report(stderr, cmd.run(ctx, e, cmd.flagSet(stderr), rest))
+	return report(stderr, cmd.run(operatorContext(ctx, cmd, os.Geteuid()), e, cmd.flagSet(stderr), rest))
 }
 
 // lookup finds the command that args start with and returns it with the

@@ -53,7 +53,7 @@ const (
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
 // [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
 // [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off]
-// [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D].
+// [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
@@ -73,6 +73,8 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		"sessions show (default none: every request comes from its connection's peer)")
 	refreshReuse := fs.Duration("refresh-reuse", 0, fmt.Sprintf("let a client exchange a used refresh token again within `D` of its use, for an answer it lost\n"+
 		"(at most %s; default 0: off, presenting a used refresh token revokes its grant)", identity.MaxRefreshReuse))
+	auditLog := fs.String("audit-log", "", "write every audit record, once committed, as one JSON line to `FILE` (appended to; - is standard output);\n"+
+		"a record the file cannot take in time is dropped and counted, never waited for (default: none)")
 	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
@@ -123,8 +125,25 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	if *issuerBase == "" {
 		*issuerBase = "http://" + ln.Addr().String()
 	}
-	svc, st, svcOpts, err := e.openStore(false, &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget,
-		KeyCacheTTL: *keyCacheTTL, Observer: m, TrustedProxies: trusted, TokenLifetimes: &identity.TokenLifetimes{RefreshReuse: *refreshReuse}})
+	opts := &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget,
+		KeyCacheTTL: *keyCacheTTL, Observer: m, TrustedProxies: trusted, TokenLifetimes: &identity.TokenLifetimes{RefreshReuse: *refreshReuse}}
+	if *auditLog != "" {
+		sink, err := openAuditSink(*auditLog, e.stdout, e.dbPath, logger)
+		if err != nil {
+			ln.Close()
+			closeListener(metricsLn)
+			return err
+		}
+		// After the Service has closed (deferred below, so run before
+		// this), no record comes: the sink writes what waits and stops.
+		defer func() {
+			if err := sink.close(shutdownTimeout); err != nil {
+				logger.Error("closing the audit log", "err", err)
+			}
+		}()
+		opts.AuditSink = sink
+	}
+	svc, st, svcOpts, err := e.openStore(false, opts)
 	if err != nil {
 		ln.Close()
 		closeListener(metricsLn)
@@ -231,7 +250,7 @@ func startSweeper(ctx context.Context, svc *identity.Service, logger *slog.Logge
 				logger.Warn("the retention sweep failed", "err", err)
 			} else {
 				logger.Info("swept records past retention", "deliveries", r.Deliveries, "mail_jobs", r.MailJobs,
-					"sessions", r.Sessions, "tokens", r.Tokens)
+					"sessions", r.Sessions, "tokens", r.Tokens, "audit_records", r.AuditRecords)
 			}
 		})
 	}()

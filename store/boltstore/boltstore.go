@@ -84,6 +84,14 @@
 //	  idempotency            scope + key -> JSON idempotency record
 //	  assets                 name -> asset record (binary, see
 //	                         encodeAsset): the files the workspace serves
+//	  audit                  record id -> audit record (binary, see
+//	                         encodeAudit): the audit trail
+//	  audit_actors           uvarint length + actor kind + uvarint length
+//	                         + actor id + record id -> empty
+//	  audit_targets          uvarint length + target kind + uvarint
+//	                         length + target id + record id -> empty
+//	  audit_actions          uvarint length + action + record id -> empty
+//	  audit_outcomes         uvarint length + outcome + record id -> empty
 //	  meta                   "user_count", "role_count", "group_count"
 //	                         -> uint64 number of users, roles, groups
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -119,11 +127,13 @@
 // valid UTF-8, in which the byte 0xFF never occurs, so the one-byte key 0xFF
 // stands for the empty string there.
 //
-// User, claim mapper and asset records are hand-written binary encodings
-// (see encodeUser, encodeMapper and encodeAsset) because users are read on
-// every login and listed by the million, every token reads all of a
-// workspace's mappers, and an asset is mostly bytes, which JSON would
-// write in base64, a third larger; every other record is JSON of a
+// User, claim mapper, asset and audit records are hand-written binary
+// encodings (see encodeUser, encodeMapper, encodeAsset and encodeAudit)
+// because users are read on every login and listed by the million, every
+// token reads all of a workspace's mappers, an asset is mostly bytes,
+// which JSON would write in base64, a third larger, and the audit trail
+// is the largest bucket of a busy workspace, its changes bytes too;
+// every other record is JSON of a
 // private record type, so the file format never follows a change of the
 // store package's structs by accident.
 // A JSON time that is usually zero (a webhook's FailingSince, a delivery's
@@ -156,6 +166,13 @@
 // hold its first rune, whichever costs less; a prefix that is not counted
 // matches at most 4,096 users, whose index entries it walks (see
 // prefixes.go).
+//
+// The audit trail keeps its records by their time-ordered ids, and an
+// index by actor, by target, by action and by outcome whose entries end
+// with the record's id, so that a page of records filtered by any one of
+// them is a walk of one range in id order (one per action for several,
+// merged), whatever the size of the trail (see audit.go). A file written
+// before the trail gets its five buckets, empty, from Open.
 //
 // A lookup by attribute value (UsersByAttribute) reads its total from
 // attr_value_counts and its page from a prefix scan of attr_values:

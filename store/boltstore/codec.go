@@ -922,3 +922,89 @@ func readBytes(b []byte) (field, rest []byte, ok bool) {
 	}
 	return b[w : w+int(n)], b[w+int(n):], true
 }
+
+// Audit record format, version 1, binary because the trail is the
+// largest bucket of a busy workspace (a page of it decodes 50 records at
+// a time), its Changes are bytes that JSON would write in base64, and its
+// strings (a user agent, the login a failed sign-in tried) are kept as
+// given, valid UTF-8 or not, which a JSON string would not keep:
+//
+//	byte     format version (auditFormatV1)
+//	varint   Time           (unix microseconds, UTC)
+//	string   ActorKind      (each string: uvarint length, then bytes)
+//	string   ActorID
+//	string   ActorDisplay
+//	string   Action
+//	string   TargetKind
+//	string   TargetID
+//	string   TargetDisplay
+//	string   Outcome
+//	string   Reason
+//	string   Address
+//	string   UserAgent
+//	string   RequestID
+//	string   Changes        (the bytes as given, any of them)
+//
+// The id is the key and is not repeated. As in the user record, a later
+// field is appended at the end and read only when present, and a decoder
+// ignores bytes after the fields it knows; a change that is not an append
+// gets a new version byte, which old code refuses.
+const auditFormatV1 = 1
+
+// encodeAudit returns the record of r.
+func encodeAudit(r store.AuditRecord) ([]byte, error) {
+	fields := auditStrings(&r)
+	size := 1 + binary.MaxVarintLen64 + (len(fields)+1)*binary.MaxVarintLen64 + len(r.Changes)
+	for _, s := range fields {
+		size += len(*s)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, auditFormatV1)
+	b = binary.AppendVarint(b, toMicros(r.Time))
+	for _, s := range fields {
+		b = appendString(b, *s)
+	}
+	// Changes is laid out as appendString lays out a string, without the
+	// copy that converting it to one would cost.
+	b = binary.AppendUvarint(b, uint64(len(r.Changes)))
+	return append(b, r.Changes...), nil
+}
+
+// auditStrings returns the string fields of r in record order.
+func auditStrings(r *store.AuditRecord) [12]*string {
+	return [...]*string{
+		&r.ActorKind, &r.ActorID, &r.ActorDisplay, &r.Action,
+		&r.TargetKind, &r.TargetID, &r.TargetDisplay, &r.Outcome,
+		&r.Reason, &r.Address, &r.UserAgent, &r.RequestID,
+	}
+}
+
+// decodeAudit decodes the record v stored under id. It copies: v belongs
+// to bbolt and is valid only during the transaction. Empty Changes read
+// back nil, as an empty []byte field of a JSON record does.
+func decodeAudit(id, v []byte) (store.AuditRecord, error) {
+	if len(v) < 1 || v[0] != auditFormatV1 {
+		return store.AuditRecord{}, errCorruptAudit(id)
+	}
+	d := userDecoder{b: v, s: string(v), pos: 1} // one copy serves every string
+	r := store.AuditRecord{ID: string(id), Time: fromMicros(d.varint())}
+	for _, s := range auditStrings(&r) {
+		*s = d.string()
+	}
+	if d.bad {
+		return store.AuditRecord{}, errCorruptAudit(id)
+	}
+	changes, _, ok := readBytes(v[d.pos:])
+	if !ok {
+		return store.AuditRecord{}, errCorruptAudit(id)
+	}
+	if len(changes) > 0 {
+		r.Changes = bytes.Clone(changes)
+	}
+	return r, nil
+}
+
+// errCorruptAudit reports an audit record that does not decode.
+func errCorruptAudit(id []byte) error {
+	return fmt.Errorf("boltstore: audit record %q: unknown or corrupt record", id)
+}

@@ -132,6 +132,8 @@ func buildIndexes(sp *space, missing []nested, now time.Time) error {
 		case bucketRoleNames, bucketGroupNames, bucketUserGroups, bucketRoleGroups,
 			bucketRoleHolders, bucketRoleHolderCounts, bucketGroupMemberCounts:
 			err = buildAccessIndex(sp, n)
+		case bucketAuditActors, bucketAuditTargets, bucketAuditActions, bucketAuditOutcomes:
+			err = buildAuditIndex(sp, n)
 		case bucketWebhookEvents:
 			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
 				w, err := decodeWebhook(k, v)
@@ -315,10 +317,10 @@ func (t *tx) deleteMailOf(slug string, sp *space, prefix []byte) error {
 }
 
 // DeleteWorkspace implements store.Tx. Deleting the workspace's bucket
-// takes every nested bucket with it, its assets among them; what lies
-// outside it (the record in workspaces, the API keys, the delivery_due
-// and idempotency_expiry entries, the pending count) is removed one by
-// one.
+// takes every nested bucket with it, its assets and its audit trail with
+// the trail's indexes among them; what lies outside it (the record in
+// workspaces, the API keys, the delivery_due and idempotency_expiry
+// entries, the pending count) is removed one by one.
 func (t *tx) DeleteWorkspace(slug string) error {
 	sp, err := t.space(slug)
 	if err != nil {

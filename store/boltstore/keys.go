@@ -75,6 +75,11 @@ const (
 	bucketRoleHolderCounts
 	bucketGroupMemberCounts
 	bucketAssets
+	bucketAudit
+	bucketAuditActors
+	bucketAuditTargets
+	bucketAuditActions
+	bucketAuditOutcomes
 	numNested // the number of nested buckets
 )
 
@@ -144,6 +149,14 @@ var nestedNames = [numNested][]byte{
 	// bucket has no assets, so Open only creates it: there is nothing to
 	// build.
 	bucketAssets: []byte("assets"),
+	// The audit trail and its indexes (see audit.go). A file without the
+	// trail has no records, so Open only creates its buckets; an index
+	// missing beside records is built from them, each after audit.
+	bucketAudit:         []byte("audit"),
+	bucketAuditActors:   []byte("audit_actors"),
+	bucketAuditTargets:  []byte("audit_targets"),
+	bucketAuditActions:  []byte("audit_actions"),
+	bucketAuditOutcomes: []byte("audit_outcomes"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

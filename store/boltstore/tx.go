@@ -45,13 +45,17 @@ func (sp *space) bucket(n nested) *bbolt.Bucket {
 }
 
 // appendOrder marks the buckets whose new keys mostly come after every key
-// they hold: users and their attributes, keyed by ascending id. bbolt
-// splits a full page at FillPercent (default half), which for keys
-// written in order leaves every page half empty: users and user_attrs
-// took twice their data. Splitting them at appendFill keeps their pages
-// nearly full; a page that a later update outgrows splits again, as any
-// page does.
-var appendOrder = [numNested]bool{bucketUsers: true, bucketUserAttrs: true, bucketUserChunks: true}
+// they hold: users and their attributes, keyed by ascending id, and the
+// audit trail, keyed by time-ordered ids, with its indexes by action and
+// by outcome, each a few ranges written at their ends. bbolt splits a
+// full page at FillPercent (default half), which for keys written in
+// order leaves every page half empty: users and user_attrs took twice
+// their data. Splitting them at appendFill keeps their pages nearly full;
+// a page that a later update outgrows splits again, as any page does.
+var appendOrder = [numNested]bool{
+	bucketUsers: true, bucketUserAttrs: true, bucketUserChunks: true,
+	bucketAudit: true, bucketAuditActions: true, bucketAuditOutcomes: true,
+}
 
 // appendFill is the FillPercent of the appendOrder buckets.
 const appendFill = 0.9

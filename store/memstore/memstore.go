@@ -117,6 +117,8 @@ type namespace struct {
 
 	loginAttempts map[int64]store.LoginAttempts // by user id
 	secondFactors map[int64]store.SecondFactor  // by user id
+
+	audit map[string]store.AuditRecord // by id
 }
 
 // userEntry is a stored user with its folded index fields.
@@ -174,6 +176,8 @@ func newNamespace(w store.Workspace) *namespace {
 
 		loginAttempts: make(map[int64]store.LoginAttempts),
 		secondFactors: make(map[int64]store.SecondFactor),
+
+		audit: make(map[string]store.AuditRecord),
 	}
 }
 

@@ -17,6 +17,12 @@ import (
 // PrefixEnd is prefixEnd, for tests.
 var PrefixEnd = prefixEnd
 
+// AuditPageSQL is auditPageSQL, for tests.
+var AuditPageSQL = auditPageSQL
+
+// TextCeil is textCeil, for tests.
+var TextCeil = textCeil
+
 // MigrationFiles is the embedded migrations, for tests.
 var MigrationFiles fs.FS = migrationFiles
 

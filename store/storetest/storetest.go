@@ -85,6 +85,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"DeleteUser", testDeleteUser},
 		{"DeleteWorkspace", testDeleteWorkspace},
 		{"Sweep", testSweep},
+		{"Audit", testAudit},
 		{"Pages", testPages},
 		{"WebhooksForEvent", testWebhooksForEvent},
 		{"Transactions", testTransactions},

@@ -610,7 +610,9 @@ var auditMethods = map[string][]auditCase{
 	"Workspace.VerifyAccessToken": read(func(ctx context.Context, f *methodFixture) error {
 		return resultErr(f.ws.VerifyAccessToken(ctx, f.tok.AccessToken))
 	}),
-	"Workspace.ListAuditRecords":  read(func(ctx context.Context, f *methodFixture) error { return resultErr(f.ws.ListAuditRecords(ctx, nil, nil)) }),
+	"Workspace.ListAuditRecords": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.ListAuditRecords(ctx, nil, nil))
+	}),
 	"Workspace.CreatedAt": read(func(_ context.Context, f *methodFixture) error { f.ws.CreatedAt(); return nil }),
 	"Workspace.Issuer":    read(func(_ context.Context, f *methodFixture) error { f.ws.Issuer(); return nil }),
 	"Workspace.Provider":  read(func(_ context.Context, f *methodFixture) error { f.ws.Provider(); return nil }),

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -177,14 +178,7 @@ func validAuditID(s string) bool {
 	return true
 }
 
-func knownActorKind(k ActorKind) bool {
-	for _, known := range ActorKinds() {
-		if k == known {
-			return true
-		}
-	}
-	return false
-}
+func knownActorKind(k ActorKind) bool { return slices.Contains(ActorKinds(), k) }
 
 // AuditTargetKinds returns the kinds of audit target in a stable order.
 func AuditTargetKinds() []string {
@@ -192,11 +186,4 @@ func AuditTargetKinds() []string {
 		TargetDelivery, TargetAPIKey, TargetClient, TargetSigningKey}
 }
 
-func knownTargetKind(k string) bool {
-	for _, known := range AuditTargetKinds() {
-		if k == known {
-			return true
-		}
-	}
-	return false
-}
+func knownTargetKind(k string) bool { return slices.Contains(AuditTargetKinds(), k) }

@@ -24,6 +24,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 )
@@ -576,6 +577,25 @@ type AuditQuery struct {
 	// Limit is the most records to return; a store treats Limit <= 0 as
 	// "none".
 	Limit int
+}
+
+// Matches reports whether r is one of the records q selects: the
+// definition of every field of AuditQuery, which stores apply to the
+// records their index walks yield (and memstore to every record).
+func (q *AuditQuery) Matches(r *AuditRecord) bool {
+	switch {
+	case q.After != "" && r.ID <= q.After, q.Before != "" && r.ID >= q.Before:
+		return false
+	case q.ActorKind != "" && (r.ActorKind != q.ActorKind || r.ActorID != q.ActorID):
+		return false
+	case q.TargetKind != "" && (r.TargetKind != q.TargetKind || r.TargetID != q.TargetID):
+		return false
+	case len(q.Actions) > 0 && !slices.Contains(q.Actions, r.Action):
+		return false
+	case q.Outcome != "" && r.Outcome != q.Outcome:
+		return false
+	}
+	return true
 }
 
 // AuditRecord is the stored form of one record of the audit trail: who

@@ -158,7 +158,7 @@ func (t *tx) AuditRecords(slug string, q store.AuditQuery) ([]store.AuditRecord,
 		if err != nil {
 			return nil, err
 		}
-		if auditMatches(&r, &q) {
+		if q.Matches(&r) { // the walk keeps to its bounds and index; this checks every field
 			out = append(out, r)
 		}
 		w.advance()
@@ -186,25 +186,6 @@ func nextWalk(walks []*auditWalk, ascending bool) *auditWalk {
 		}
 	}
 	return best
-}
-
-// auditMatches reports whether r is one of the records q selects. The
-// walk already keeps to the bounds and to the index it walks; this checks
-// every field, the cheapest way to be sure.
-func auditMatches(r *store.AuditRecord, q *store.AuditQuery) bool {
-	switch {
-	case q.After != "" && r.ID <= q.After, q.Before != "" && r.ID >= q.Before:
-		return false
-	case q.ActorKind != "" && (r.ActorKind != q.ActorKind || r.ActorID != q.ActorID):
-		return false
-	case q.TargetKind != "" && (r.TargetKind != q.TargetKind || r.TargetID != q.TargetID):
-		return false
-	case len(q.Actions) > 0 && !slices.Contains(q.Actions, r.Action):
-		return false
-	case q.Outcome != "" && r.Outcome != q.Outcome:
-		return false
-	}
-	return true
 }
 
 // auditWalk walks the keys of one range of b, those that start with

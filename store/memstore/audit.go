@@ -36,28 +36,11 @@ func (t *tx) AuditRecords(slug string, q store.AuditQuery) ([]store.AuditRecord,
 		if len(out) >= q.Limit {
 			break
 		}
-		if r := n.audit[id]; auditMatches(r, q) {
+		if r := n.audit[id]; q.Matches(&r) {
 			out = append(out, copyAuditRecord(r))
 		}
 	}
 	return out, nil
-}
-
-// auditMatches reports whether r is one of the records q selects.
-func auditMatches(r store.AuditRecord, q store.AuditQuery) bool {
-	switch {
-	case q.After != "" && r.ID <= q.After, q.Before != "" && r.ID >= q.Before:
-		return false
-	case q.ActorKind != "" && (r.ActorKind != q.ActorKind || r.ActorID != q.ActorID):
-		return false
-	case q.TargetKind != "" && (r.TargetKind != q.TargetKind || r.TargetID != q.TargetID):
-		return false
-	case len(q.Actions) > 0 && !slices.Contains(q.Actions, r.Action):
-		return false
-	case q.Outcome != "" && r.Outcome != q.Outcome:
-		return false
-	}
-	return true
 }
 
 // DeleteAuditRecords implements store.Tx.

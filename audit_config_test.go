@@ -17,7 +17,6 @@ import (
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/identitytest"
 	"github.com/identitylib/identity/store"
-	"github.com/identitylib/identity/store/memstore"
 )
 
 // The audit records of the configuration and token methods: for each, the
@@ -89,33 +88,10 @@ type configEnv struct {
 // on the fake clock.
 func newConfigEnv(t *testing.T) *configEnv {
 	t.Helper()
-	clock := newFakeClock()
 	sink := &auditSink{}
 	opts := tokenOpts()
-	opts.Now, opts.PasswordHashing, opts.AuditSink = clock.Now, &cheapArgon2, sink
-	st := &flakyStore{Store: memstore.New()}
-	t.Cleanup(func() { st.Close() })
-	svc, err := identity.New(snapshotStore{st}, opts)
-	if err != nil {
-		t.Fatalf("identity.New: %v", err)
-	}
-	ctx := t.Context()
-	ws, err := svc.CreateWorkspace(ctx, "acme", nil)
-	if err != nil {
-		t.Fatalf("CreateWorkspace: %v", err)
-	}
-	ada, err := ws.CreateUser(ctx, identity.NewUser{
-		Username: "ada", Email: "ada@example.com", FullName: "Ada Lovelace", Password: adaPassword,
-	})
-	if err != nil {
-		t.Fatalf("CreateUser(ada): %v", err)
-	}
-	e := &oidcEnv{testEnv: &testEnv{t: t, ctx: ctx, clock: clock, st: st, svc: svc, ws: ws, ada: ada}}
-	web := e.client(identity.NewClient{Name: "Web", RedirectURIs: []string{webRedirect}, PostLogoutRedirectURIs: []string{webLogout}})
-	e.web, e.webSecret = web.Client, web.Secret
-	e.spa = e.client(identity.NewClient{Name: "SPA", Public: true, RedirectURIs: []string{spaRedirect}}).Client
-	e.machine = e.client(identity.NewClient{Name: "Machine", RedirectURIs: []string{machineRedirect},
-		GrantTypes: []identity.GrantType{identity.GrantClientCredentials}}).Client
+	opts.AuditSink = sink
+	e := newOIDCEnvOver(t, opts, func(st store.Store) store.Store { return snapshotStore{st} })
 	return &configEnv{oidcEnv: e, sink: sink}
 }
 

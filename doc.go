@@ -168,7 +168,9 @@
 // names with WithActor), what, to whom, with what outcome, from where,
 // and what changed, secrets never included (docs/audit.md).
 //
-//   - [Workspace.ListAuditRecords]
+//   - [Workspace.ListAuditRecords], [AuditFilter], [AuditPageOptions], [AuditPage]
+//   - [WithActor], [ActorFrom], [Actor], [AuditRecord], [Options.AuditSink]
+//   - the catalogues: [AuditActions], [ActorKinds], [AuditTargetKinds]
 //
 // # Operations
 //

@@ -35,6 +35,13 @@ const adaPassword = "analytical engine"
 // PasswordHashing default to the fake clock and cheap hashing.
 func newTestEnv(t *testing.T, opts *identity.Options) *testEnv {
 	t.Helper()
+	return newTestEnvOver(t, opts, nil)
+}
+
+// newTestEnvOver is newTestEnv whose Service runs over wrap(st), the
+// env's store as wrap sees it (nil: as it is).
+func newTestEnvOver(t *testing.T, opts *identity.Options, wrap func(store.Store) store.Store) *testEnv {
+	t.Helper()
 	clock := newFakeClock()
 	if opts == nil {
 		opts = &identity.Options{}
@@ -47,7 +54,11 @@ func newTestEnv(t *testing.T, opts *identity.Options) *testEnv {
 	}
 	st := &flakyStore{Store: memstore.New()}
 	t.Cleanup(func() { st.Close() })
-	svc, err := identity.New(st, opts)
+	var over store.Store = st
+	if wrap != nil {
+		over = wrap(st)
+	}
+	svc, err := identity.New(over, opts)
 	if err != nil {
 		t.Fatalf("identity.New: %v", err)
 	}

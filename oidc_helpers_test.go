@@ -80,10 +80,16 @@ type oidcEnv struct {
 // newOIDCEnv returns an oidcEnv; nil opts means tokenOpts().
 func newOIDCEnv(t *testing.T, opts *identity.Options) *oidcEnv {
 	t.Helper()
+	return newOIDCEnvOver(t, opts, nil)
+}
+
+// newOIDCEnvOver is newOIDCEnv over wrap(st), as newTestEnvOver.
+func newOIDCEnvOver(t *testing.T, opts *identity.Options, wrap func(store.Store) store.Store) *oidcEnv {
+	t.Helper()
 	if opts == nil {
 		opts = tokenOpts()
 	}
-	e := &oidcEnv{testEnv: newTestEnv(t, opts)}
+	e := &oidcEnv{testEnv: newTestEnvOver(t, opts, wrap)}
 	web := e.client(identity.NewClient{Name: "Web", RedirectURIs: []string{webRedirect}, PostLogoutRedirectURIs: []string{webLogout, webLogoutQ}})
 	e.web, e.webSecret = web.Client, web.Secret
 	e.spa = e.client(identity.NewClient{Name: "SPA", Public: true, RedirectURIs: []string{spaRedirect}}).Client

@@ -573,7 +573,7 @@ func TestAuditAppendsSideBySide(t *testing.T) {
 						wrote.Done()
 						select {
 						case <-allWrote:
-						case <-time.After(20 * time.Second):
+						case <-time.After(2 * time.Minute): // a bound on a wait that should not happen, not on speed
 							return errors.New("the other appends did not write: one waits for another")
 						}
 						return err

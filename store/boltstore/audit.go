@@ -11,25 +11,33 @@ import (
 )
 
 // The audit trail. A workspace keeps its records by id, which the
-// identity package makes time-ordered, and four indexes whose entries
-// are a prefix naming what they select followed by the record's id, so
-// that the records of one actor, one target, one action or one outcome
-// are one range of keys in id order:
+// identity package makes time-ordered, and four indexes, by actor, by
+// target, by action and by outcome, whose entries are a prefix naming
+// what they select followed by the record's id, so that the records of
+// one actor, one target, one action or one outcome are one range of keys
+// in id order. The four share one bucket, each entry's first byte naming
+// its index (byActor 1, byTarget 2, byAction 3, byOutcome 4), so that a
+// record touches two B+trees, not five: bbolt rewrites every page on the
+// path to each key a transaction changed, so each tree a record touches
+// adds its root and branch pages to the commit of every change. (The
+// four entries are in four ranges, so they still dirty up to four leaves
+// of audit_index, and the branches above them.)
 //
-//	audit            record id -> audit record (binary, see encodeAudit)
-//	audit_actors     uvarint length + actor kind + uvarint length +
-//	                 actor id + record id -> empty
-//	audit_targets    uvarint length + target kind + uvarint length +
-//	                 target id + record id -> empty
-//	audit_actions    uvarint length + action + record id -> empty
-//	audit_outcomes   uvarint length + outcome + record id -> empty
+//	audit         record id -> audit record (binary, see encodeAudit)
+//	audit_index   byActor + uvarint length + actor kind + uvarint
+//	              length + actor id + record id -> empty
+//	              byTarget + uvarint length + target kind + uvarint
+//	              length + target id + record id -> empty
+//	              byAction + uvarint length + action + record id -> empty
+//	              byOutcome + uvarint length + outcome + record id
+//	              -> empty
 //
 // The strings of a prefix are length-prefixed, as in every composite key
 // of the file: with a separator byte instead, an id holding that byte
 // would run into the next field, and two records of different targets
 // could share an entry. PutAuditRecord moves a record's entries in the
 // transaction that writes it, and DeleteAuditRecords removes them with
-// it; DeleteWorkspace deletes the workspace's bucket, these five inside.
+// it; DeleteWorkspace deletes the workspace's bucket, these two inside.
 //
 // AuditRecords walks one index, or the records themselves when the query
 // names none: the target's when it names one, else the actor's, else the
@@ -38,40 +46,68 @@ import (
 // checks the query's other fields on it, so a page costs the entries it
 // walks: its length when the index is the query's only field, times the
 // number of actions for several, never the workspace's records.
+//
+// Files written before the indexes shared a bucket have one bucket per
+// index (audit_actors, audit_targets, audit_actions, audit_outcomes,
+// the same keys without the first byte). Open copies their entries into
+// audit_index, each behind its index's byte, and deletes them (see
+// upgradeAuditIndexes).
+
+// auditIndex names one of the trail's indexes: it is the first byte of
+// the index's entries in audit_index.
+type auditIndex byte
+
+// The indexes of the trail, in the order of their ranges in audit_index.
+const (
+	byActor auditIndex = 1 + iota
+	byTarget
+	byAction
+	byOutcome
+)
 
 // auditIndexes are the indexes of the trail.
-var auditIndexes = [...]nested{bucketAuditActors, bucketAuditTargets, bucketAuditActions, bucketAuditOutcomes}
+var auditIndexes = [...]auditIndex{byActor, byTarget, byAction, byOutcome}
 
-// pairPrefix returns the prefix of a kind and an id in audit_actors or
-// audit_targets.
-func pairPrefix(kind, id string) []byte {
-	return appendString(appendString(make([]byte, 0, 2+len(kind)+len(id)+auditIDCap), kind), id)
+// legacyAuditBuckets are the buckets the indexes had, one each, in files
+// written before they shared audit_index.
+var legacyAuditBuckets = [...][]byte{
+	byActor:   []byte("audit_actors"),
+	byTarget:  []byte("audit_targets"),
+	byAction:  []byte("audit_actions"),
+	byOutcome: []byte("audit_outcomes"),
 }
 
-// valuePrefix returns the prefix of an action in audit_actions or of an
-// outcome in audit_outcomes.
-func valuePrefix(value string) []byte {
-	return appendString(make([]byte, 0, 1+len(value)+auditIDCap), value)
+// pairPrefix returns the prefix of a kind and an id in the index ix, by
+// actor or by target.
+func pairPrefix(ix auditIndex, kind, id string) []byte {
+	b := append(make([]byte, 0, 3+len(kind)+len(id)+auditIDCap), byte(ix))
+	return appendString(appendString(b, kind), id)
+}
+
+// valuePrefix returns the prefix of a value in the index ix, an action's
+// by action or an outcome's by outcome.
+func valuePrefix(ix auditIndex, value string) []byte {
+	return appendString(append(make([]byte, 0, 2+len(value)+auditIDCap), byte(ix)), value)
 }
 
 // auditIDCap is the room left after a prefix for the record's id: the
 // identity package's ids are 32 bytes.
 const auditIDCap = 32
 
-// auditEntry returns the entry of r in the index n.
-func auditEntry(n nested, r *store.AuditRecord) []byte {
+// auditEntry returns the entry of r in the index ix.
+func auditEntry(ix auditIndex, r *store.AuditRecord) []byte {
 	var prefix []byte
-	switch n {
-	case bucketAuditActors:
-		prefix = pairPrefix(r.ActorKind, r.ActorID)
-	case bucketAuditTargets:
-		prefix = pairPrefix(r.TargetKind, r.TargetID)
-	case bucketAuditActions:
-		prefix = valuePrefix(r.Action)
-	case bucketAuditOutcomes:
-		prefix = valuePrefix(r.Outcome)
+	switch ix {
+	case byActor:
+		prefix = pairPrefix(ix, r.ActorKind, r.ActorID)
+	case byTarget:
+		prefix = pairPrefix(ix, r.TargetKind, r.TargetID)
+	case byAction:
+		prefix = valuePrefix(ix, r.Action)
+	case byOutcome:
+		prefix = valuePrefix(ix, r.Outcome)
 	default:
-		panic(fmt.Sprintf("boltstore: %s is not an index of the audit trail", nestedNames[n]))
+		panic(fmt.Sprintf("boltstore: %d is not an index of the audit trail", ix))
 	}
 	return append(prefix, r.ID...)
 }
@@ -84,7 +120,7 @@ func (t *tx) PutAuditRecord(slug string, r store.AuditRecord) error {
 	if err != nil {
 		return err
 	}
-	records, k := sp.bucket(bucketAudit), []byte(r.ID)
+	records, index, k := sp.bucket(bucketAudit), sp.bucket(bucketAuditIndex), []byte(r.ID)
 	var old *store.AuditRecord
 	if v := records.Get(k); v != nil {
 		prev, err := decodeAudit(k, v)
@@ -93,18 +129,18 @@ func (t *tx) PutAuditRecord(slug string, r store.AuditRecord) error {
 		}
 		old = &prev
 	}
-	for _, n := range auditIndexes {
-		next := auditEntry(n, &r)
+	for _, ix := range auditIndexes {
+		next := auditEntry(ix, &r)
 		if old != nil {
-			prev := auditEntry(n, old)
+			prev := auditEntry(ix, old)
 			if bytes.Equal(prev, next) {
 				continue
 			}
-			if err := sp.bucket(n).Delete(prev); err != nil {
+			if err := index.Delete(prev); err != nil {
 				return err
 			}
 		}
-		if err := sp.bucket(n).Put(next, nil); err != nil {
+		if err := index.Put(next, nil); err != nil {
 			return err
 		}
 	}
@@ -120,22 +156,22 @@ func (t *tx) AuditRecords(slug string, q store.AuditQuery) ([]store.AuditRecord,
 	if q.Limit <= 0 {
 		return nil, nil
 	}
-	records := sp.bucket(bucketAudit)
+	records, index := sp.bucket(bucketAudit), sp.bucket(bucketAuditIndex)
 	var walks []*auditWalk
 	switch {
 	case q.TargetKind != "":
-		walks = []*auditWalk{newAuditWalk(sp.bucket(bucketAuditTargets), pairPrefix(q.TargetKind, q.TargetID), q)}
+		walks = []*auditWalk{newAuditWalk(index, pairPrefix(byTarget, q.TargetKind, q.TargetID), q)}
 	case q.ActorKind != "":
-		walks = []*auditWalk{newAuditWalk(sp.bucket(bucketAuditActors), pairPrefix(q.ActorKind, q.ActorID), q)}
+		walks = []*auditWalk{newAuditWalk(index, pairPrefix(byActor, q.ActorKind, q.ActorID), q)}
 	case len(q.Actions) > 0:
 		for i, action := range q.Actions {
 			if slices.Contains(q.Actions[:i], action) {
 				continue // one range per action, or its records come twice
 			}
-			walks = append(walks, newAuditWalk(sp.bucket(bucketAuditActions), valuePrefix(action), q))
+			walks = append(walks, newAuditWalk(index, valuePrefix(byAction, action), q))
 		}
 	case q.Outcome != "":
-		walks = []*auditWalk{newAuditWalk(sp.bucket(bucketAuditOutcomes), valuePrefix(q.Outcome), q)}
+		walks = []*auditWalk{newAuditWalk(index, valuePrefix(byOutcome, q.Outcome), q)}
 	default:
 		walks = []*auditWalk{newAuditWalk(records, nil, q)}
 	}
@@ -301,7 +337,7 @@ func (t *tx) DeleteAuditRecords(slug, beforeID string, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
-	records, before := sp.bucket(bucketAudit), []byte(beforeID)
+	records, index, before := sp.bucket(bucketAudit), sp.bucket(bucketAuditIndex), []byte(beforeID)
 	var doomed []store.AuditRecord
 	c := records.Cursor()
 	for k, v := c.First(); k != nil && len(doomed) < limit && bytes.Compare(k, before) < 0; k, v = c.Next() {
@@ -314,8 +350,8 @@ func (t *tx) DeleteAuditRecords(slug, beforeID string, limit int) (int, error) {
 	// Deleted after the walk: deleting while a cursor walks the bucket can
 	// skip keys in bbolt.
 	for i := range doomed {
-		for _, n := range auditIndexes {
-			if err := sp.bucket(n).Delete(auditEntry(n, &doomed[i])); err != nil {
+		for _, ix := range auditIndexes {
+			if err := index.Delete(auditEntry(ix, &doomed[i])); err != nil {
 				return 0, err
 			}
 		}
@@ -326,15 +362,162 @@ func (t *tx) DeleteAuditRecords(slug, beforeID string, limit int) (int, error) {
 	return len(doomed), nil
 }
 
-// buildAuditIndex fills the index n, created just now beside records that
-// predate it, from the records.
-func buildAuditIndex(sp *space, n nested) error {
-	index := sp.bucket(n)
+// buildAuditIndex fills audit_index, created just now beside records
+// that predate it (a file from before the trail has none), from the
+// records.
+func buildAuditIndex(sp *space) error {
+	index := sp.bucket(bucketAuditIndex)
 	return sp.bucket(bucketAudit).ForEach(func(k, v []byte) error {
 		r, err := decodeAudit(k, v)
 		if err != nil {
 			return err
 		}
-		return index.Put(auditEntry(n, &r), nil)
+		for _, ix := range auditIndexes {
+			if err := index.Put(auditEntry(ix, &r), nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// auditUpgradeBatch is the most entries upgradeAuditIndexes copies in one
+// transaction: bbolt keeps every page a transaction changes in memory
+// until it commits, and a trail of 10,000,000 records has 40,000,000
+// entries, some 2.5 GB of them. (A variable for the tests.)
+var auditUpgradeBatch = 500_000
+
+// upgradeAuditIndexes gives every workspace of db that holds a bucket of
+// legacyAuditBuckets, written by a release from before audit_index, a
+// new audit_index and deletes those buckets. For each index in turn it
+// copies the entries of the index's bucket, behind the index's byte, or
+// when the workspace lacks that bucket builds them from the records,
+// auditUpgradeBatch entries per transaction: a source bucket is walked
+// in key order, and the next transaction resumes after the last key the
+// previous one copied. The copies of an index's bucket come in key order
+// and the indexes' bytes ascend, so audit_index is filled from its start
+// to its end, its pages split at appendFill, nearly full.
+//
+// A workspace that holds both audit_index and a bucket of
+// legacyAuditBuckets is one whose upgrade was cut short, or one that a
+// release from before audit_index wrote to after the upgrade, creating
+// the buckets again and keeping them alone: its audit_index may lack
+// entries or hold stale ones. It is deleted and copied again from the
+// start, so the upgrade is done once it has deleted the old buckets,
+// whenever it was interrupted.
+func upgradeAuditIndexes(db *bbolt.DB) error {
+	var slugs [][]byte
+	err := db.View(func(btx *bbolt.Tx) error {
+		spaces := btx.Bucket(bucketSpaces)
+		if spaces == nil {
+			return nil // a new file
+		}
+		return spaces.ForEachBucket(func(slug []byte) error {
+			if hasLegacyAuditBucket(spaces.Bucket(slug)) {
+				slugs = append(slugs, bytes.Clone(slug))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, slug := range slugs {
+		// update runs fn with the workspace's bucket in a transaction of
+		// its own.
+		update := func(fn func(ws *bbolt.Bucket) error) error {
+			return db.Update(func(btx *bbolt.Tx) error { return fn(btx.Bucket(bucketSpaces).Bucket(slug)) })
+		}
+		err := update(func(ws *bbolt.Bucket) error {
+			if ws.Bucket(nestedNames[bucketAuditIndex]) != nil {
+				if err := ws.DeleteBucket(nestedNames[bucketAuditIndex]); err != nil {
+					return err
+				}
+			}
+			_, err := ws.CreateBucket(nestedNames[bucketAuditIndex])
+			return err
+		})
+		for _, ix := range auditIndexes {
+			var last []byte // the last source key copied
+			for done := false; err == nil && !done; {
+				err = update(func(ws *bbolt.Bucket) error {
+					var err error
+					last, done, err = copyAuditEntries(ws, ix, last)
+					return err
+				})
+			}
+		}
+		if err == nil {
+			err = update(func(ws *bbolt.Bucket) error {
+				for _, name := range legacyAuditBuckets[byActor:] {
+					if ws.Bucket(name) == nil {
+						continue
+					}
+					if err := ws.DeleteBucket(name); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("workspace %q: audit_index: %w", slug, err)
+		}
+	}
+	return nil
+}
+
+// hasLegacyAuditBucket reports whether the workspace bucket ws holds a
+// bucket of legacyAuditBuckets.
+func hasLegacyAuditBucket(ws *bbolt.Bucket) bool {
+	for _, name := range legacyAuditBuckets[byActor:] {
+		if ws.Bucket(name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// copyAuditEntries puts into the workspace's audit_index the entries of
+// the index ix of up to auditUpgradeBatch keys of their source (see
+// upgradeAuditIndexes) that come after last (from the first for nil),
+// and returns the last key it read and whether the source ended.
+func copyAuditEntries(ws *bbolt.Bucket, ix auditIndex, last []byte) ([]byte, bool, error) {
+	index := ws.Bucket(nestedNames[bucketAuditIndex])
+	src, fromRecords := ws.Bucket(legacyAuditBuckets[ix]), false
+	if src == nil {
+		src, fromRecords = ws.Bucket(nestedNames[bucketAudit]), true
+	} else {
+		// FillPercent belongs to this *Bucket, which bbolt reads when it
+		// splits pages at commit.
+		index.FillPercent = appendFill
+	}
+	if src == nil {
+		return nil, true, nil // no records either
+	}
+	c := src.Cursor()
+	k, v := c.First()
+	if last != nil {
+		if k, v = c.Seek(last); bytes.Equal(k, last) {
+			k, v = c.Next()
+		}
+	}
+	for n := 0; k != nil && n < auditUpgradeBatch; n++ {
+		var entry []byte
+		if fromRecords {
+			r, err := decodeAudit(k, v)
+			if err != nil {
+				return nil, false, err
+			}
+			entry = auditEntry(ix, &r)
+		} else {
+			entry = append(append(make([]byte, 0, 1+len(k)), byte(ix)), k...)
+		}
+		if err := index.Put(entry, nil); err != nil {
+			return nil, false, err
+		}
+		last = bytes.Clone(k)
+		k, v = c.Next()
+	}
+	return last, k == nil, nil
 }

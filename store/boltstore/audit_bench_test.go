@@ -33,8 +33,9 @@ var (
 //	    -args -boltstore.audit=1000000,10000000 -boltstore.auditdir /var/tmp/identity-bench-audit
 //
 // A file is built once per size, with BulkLoadAudit, to
-// audit-v1-N.db.partial in -boltstore.auditdir, renamed when complete,
-// and reused by every later run. The trail is a year of a workspace of
+// audit-v2-N.db.partial in -boltstore.auditdir, renamed when complete,
+// and reused by every later run (v2: the indexes in audit_index; a v1
+// file, a bucket per index, is not reused). The trail is a year of a workspace of
 // 100,000 users (auditBenchRecord): sign-ins, tokens, a few
 // administrative changes by five API keys and rare revocations by an
 // operator. Cold reads report pages/op, the pages of the file a read
@@ -202,7 +203,7 @@ func auditBenchFile(b *testing.B, n int) string {
 	if err := os.MkdirAll(*benchAuditDir, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(*benchAuditDir, fmt.Sprintf("audit-v1-%d.db", n))
+	path := filepath.Join(*benchAuditDir, fmt.Sprintf("audit-v2-%d.db", n))
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}

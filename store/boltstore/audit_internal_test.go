@@ -88,10 +88,14 @@ func TestAuditRecordFormat(t *testing.T) {
 	}
 }
 
-// auditIndexDump returns the entries of the workspace's audit indexes,
-// each written "index: kind/id/record id" (actors and targets) or
-// "index: value/record id" (actions and outcomes), in key order, and the
-// ids of the records.
+// auditIndexNames name the indexes in auditIndexDump.
+var auditIndexNames = [...]string{byActor: "actor", byTarget: "target", byAction: "action", byOutcome: "outcome"}
+
+// auditIndexDump returns the ids of the workspace's records, each
+// written "audit: record id", then the entries of audit_index, each
+// written "actor: kind/id/record id" (and target), or "action:
+// value/record id" (and outcome), in key order, then the names of the
+// workspace's buckets of legacyAuditBuckets, which Open deletes.
 func auditIndexDump(t *testing.T, s *Store, slug string) []string {
 	t.Helper()
 	var out []string
@@ -103,24 +107,31 @@ func auditIndexDump(t *testing.T, s *Store, slug string) []string {
 		}); err != nil {
 			return err
 		}
-		for _, n := range auditIndexes {
-			err := ws.Bucket(nestedNames[n]).ForEach(func(k, _ []byte) error {
-				first, rest, ok := readString(k)
-				if !ok {
-					return fmt.Errorf("%s: bad key %q", nestedNames[n], k)
+		err := ws.Bucket(nestedNames[bucketAuditIndex]).ForEach(func(k, _ []byte) error {
+			if len(k) == 0 || k[0] < byte(byActor) || k[0] > byte(byOutcome) {
+				return fmt.Errorf("audit_index: bad key %q", k)
+			}
+			ix := auditIndex(k[0])
+			first, rest, ok := readString(k[1:])
+			if !ok {
+				return fmt.Errorf("audit_index: bad key %q", k)
+			}
+			if ix == byActor || ix == byTarget {
+				var second string
+				if second, rest, ok = readString(rest); !ok {
+					return fmt.Errorf("audit_index: bad key %q", k)
 				}
-				if n == bucketAuditActors || n == bucketAuditTargets {
-					var second string
-					if second, rest, ok = readString(rest); !ok {
-						return fmt.Errorf("%s: bad key %q", nestedNames[n], k)
-					}
-					first += "/" + second
-				}
-				out = append(out, fmt.Sprintf("%s: %s/%s", nestedNames[n], first, rest))
-				return nil
-			})
-			if err != nil {
-				return err
+				first += "/" + second
+			}
+			out = append(out, fmt.Sprintf("%s: %s/%s", auditIndexNames[ix], first, rest))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, name := range legacyAuditBuckets[byActor:] {
+			if ws.Bucket(name) != nil {
+				out = append(out, "legacy bucket: "+string(name))
 			}
 		}
 		return nil
@@ -167,13 +178,14 @@ func TestAuditIndexEntries(t *testing.T) {
 		return errors.Join(tx.PutWorkspace(store.Workspace{Slug: "acme"}),
 			tx.PutAuditRecord("acme", a1), tx.PutAuditRecord("acme", a2), tx.PutAuditRecord("acme", a3))
 	})
-	// Keys order by the length of their first string, then its bytes.
+	// Keys order by their index, then by the length of their first
+	// string, then its bytes.
 	check("three records", []string{
 		"audit: a1", "audit: a2", "audit: a3",
-		"audit_actors: user/1/a1", "audit_actors: system//a3", "audit_actors: api_key/k/a2",
-		"audit_targets: user//a3", "audit_targets: user/1/a1", "audit_targets: user/12/a2",
-		"audit_actions: user.created/a2", "audit_actions: sign_in.failed/a3", "audit_actions: sign_in.succeeded/a1",
-		"audit_outcomes: failure/a3", "audit_outcomes: success/a1", "audit_outcomes: success/a2",
+		"actor: user/1/a1", "actor: system//a3", "actor: api_key/k/a2",
+		"target: user//a3", "target: user/1/a1", "target: user/12/a2",
+		"action: user.created/a2", "action: sign_in.failed/a3", "action: sign_in.succeeded/a1",
+		"outcome: failure/a3", "outcome: success/a1", "outcome: success/a2",
 	})
 
 	moved := rec("a1", "user", "1", "sign_in.failed", "user", "12", "failure")
@@ -181,10 +193,10 @@ func TestAuditIndexEntries(t *testing.T) {
 	update(func(tx store.Tx) error { return tx.PutAuditRecord("acme", moved) })
 	check("a1 replaced: another target, action and outcome", []string{
 		"audit: a1", "audit: a2", "audit: a3",
-		"audit_actors: user/1/a1", "audit_actors: system//a3", "audit_actors: api_key/k/a2",
-		"audit_targets: user//a3", "audit_targets: user/12/a1", "audit_targets: user/12/a2",
-		"audit_actions: user.created/a2", "audit_actions: sign_in.failed/a1", "audit_actions: sign_in.failed/a3",
-		"audit_outcomes: failure/a1", "audit_outcomes: failure/a3", "audit_outcomes: success/a2",
+		"actor: user/1/a1", "actor: system//a3", "actor: api_key/k/a2",
+		"target: user//a3", "target: user/12/a1", "target: user/12/a2",
+		"action: user.created/a2", "action: sign_in.failed/a1", "action: sign_in.failed/a3",
+		"outcome: failure/a1", "outcome: failure/a3", "outcome: success/a2",
 	})
 
 	update(func(tx store.Tx) error {
@@ -196,10 +208,10 @@ func TestAuditIndexEntries(t *testing.T) {
 	})
 	check("a1 and a2 removed", []string{
 		"audit: a3",
-		"audit_actors: system//a3",
-		"audit_targets: user//a3",
-		"audit_actions: sign_in.failed/a3",
-		"audit_outcomes: failure/a3",
+		"actor: system//a3",
+		"target: user//a3",
+		"action: sign_in.failed/a3",
+		"outcome: failure/a3",
 	})
 
 	update(func(tx store.Tx) error {

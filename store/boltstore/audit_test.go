@@ -14,9 +14,9 @@ import (
 )
 
 // auditBuckets are the buckets of a workspace's audit trail, and
-// auditIndexBuckets those of them built from the records.
+// auditIndexBuckets the one of them built from the records.
 var (
-	auditBuckets      = []string{"audit", "audit_actors", "audit_targets", "audit_actions", "audit_outcomes"}
+	auditBuckets      = []string{"audit", "audit_index"}
 	auditIndexBuckets = auditBuckets[1:]
 )
 

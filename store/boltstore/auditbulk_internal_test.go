@@ -21,7 +21,7 @@ const bulkBatch = 500_000
 
 // BulkLoadAudit writes n audit records, record(0) to record(n-1), whose
 // ids must ascend with i, into the existing workspace slug of the closed
-// file at path: the records first, then each index, each bucket's keys
+// file at path: the records first, then audit_index, each bucket's keys
 // in ascending order, bulkBatch keys per transaction. It is how a
 // benchmark builds a trail of millions of records (exported for the
 // package's external tests): PutAuditRecord would write them one by one,
@@ -69,14 +69,16 @@ func BulkLoadAudit(path, slug string, n int, record func(i int) store.AuditRecor
 	if err != nil {
 		return err
 	}
-	for _, index := range auditIndexes {
+	// One index at a time, its keys sorted: as the indexes' bytes
+	// ascend, audit_index is written in key order.
+	for _, ix := range auditIndexes {
 		keys := make([][]byte, n)
 		for i := range n {
 			r := record(i)
-			keys[i] = auditEntry(index, &r)
+			keys[i] = auditEntry(ix, &r)
 		}
 		slices.SortFunc(keys, bytes.Compare)
-		err := batches(index, n, func(b *bbolt.Bucket, from, to int) error {
+		err := batches(bucketAuditIndex, n, func(b *bbolt.Bucket, from, to int) error {
 			for _, k := range keys[from:to] {
 				if err := b.Put(k, nil); err != nil {
 					return err
@@ -85,7 +87,7 @@ func BulkLoadAudit(path, slug string, n int, record func(i int) store.AuditRecor
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("%s: %w", nestedNames[index], err)
+			return fmt.Errorf("%s by %s: %w", nestedNames[bucketAuditIndex], auditIndexNames[ix], err)
 		}
 	}
 	return nil

@@ -86,12 +86,12 @@
 //	                         encodeAsset): the files the workspace serves
 //	  audit                  record id -> audit record (binary, see
 //	                         encodeAudit): the audit trail
-//	  audit_actors           uvarint length + actor kind + uvarint length
-//	                         + actor id + record id -> empty
-//	  audit_targets          uvarint length + target kind + uvarint
-//	                         length + target id + record id -> empty
-//	  audit_actions          uvarint length + action + record id -> empty
-//	  audit_outcomes         uvarint length + outcome + record id -> empty
+//	  audit_index            index byte (by actor, target, action or
+//	                         outcome) + uvarint length + actor kind +
+//	                         uvarint length + actor id (target kind and
+//	                         id; or uvarint length + action, or outcome)
+//	                         + record id -> empty: the trail's four
+//	                         indexes in one bucket (see audit.go)
 //	  meta                   "user_count", "role_count", "group_count"
 //	                         -> uint64 number of users, roles, groups
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -171,8 +171,11 @@
 // index by actor, by target, by action and by outcome whose entries end
 // with the record's id, so that a page of records filtered by any one of
 // them is a walk of one range in id order (one per action for several,
-// merged), whatever the size of the trail (see audit.go). A file written
-// before the trail gets its five buckets, empty, from Open.
+// merged), whatever the size of the trail (see audit.go). The four
+// indexes share audit_index, so that a record dirties the pages of two
+// B+trees, not five. A file written before the trail gets its two
+// buckets, empty, from Open; a file written when each index had a
+// bucket of its own gets audit_index filled from them, and them deleted.
 //
 // A lookup by attribute value (UsersByAttribute) reads its total from
 // attr_value_counts and its page from a prefix scan of attr_values:
@@ -342,6 +345,10 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	if err := upgradeAuditIndexes(db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: upgrade the audit trail: %w", path, err)
 	}
 	if err := db.Update(func(btx *bbolt.Tx) error { return ensureLayout(btx, o.Now()) }); err != nil {
 		_ = db.Close()

@@ -132,8 +132,8 @@ func buildIndexes(sp *space, missing []nested, now time.Time) error {
 		case bucketRoleNames, bucketGroupNames, bucketUserGroups, bucketRoleGroups,
 			bucketRoleHolders, bucketRoleHolderCounts, bucketGroupMemberCounts:
 			err = buildAccessIndex(sp, n)
-		case bucketAuditActors, bucketAuditTargets, bucketAuditActions, bucketAuditOutcomes:
-			err = buildAuditIndex(sp, n)
+		case bucketAuditIndex:
+			err = buildAuditIndex(sp)
 		case bucketWebhookEvents:
 			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
 				w, err := decodeWebhook(k, v)

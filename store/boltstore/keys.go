@@ -76,10 +76,7 @@ const (
 	bucketGroupMemberCounts
 	bucketAssets
 	bucketAudit
-	bucketAuditActors
-	bucketAuditTargets
-	bucketAuditActions
-	bucketAuditOutcomes
+	bucketAuditIndex
 	numNested // the number of nested buckets
 )
 
@@ -150,13 +147,12 @@ var nestedNames = [numNested][]byte{
 	// build.
 	bucketAssets: []byte("assets"),
 	// The audit trail and its indexes (see audit.go). A file without the
-	// trail has no records, so Open only creates its buckets; an index
-	// missing beside records is built from them, each after audit.
-	bucketAudit:         []byte("audit"),
-	bucketAuditActors:   []byte("audit_actors"),
-	bucketAuditTargets:  []byte("audit_targets"),
-	bucketAuditActions:  []byte("audit_actions"),
-	bucketAuditOutcomes: []byte("audit_outcomes"),
+	// trail has no records, so Open only creates its buckets; a file
+	// with a bucket per index has them copied into audit_index before
+	// (upgradeAuditIndexes), and one with records and no index has it
+	// built from them, after audit.
+	bucketAudit:      []byte("audit"),
+	bucketAuditIndex: []byte("audit_index"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

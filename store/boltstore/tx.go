@@ -46,15 +46,17 @@ func (sp *space) bucket(n nested) *bbolt.Bucket {
 
 // appendOrder marks the buckets whose new keys mostly come after every key
 // they hold: users and their attributes, keyed by ascending id, and the
-// audit trail, keyed by time-ordered ids, with its indexes by action and
-// by outcome, each a few ranges written at their ends. bbolt splits a
-// full page at FillPercent (default half), which for keys written in
-// order leaves every page half empty: users and user_attrs took twice
-// their data. Splitting them at appendFill keeps their pages nearly full;
-// a page that a later update outgrows splits again, as any page does.
+// audit trail, keyed by time-ordered ids. bbolt splits a full page at
+// FillPercent (default half), which for keys written in order leaves
+// every page half empty: users and user_attrs took twice their data.
+// Splitting them at appendFill keeps their pages nearly full; a page that
+// a later update outgrows splits again, as any page does. The trail's
+// audit_index is not one of them: its entries by actor and by target
+// land all over it, where pages split nearly full would split again at
+// the next few writes.
 var appendOrder = [numNested]bool{
 	bucketUsers: true, bucketUserAttrs: true, bucketUserChunks: true,
-	bucketAudit: true, bucketAuditActions: true, bucketAuditOutcomes: true,
+	bucketAudit: true,
 }
 
 // appendFill is the FillPercent of the appendOrder buckets.

@@ -135,6 +135,9 @@ func TestAuditIDs(t *testing.T) {
 	if got := auditIDPrefix(time.Unix(-5, 0)); got != "0000000000000000" {
 		t.Errorf("before 1970: %q", got)
 	}
+	if early, _ := newAuditID(time.Unix(-5, 0)); early[:16] != "0000000000000000" || !validAuditID(early) {
+		t.Errorf("an id before 1970 = %q, want 32 hex digits starting 0000000000000000", early)
+	}
 	if got := auditIDBefore(time.Unix(0, 0)); got != "" {
 		t.Errorf("the id before 1970 = %q, want none", got)
 	}

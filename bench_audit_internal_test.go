@@ -21,7 +21,7 @@ import (
 // every PutAuditRecord (the record is still built, and its transaction
 // still commits the change), side by side in one run:
 //
-//	go test -run '^$' -bench 'AuditWritePath|AuditRecordBuild' -benchtime 2s -count 3 .
+//	go test -run '^$' -bench 'AuditWritePath|AuditRecordBuild' -benchtime 3s -count 5 .
 //
 // Password hashing is cheap here (64 KiB, one pass), so that what is
 // measured is the write; at the default parameters a CreateUser or a

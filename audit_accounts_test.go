@@ -1130,3 +1130,25 @@ func TestAttributesChangeTheUser(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// TestUserActor: UserActor names a user as the library names the actor of
+// the user's own sign-in.
+func TestUserActor(t *testing.T) {
+	e := newAuditEnv(t)
+	if diff := cmp.Diff(identity.Actor{Kind: "user", ID: "1", Display: "ada"}, identity.UserActor(e.ada)); diff != "" {
+		t.Errorf("UserActor(ada) (-want +got):\n%s", diff)
+	}
+	since := e.clock.Now()
+	if _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
+		t.Fatal(err)
+	}
+	var actors []identity.Actor
+	for _, r := range e.trail(since) {
+		if r.Action == identity.AuditSignInSucceeded {
+			actors = append(actors, r.Actor)
+		}
+	}
+	if diff := cmp.Diff([]identity.Actor{identity.UserActor(e.ada)}, actors); diff != "" {
+		t.Errorf("actor of the sign-in (-want +got):\n%s", diff)
+	}
+}

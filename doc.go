@@ -169,7 +169,7 @@
 // and what changed, secrets never included (docs/audit.md).
 //
 //   - [Workspace.ListAuditRecords], [AuditFilter], [AuditPageOptions], [AuditPage]
-//   - [WithActor], [ActorFrom], [Actor], [AuditRecord], [Options.AuditSink]
+//   - [WithActor], [ActorFrom], [Actor], [UserActor], [AuditRecord], [Options.AuditSink]
 //   - the catalogues: [AuditActions], [ActorKinds], [AuditTargetKinds]
 //
 // # Operations

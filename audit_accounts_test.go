@@ -506,6 +506,11 @@ func TestAuditAccounts(t *testing.T) {
 			identitytest.WantCode(e.t, err, identity.CodeUnauthenticated)
 			return []identity.AuditRecord{refused(identity.AuditSignInFailed, identity.AuditTarget{Kind: "user", Display: strings.Repeat("x", 255)}, "unknown_user")}
 		}},
+		{"Authenticate of a login with NUL", nil, func(e *auditEnv) []identity.AuditRecord {
+			_, err := e.ws.Authenticate(e.actx, "No\x00body", "whatever it is")
+			identitytest.WantCode(e.t, err, identity.CodeUnauthenticated)
+			return []identity.AuditRecord{refused(identity.AuditSignInFailed, identity.AuditTarget{Kind: "user", Display: "No\uFFFDbody"}, "unknown_user")}
+		}},
 		{"Authenticate with a wrong password", nil, func(e *auditEnv) []identity.AuditRecord {
 			_, err := e.ws.Authenticate(e.actx, "ada", "not the password")
 			identitytest.WantCode(e.t, err, identity.CodeUnauthenticated)

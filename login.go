@@ -334,11 +334,16 @@ func signInMethod(amr []string) string {
 	return strings.Join(amr, "+")
 }
 
-// triedLogin is what login.failed keeps of the identifier tried: no
-// user's identifier is longer than an email may be, so no more of it is
-// kept, and a refused login cannot fill the queue.
+// triedLogin is what login.failed and the audit record of a refused
+// login no user has keep of the identifier tried, whatever its length:
+// its invalid UTF-8 and its NUL characters each become U+FFFD (no
+// identifier has either, and a consumer of the event or the record may
+// not take them), and no more than MaxUsernameLength characters of it
+// are kept, since no user's identifier is longer than an email may be,
+// so a refused login cannot fill the queue.
 func triedLogin(login string) string {
-	if runes := []rune(strings.ToValidUTF8(login, "\uFFFD")); len(runes) > MaxUsernameLength {
+	login = strings.ReplaceAll(strings.ToValidUTF8(login, "\uFFFD"), "\x00", "\uFFFD")
+	if runes := []rune(login); len(runes) > MaxUsernameLength {
 		return string(runes[:MaxUsernameLength])
 	}
 	return login

@@ -31,8 +31,8 @@ import (
 //   - limit: 1 to identity.MaxPageLimit, identity.DefaultPageLimit when
 //     absent.
 //
-// Any of them malformed, or refused by the library, is a 400 of code
-// invalid naming every such parameter (see badQuery).
+// Any of them malformed, or refused by the library, is a 422 of code
+// invalid naming every such parameter, as on every list.
 func listAudit(ctx context.Context, w http.ResponseWriter, c *call) error {
 	q, err := query(c.r)
 	if err != nil {
@@ -40,11 +40,11 @@ func listAudit(ctx context.Context, w http.ResponseWriter, c *call) error {
 	}
 	filter, page, err := auditQueryOf(q)
 	if err != nil {
-		return badQuery(err)
+		return err
 	}
 	list, err := c.ws.ListAuditRecords(ctx, filter, page)
 	if err != nil {
-		return badQuery(err)
+		return err
 	}
 	return writeJSON(w, http.StatusOK, list)
 }

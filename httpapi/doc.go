@@ -114,7 +114,7 @@
 // title, status, detail, a stable code, and for validation an errors array
 // of {field, rule, message}. Library codes map to statuses in one table:
 //
-//	invalid 422 (400 for the query of GET /audit), not_found 404, conflict 409, reserved_claim 400,
+//	invalid 422, not_found 404, conflict 409, reserved_claim 400,
 //	limit_reached 409, unauthenticated 401, forbidden 403, internal 500,
 //	token_invalid 400, token_expired 410, token_used 409,
 //	precondition_failed 412, idempotency_key_reused 422,
@@ -144,8 +144,8 @@
 // "user:42", "system:"), action an action or a prefix ending in ".",
 // outcome success or failure, since and until RFC 3339 times, cursor the
 // nextCursor of the page before, limit 1-100. A malformed or unknown
-// filter is 400 invalid, the query refused whole, with every such
-// parameter in errors.
+// filter is 422 invalid, as on every list, with every such parameter in
+// errors.
 //
 // The adapter adds its own codes: unsupported_media_type 415 (a body that is
 // not application/json, or has no Content-Type), malformed_json 400 (bad

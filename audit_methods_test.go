@@ -798,3 +798,38 @@ func TestAuditMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestParseAuditRef: KIND:ID split at the first colon, "" as none, and a
+// value without a colon refused naming its field.
+func TestParseAuditRef(t *testing.T) {
+	type result struct {
+		Kind, ID string
+		Err      error
+	}
+	refused := func(field string) error {
+		return &identity.Error{Code: identity.CodeInvalid, Message: "invalid audit query", Fields: []identity.FieldError{{
+			Field: field, Rule: identity.RuleFormat,
+			Message: "must be KIND:ID, such as user:42, or KIND: for one without an id, such as system:",
+		}}}
+	}
+	for _, tt := range []struct {
+		field, s string
+		want     result
+	}{
+		{"actor", "", result{}},
+		{"actor", "user:42", result{Kind: "user", ID: "42"}},
+		{"actor", "system:", result{Kind: "system"}},
+		{"actor", ":k_1", result{ID: "k_1"}},
+		{"target", "workspace:acme:x", result{Kind: "workspace", ID: "acme:x"}},
+		{"actor", "system", result{Err: refused("actor")}},
+		{"target", "user", result{Err: refused("target")}},
+	} {
+		t.Run(tt.field+" "+tt.s, func(t *testing.T) {
+			var got result
+			got.Kind, got.ID, got.Err = identity.ParseAuditRef(tt.field, tt.s)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseAuditRef(%q, %q) (-want +got):\n%s", tt.field, tt.s, diff)
+			}
+		})
+	}
+}

@@ -168,7 +168,7 @@
 // names with WithActor), what, to whom, with what outcome, from where,
 // and what changed, secrets never included (docs/audit.md).
 //
-//   - [Workspace.ListAuditRecords], [AuditFilter], [AuditPageOptions], [AuditPage]
+//   - [Workspace.ListAuditRecords], [AuditFilter], [ParseAuditRef], [AuditPageOptions], [AuditPage]
 //   - [WithActor], [ActorFrom], [Actor], [UserActor], [AuditRecord], [Options.AuditSink]
 //   - the catalogues: [AuditActions], [ActorKinds], [AuditTargetKinds]
 //

@@ -64,7 +64,7 @@
 //   - [Service.CreateWorkspace], [Service.GetWorkspace], [Service.ListWorkspaces], [Service.DeleteWorkspace]
 //   - [Workspace.Slug], [Workspace.CreatedAt], [Workspace.GetSettings], [Workspace.UpdateSettings]
 //   - [Workspace.CreateAPIKey], [Workspace.ListAPIKeys], [Workspace.RevokeAPIKey]
-//   - [Service.AuthorizeAPIKey], [Service.VerifyAPIKey]
+//   - [Service.AuthorizeAPIKey], [AuthorizedAPIKey], [Service.VerifyAPIKey]
 //
 // # Users and attributes
 //

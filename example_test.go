@@ -178,8 +178,8 @@ func ExampleService_AuthorizeAPIKey() {
 		log.Fatal(err)
 	}
 	key := created.Secret
-	if _, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
-		fmt.Println("users:read granted")
+	if a, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
+		fmt.Println("users:read granted to", a.Key.Name, "in", a.Workspace.Slug())
 	}
 	_, err = svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersWrite)
 	var e *identity.Error
@@ -187,7 +187,7 @@ func ExampleService_AuthorizeAPIKey() {
 		fmt.Println(e.Code, e.Scope)
 	}
 	// Output:
-	// users:read granted
+	// users:read granted to reporting in acme
 	// forbidden users:write
 }
 

@@ -318,31 +318,31 @@ func TestAuditAccounts(t *testing.T) {
 			return []identity.AuditRecord{done(identity.AuditVerificationSent, adaTarget, changes{"email": after("ada@example.com")})}
 		}},
 		{"SetAttribute", nil, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D"); err != nil {
+			if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return []identity.AuditRecord{done(identity.AuditUserAttributeSet, adaTarget, changes{"attributes.dept": after("R&D")})}
 		}},
 		{"SetAttribute to another value", func(e *auditEnv) { e.attr(e.ada.ID, "dept", "R&D") }, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "Mathematics"); err != nil {
+			if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "Mathematics", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return []identity.AuditRecord{done(identity.AuditUserAttributeSet, adaTarget, changes{"attributes.dept": changed("R&D", "Mathematics")})}
 		}},
 		{"SetAttribute to its value", func(e *auditEnv) { e.attr(e.ada.ID, "dept", "R&D") }, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D"); err != nil {
+			if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return nil
 		}},
 		{"DeleteAttribute", func(e *auditEnv) { e.attr(e.ada.ID, "dept", "R&D") }, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept"); err != nil {
+			if _, err := e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return []identity.AuditRecord{done(identity.AuditUserAttributeDeleted, adaTarget, changes{"attributes.dept": before("R&D")})}
 		}},
 		{"DeleteAttribute of a missing one", nil, func(e *auditEnv) []identity.AuditRecord {
-			identitytest.WantCode(e.t, e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept"), identity.CodeNotFound)
+			identitytest.WantCode(e.t, errOf(e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept", nil)), identity.CodeNotFound)
 			return nil
 		}},
 		{"AssignRole", func(e *auditEnv) { e.role("admin") }, func(e *auditEnv) []identity.AuditRecord {
@@ -923,20 +923,20 @@ func TestAuditSameTransaction(t *testing.T) {
 			return err
 		}},
 		{"SetAttribute, the attribute's write", "PutUserAttribute", nil, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.SetAttribute(ctx, 1, "dept", "R&D")
+			return errOf(ws.SetAttribute(ctx, 1, "dept", "R&D", nil))
 		}},
 		{"SetAttribute, the user's version", "PutUser", nil, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.SetAttribute(ctx, 1, "dept", "R&D")
+			return errOf(ws.SetAttribute(ctx, 1, "dept", "R&D", nil))
 		}},
 		{"SetAttribute, the record's write", "PutAuditRecord", nil, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.SetAttribute(ctx, 1, "dept", "R&D")
+			return errOf(ws.SetAttribute(ctx, 1, "dept", "R&D", nil))
 		}},
 		{"DeleteAttribute, the record's write", "PutAuditRecord", func(ctx context.Context, ws *identity.Workspace) {
-			if err := ws.SetAttribute(ctx, 1, "dept", "ops"); err != nil {
+			if _, err := ws.SetAttribute(ctx, 1, "dept", "ops", nil); err != nil {
 				t.Fatal(err)
 			}
 		}, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.DeleteAttribute(ctx, 1, "dept")
+			return errOf(ws.DeleteAttribute(ctx, 1, "dept", nil))
 		}},
 		{"SetPassword, the record's write", "PutAuditRecord", nil, func(ctx context.Context, ws *identity.Workspace) error {
 			return ws.SetPassword(ctx, 1, "a brand new passphrase")
@@ -1074,7 +1074,7 @@ func TestAuditRedactsAttributeSecrets(t *testing.T) {
 		e.attr(e.ada.ID, tt.key, "old")
 		e.clock.Advance(time.Second)
 		since := e.clock.Now()
-		if err := e.ws.SetAttribute(e.actx, e.ada.ID, tt.key, "new"); err != nil {
+		if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, tt.key, "new", nil); err != nil {
 			t.Fatal(err)
 		}
 		want := []identity.AuditRecord{done(identity.AuditUserAttributeSet, adaTarget, changes{"attributes." + tt.key: tt.want})}
@@ -1097,10 +1097,10 @@ func TestAttributesChangeTheUser(t *testing.T) {
 		write func() error
 		moves bool
 	}{
-		{"set", func() error { return e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D") }, true},
-		{"set to its value", func() error { return e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D") }, false},
-		{"set to another", func() error { return e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "Mathematics") }, true},
-		{"delete", func() error { return e.ws.DeleteAttribute(e.ctx, e.ada.ID, "dept") }, true},
+		{"set", func() error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D", nil)) }, true},
+		{"set to its value", func() error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D", nil)) }, false},
+		{"set to another", func() error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "Mathematics", nil)) }, true},
+		{"delete", func() error { return errOf(e.ws.DeleteAttribute(e.ctx, e.ada.ID, "dept", nil)) }, true},
 	}
 	prev := e.ada
 	for i, s := range steps {

@@ -294,10 +294,10 @@ var auditMethods = map[string][]auditCase{
 		return f.ws.SendVerificationEmail(ctx, f.bob.ID)
 	}),
 	"Workspace.SetAttribute": writes(identity.AuditUserAttributeSet, func(ctx context.Context, f *methodFixture) error {
-		return f.ws.SetAttribute(ctx, f.bob.ID, "team", "platform")
+		return errOf(f.ws.SetAttribute(ctx, f.bob.ID, "team", "platform", nil))
 	}),
 	"Workspace.DeleteAttribute": writes(identity.AuditUserAttributeDeleted, func(ctx context.Context, f *methodFixture) error {
-		return f.ws.DeleteAttribute(ctx, f.bob.ID, "department")
+		return errOf(f.ws.DeleteAttribute(ctx, f.bob.ID, "department", nil))
 	}),
 	"Workspace.AssignRole": writes(identity.AuditUserRoleAssigned, func(ctx context.Context, f *methodFixture) error {
 		return f.ws.AssignRole(ctx, f.bob.ID, 2)

@@ -16,7 +16,7 @@
 //	ws, err := svc.CreateWorkspace(ctx, "acme", nil)
 //	u, err := ws.CreateUser(ctx, identity.NewUser{Username: "ada", Email: "ada@example.com",
 //		FullName: "Ada Lovelace", Password: "correct horse battery"})
-//	err = ws.SetAttribute(ctx, u.ID, "department", "engineering")
+//	u, err = ws.SetAttribute(ctx, u.ID, "department", "engineering", nil) // nil: no precondition
 //	_, err = ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"})
 //	claims, err := ws.GetClaims(ctx, u.ID, identity.AccessToken) // {"dept": "engineering"}
 //

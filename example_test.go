@@ -120,7 +120,7 @@ func ExampleWorkspace_GetClaims() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := ws.SetAttribute(ctx, u.ID, "department", "mathematics"); err != nil {
+	if _, err := ws.SetAttribute(ctx, u.ID, "department", "mathematics", nil); err != nil {
 		log.Fatal(err)
 	}
 	// Access tokens only (the default), and both kinds.
@@ -128,7 +128,7 @@ func ExampleWorkspace_GetClaims() {
 		log.Fatal(err)
 	}
 	both := true
-	if err := ws.SetAttribute(ctx, u.ID, "tier", "gold"); err != nil {
+	if _, err := ws.SetAttribute(ctx, u.ID, "tier", "gold", nil); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := ws.SetClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier", IncludeInID: &both}); err != nil {

@@ -93,9 +93,8 @@
 // If-None-Match with 304. A header that is neither "*" nor a list of
 // entity tags is 400 malformed_precondition. An attribute is part of its
 // user: PUT and DELETE of one take the same headers against the user's
-// ETag and answer with the user's new ETag, though the condition is
-// checked just before the write rather than in its transaction, the
-// library's attribute writes taking no precondition.
+// ETag, in the transaction of the write, and answer with the user's new
+// ETag.
 //
 // POST /users, /webhooks, /roles and /groups take an Idempotency-Key
 // (1-255 visible ASCII characters, once). The library stores the outcome with the key,

@@ -112,6 +112,31 @@ func (e *auditEnv) requireMFA() {
 // (e.request).
 func (e *auditEnv) pending() { e.request = e.authorize(e.webRequest(), "").RequestID }
 
+// providerChallenge signs ada in with her password for e.request, and
+// returns the challenge of her second factor.
+func (e *auditEnv) providerChallenge() string {
+	e.t.Helper()
+	_, err := e.ws.Provider().SignIn(e.ctx, e.request, "ada", adaPassword)
+	identitytest.WantCode(e.t, err, identity.CodeMFARequired)
+	return err.(*identity.Error).Challenge
+}
+
+// providerSecondFactor ends ada's sign-in for e.request as the hosted
+// page does: her second factor's code, then the completion with the
+// session options it gives.
+func (e *auditEnv) providerSecondFactor(code string) identity.SignIn {
+	e.t.Helper()
+	v, err := e.ws.Provider().VerifySecondFactor(e.actx, e.request, e.challenge, code)
+	if err != nil {
+		e.t.Fatalf("Provider.VerifySecondFactor: %v", err)
+	}
+	s, err := e.ws.Provider().CompleteSignIn(e.actx, e.request, v.User.ID, v.SessionOptions())
+	if err != nil {
+		e.t.Fatalf("CompleteSignIn: %v", err)
+	}
+	return s
+}
+
 // verificationToken queues a verification email to ada and sends it;
 // it returns the token of its link.
 func (e *auditEnv) verificationToken() string {
@@ -776,6 +801,43 @@ func TestAuditAccounts(t *testing.T) {
 			}
 			return []identity.AuditRecord{adaSignedIn(changes{
 				"method": after("hwk+user"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID),
+			})}
+		}},
+		// A sign-in at the provider with a second factor writes one
+		// sign_in.succeeded, when the request is completed, with the
+		// method the code was: a TOTP code or a recovery code.
+		{"Provider VerifySecondFactor, then CompleteSignIn", func(e *auditEnv) {
+			e.enrolAda()
+			e.pending()
+			e.challenge = e.providerChallenge()
+		}, func(e *auditEnv) []identity.AuditRecord {
+			s := e.providerSecondFactor(e.code(e.secret, 0))
+			return []identity.AuditRecord{adaSignedIn(changes{
+				"method": after("password+totp"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID),
+			})}
+		}},
+		{"Provider VerifySecondFactor with a recovery code, then CompleteSignIn", func(e *auditEnv) {
+			e.enrolAda()
+			e.pending()
+			e.challenge = e.providerChallenge()
+		}, func(e *auditEnv) []identity.AuditRecord {
+			s := e.providerSecondFactor(e.codes[3])
+			return []identity.AuditRecord{
+				done(identity.AuditSecondFactorRecoveryUsed, adaTarget, changes{"codesLeft": after(float64(9))}),
+				adaSignedIn(changes{"method": after("recovery_code"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID)}),
+			}
+		}},
+		{"Provider VerifySecondFactor of a request gone", func(e *auditEnv) {
+			e.enrolAda()
+			e.pending()
+			e.challenge = e.providerChallenge()
+		}, func(e *auditEnv) []identity.AuditRecord {
+			_, err := e.ws.Provider().VerifySecondFactor(e.actx, "no-such-request", e.challenge, e.code(e.secret, 0))
+			identitytest.WantCode(e.t, err, identity.CodeTokenInvalid)
+			// The challenge is left for the request it was for.
+			s := e.providerSecondFactor(e.code(e.secret, 0))
+			return []identity.AuditRecord{adaSignedIn(changes{
+				"method": after("password+totp"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID),
 			})}
 		}},
 		{"Provider ResumeSignIn", func(e *auditEnv) {

@@ -645,6 +645,22 @@ var auditMethods = map[string][]auditCase{
 			},
 		},
 	},
+	// A success writes nothing of its own: the completion writes the
+	// sign-in's record (TestProviderSecondFactorSignInRecordedOnce).
+	"Provider.VerifySecondFactor": {
+		{
+			action: identity.AuditSignInFailed, prep: func(f *methodFixture) { f.authorizeWeb(); f.adaChallenge() },
+			call: func(ctx context.Context, f *methodFixture) error {
+				return resultErr(f.ws.Provider().VerifySecondFactor(ctx, f.requestID, f.challenge, "000000"))
+			},
+		},
+		{
+			action: identity.AuditSecondFactorRecoveryUsed, prep: func(f *methodFixture) { f.authorizeWeb(); f.adaChallenge() },
+			call: func(ctx context.Context, f *methodFixture) error {
+				return resultErr(f.ws.Provider().VerifySecondFactor(ctx, f.requestID, f.challenge, f.adaCodes[0]))
+			},
+		},
+	},
 	"Provider.CompleteSignIn": {{
 		action: identity.AuditSignInSucceeded, prep: (*methodFixture).authorizeWeb,
 		call: func(ctx context.Context, f *methodFixture) error {

@@ -127,7 +127,7 @@
 // VerifySecondFactor completes.
 //
 //   - [Workspace.BeginTOTPEnrollment], [Workspace.ConfirmTOTPEnrollment], [Workspace.GetMFAStatus]
-//   - [Workspace.VerifySecondFactor], [Workspace.BeginChallengeEnrollment]
+//   - [Workspace.VerifySecondFactor], [VerifiedSecondFactor.SessionOptions], [Workspace.BeginChallengeEnrollment]
 //   - [Workspace.RegenerateRecoveryCodes], [Workspace.RemoveSecondFactor], [Workspace.ResetMFA]
 //
 // # OAuth clients, tokens and the provider
@@ -144,7 +144,7 @@
 //   - [Workspace.IssueTokens], [Workspace.VerifyAccessToken]
 //   - [Workspace.Provider], [Provider.GetMetadata], [Provider.GetKeySet]
 //   - [Provider.GetAuthorizationClient], [Provider.Authorize], [Provider.GetPendingAuthorization]
-//   - [Provider.SignIn], [Provider.CompleteSignIn], [Provider.ResumeSignIn]
+//   - [Provider.SignIn], [Provider.VerifySecondFactor], [Provider.CompleteSignIn], [Provider.ResumeSignIn]
 //   - [Provider.VerifyClient], [Provider.ExchangeCode], [Provider.RefreshTokens], [Provider.ExchangeClientCredentials]
 //   - [Provider.IntrospectToken], [Provider.RevokeToken], [Provider.GetUserInfo], [Provider.EndSession]
 //

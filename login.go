@@ -264,7 +264,7 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	}
 	var record func(tx store.Tx) error
 	if requestID == "" {
-		record = func(tx store.Tx) error { return w.auditSignedIn(ctx, tx, rec, signInChanges(amrPassword, "", "")) }
+		record = func(tx store.Tx) error { return w.auditSignedIn(ctx, tx, rec, signInChanges(methodPassword, "", "")) }
 	}
 	if err := w.passed(ctx, att, record); err != nil {
 		return store.User{}, nil, err
@@ -298,12 +298,12 @@ func (w *Workspace) auditSignedIn(ctx context.Context, tx store.Tx, u store.User
 }
 
 // signInChanges are the changes of a sign_in.succeeded record: how the
-// user authenticated (method, from amr), and the client and the session
-// of a sign-in at the provider.
-func signInChanges(amr []string, clientID, sessionID string) auditChanges {
+// user authenticated (method; "" for none), and the client and the
+// session of a sign-in at the provider.
+func signInChanges(method, clientID, sessionID string) auditChanges {
 	var c auditChanges
-	if m := signInMethod(amr); m != "" {
-		c = c.set("method", nil, m)
+	if method != "" {
+		c = c.set("method", nil, method)
 	}
 	if clientID != "" {
 		c = c.set("clientId", nil, clientID)

@@ -261,28 +261,41 @@ func (s *Service) verifiedKey(ctx context.Context, key string) (*cachedKey, erro
 // invalidAPIKey is the error of a key that does not verify.
 func invalidAPIKey() error { return errorf(CodeUnauthenticated, "invalid api key") }
 
+// AuthorizedAPIKey is what AuthorizeAPIKey returns: the workspace the
+// key may act in, and the key.
+type AuthorizedAPIKey struct {
+	// Workspace is the workspace of the key, for the operation's calls.
+	Workspace *Workspace
+	// Key describes the key (never the secret): its ID and Name are what
+	// an adapter names in the Actor of the calls it makes for the key
+	// (kind ActorAPIKey).
+	Key APIKey
+}
+
 // AuthorizeAPIKey checks that key may perform an operation needing every one of
-// scopes in the workspace slug, and returns that workspace. A bad key is
-// CodeUnauthenticated. A valid key of another workspace is CodeForbidden,
-// the same whether slug exists or not; a key without one of the scopes is
-// CodeForbidden with Error.Scope set to the first it lacks.
+// scopes in the workspace slug, and returns that workspace with the key's
+// description. A bad key is CodeUnauthenticated. A valid key of another
+// workspace is CodeForbidden, the same whether slug exists or not; a key
+// without one of the scopes is CodeForbidden with Error.Scope set to the
+// first it lacks.
 //
 // A key it verified before may be answered from the Service's key cache
 // without reading the store (see Options.KeyCacheTTL); a key revoked
 // through this Service, by RevokeAPIKey or DeleteWorkspace, is refused by
 // the next call all the same.
-func (s *Service) AuthorizeAPIKey(ctx context.Context, key, slug string, scopes ...Scope) (*Workspace, error) {
+func (s *Service) AuthorizeAPIKey(ctx context.Context, key, slug string, scopes ...Scope) (AuthorizedAPIKey, error) {
 	k, err := s.verifiedKey(ctx, key)
 	if err != nil {
-		return nil, err
+		return AuthorizedAPIKey{}, err
 	}
 	if k.rec.Workspace != slug {
-		return nil, errorf(CodeForbidden, "the api key is not valid for this workspace")
+		return AuthorizedAPIKey{}, errorf(CodeForbidden, "the api key is not valid for this workspace")
 	}
 	for _, scope := range scopes {
 		if !slices.Contains(k.rec.Scopes, string(scope)) {
-			return nil, &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
+			return AuthorizedAPIKey{}, &Error{Code: CodeForbidden, Message: fmt.Sprintf("the api key lacks the scope %q", scope), Scope: scope}
 		}
 	}
-	return &Workspace{svc: s, slug: k.rec.Workspace, createdAt: k.workspaceCreated}, nil
+	ws := &Workspace{svc: s, slug: k.rec.Workspace, createdAt: k.workspaceCreated}
+	return AuthorizedAPIKey{Workspace: ws, Key: apiKeyFromRecord(k.rec)}, nil
 }

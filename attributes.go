@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/identitylib/identity/store"
 )
@@ -24,9 +25,10 @@ func (w *Workspace) ListAttributes(ctx context.Context, userID int64) (map[strin
 	return attrs, nil
 }
 
-// SetAttribute creates or replaces one attribute of the user. The key has
-// 1-64 characters, none of them NUL or a bidirectional control; the value
-// 0-1024 characters but NUL.
+// SetAttribute creates or replaces one attribute of the user and returns
+// the user as the write left it. The key has 1-64 characters, none of
+// them NUL or a bidirectional control; the value 0-1024 characters but
+// NUL.
 //
 // An attribute is part of the user (a claim mapped from it changes what
 // the user is to a relying party), so setting one to a new value changes
@@ -34,16 +36,27 @@ func (w *Workspace) ListAttributes(ctx context.Context, userID int64) (map[strin
 // the audit trail records the value before and after
 // (user.attribute.set), in one transaction. Setting an attribute to the
 // value it has changes nothing.
-func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value string) error {
+//
+// pre, when not nil, makes the write conditional on the user's version,
+// in its transaction, as UserUpdate.Precondition does for UpdateUser:
+// IfVersion(u.Version) for a user u read before. Errors are checked in
+// this order: invalid input, a missing user (CodeNotFound), pre
+// (CodePreconditionFailed), the workspace's limit of attributes.
+func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value string, pre *Precondition) (User, error) {
 	var p problems
 	checkAttributeKey(&p, "key", key)
 	checkAttributeValue(&p, "value", value)
 	if err := p.err("invalid attribute"); err != nil {
-		return err
+		return User{}, err
 	}
+	var u store.User
 	err := w.update(ctx, func(tx store.Tx) error {
-		u, attrs, err := w.userAttributes(tx, userID)
-		if err != nil {
+		var attrs map[string]string
+		var err error
+		if u, attrs, err = w.userAttributes(tx, userID); err != nil {
+			return err
+		}
+		if err := pre.check(true, u.Version, fmt.Sprintf("user %d", userID)); err != nil {
 			return err
 		}
 		before, had := attrs[key]
@@ -60,24 +73,27 @@ func (w *Workspace) SetAttribute(ctx context.Context, userID int64, key, value s
 		if had {
 			was = before
 		}
-		return w.attributeChanged(ctx, tx, u, key, was, value)
+		return w.attributeChanged(ctx, tx, &u, key, was, value)
 	})
-	return fromStore(err, "user")
+	if err != nil {
+		return User{}, fromStore(err, "user")
+	}
+	return userFromRecord(u), nil
 }
 
-// attributeChanged records in tx that the attribute key of the user u
-// went from before to after (nil: none): the user's new version, the
-// event and the audit record.
-func (w *Workspace) attributeChanged(ctx context.Context, tx store.Tx, u store.User, key string, before, after any) error {
+// attributeChanged records in tx that the attribute key of the user *u
+// went from before to after (nil: none): the user's new version, written
+// to *u too, the event and the audit record.
+func (w *Workspace) attributeChanged(ctx context.Context, tx store.Tx, u *store.User, key string, before, after any) error {
 	u.UpdatedAt, u.Version = w.svc.timestamp(), newVersion(u.Version)
-	if err := tx.PutUser(w.slug, u); err != nil {
+	if err := tx.PutUser(w.slug, *u); err != nil {
 		return err
 	}
 	action := AuditUserAttributeSet
 	if after == nil {
 		action = AuditUserAttributeDeleted
 	}
-	err := w.audit(ctx, tx, auditEntry{action: action, target: userTarget(u),
+	err := w.audit(ctx, tx, auditEntry{action: action, target: userTarget(*u),
 		changes: auditChanges{}.set("attributes."+key, before, after)})
 	if err != nil {
 		return err
@@ -121,15 +137,23 @@ func (w *Workspace) checkAttributeRoom(tx store.Tx, userID int64, attrs map[stri
 	return nil
 }
 
-// DeleteAttribute removes one attribute of the user; a claim mapped from
-// it no longer appears in Claims. Like SetAttribute it changes the user's
-// Version and UpdatedAt, emits user.attributes.changed and records the
-// value removed (user.attribute.deleted). A missing user or attribute is
-// a not-found error.
-func (w *Workspace) DeleteAttribute(ctx context.Context, userID int64, key string) error {
+// DeleteAttribute removes one attribute of the user and returns the user
+// as the write left it; a claim mapped from the attribute no longer
+// appears in Claims. Like SetAttribute it changes the user's Version and
+// UpdatedAt, emits user.attributes.changed and records the value removed
+// (user.attribute.deleted). pre, when not nil, makes the write
+// conditional as it does for SetAttribute. Errors are checked in this
+// order: a missing user (CodeNotFound), pre (CodePreconditionFailed), a
+// missing attribute (CodeNotFound).
+func (w *Workspace) DeleteAttribute(ctx context.Context, userID int64, key string, pre *Precondition) (User, error) {
+	var u store.User
 	err := w.update(ctx, func(tx store.Tx) error {
-		u, attrs, err := w.userAttributes(tx, userID)
-		if err != nil {
+		var attrs map[string]string
+		var err error
+		if u, attrs, err = w.userAttributes(tx, userID); err != nil {
+			return err
+		}
+		if err := pre.check(true, u.Version, fmt.Sprintf("user %d", userID)); err != nil {
 			return err
 		}
 		before, ok := attrs[key]
@@ -143,7 +167,10 @@ func (w *Workspace) DeleteAttribute(ctx context.Context, userID int64, key strin
 		if err != nil {
 			return err
 		}
-		return w.attributeChanged(ctx, tx, u, key, before, nil)
+		return w.attributeChanged(ctx, tx, &u, key, before, nil)
 	})
-	return fromStore(err, "attribute")
+	if err != nil {
+		return User{}, fromStore(err, "attribute")
+	}
+	return userFromRecord(u), nil
 }

@@ -199,9 +199,22 @@ func userTarget(u store.User) AuditTarget {
 	return AuditTarget{Kind: TargetUser, ID: strconv.FormatInt(u.ID, 10), Display: u.Username}
 }
 
+// UserActor returns the user u as the actor of calls made on their
+// behalf, as the audit trail names a user: kind user, the user's id, and
+// the username to show. The library records a user's own sign-in with
+// it; an adapter passes it to WithActor for the calls of a signed-in
+// user's request.
+func UserActor(u User) Actor { return userActorOf(u.ID, u.Username) }
+
 // userActor is the user as the actor of their own action.
 func userActor(u store.User) *Actor {
-	return &Actor{Kind: ActorUser, ID: strconv.FormatInt(u.ID, 10), Display: u.Username}
+	a := userActorOf(u.ID, u.Username)
+	return &a
+}
+
+// userActorOf is the actor of the user with the id and the username.
+func userActorOf(id int64, username string) Actor {
+	return Actor{Kind: ActorUser, ID: strconv.FormatInt(id, 10), Display: username}
 }
 
 // audit writes the record of e in tx, the transaction of the change, and

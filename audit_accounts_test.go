@@ -112,6 +112,31 @@ func (e *auditEnv) requireMFA() {
 // (e.request).
 func (e *auditEnv) pending() { e.request = e.authorize(e.webRequest(), "").RequestID }
 
+// providerChallenge signs ada in with her password for e.request, and
+// returns the challenge of her second factor.
+func (e *auditEnv) providerChallenge() string {
+	e.t.Helper()
+	_, err := e.ws.Provider().SignIn(e.ctx, e.request, "ada", adaPassword)
+	identitytest.WantCode(e.t, err, identity.CodeMFARequired)
+	return err.(*identity.Error).Challenge
+}
+
+// providerSecondFactor ends ada's sign-in for e.request as the hosted
+// page does: her second factor's code, then the completion with the
+// session options it gives.
+func (e *auditEnv) providerSecondFactor(code string) identity.SignIn {
+	e.t.Helper()
+	v, err := e.ws.Provider().VerifySecondFactor(e.actx, e.request, e.challenge, code)
+	if err != nil {
+		e.t.Fatalf("Provider.VerifySecondFactor: %v", err)
+	}
+	s, err := e.ws.Provider().CompleteSignIn(e.actx, e.request, v.User.ID, v.SessionOptions())
+	if err != nil {
+		e.t.Fatalf("CompleteSignIn: %v", err)
+	}
+	return s
+}
+
 // verificationToken queues a verification email to ada and sends it;
 // it returns the token of its link.
 func (e *auditEnv) verificationToken() string {
@@ -318,31 +343,31 @@ func TestAuditAccounts(t *testing.T) {
 			return []identity.AuditRecord{done(identity.AuditVerificationSent, adaTarget, changes{"email": after("ada@example.com")})}
 		}},
 		{"SetAttribute", nil, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D"); err != nil {
+			if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return []identity.AuditRecord{done(identity.AuditUserAttributeSet, adaTarget, changes{"attributes.dept": after("R&D")})}
 		}},
 		{"SetAttribute to another value", func(e *auditEnv) { e.attr(e.ada.ID, "dept", "R&D") }, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "Mathematics"); err != nil {
+			if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "Mathematics", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return []identity.AuditRecord{done(identity.AuditUserAttributeSet, adaTarget, changes{"attributes.dept": changed("R&D", "Mathematics")})}
 		}},
 		{"SetAttribute to its value", func(e *auditEnv) { e.attr(e.ada.ID, "dept", "R&D") }, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D"); err != nil {
+			if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, "dept", "R&D", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return nil
 		}},
 		{"DeleteAttribute", func(e *auditEnv) { e.attr(e.ada.ID, "dept", "R&D") }, func(e *auditEnv) []identity.AuditRecord {
-			if err := e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept"); err != nil {
+			if _, err := e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept", nil); err != nil {
 				e.t.Fatal(err)
 			}
 			return []identity.AuditRecord{done(identity.AuditUserAttributeDeleted, adaTarget, changes{"attributes.dept": before("R&D")})}
 		}},
 		{"DeleteAttribute of a missing one", nil, func(e *auditEnv) []identity.AuditRecord {
-			identitytest.WantCode(e.t, e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept"), identity.CodeNotFound)
+			identitytest.WantCode(e.t, errOf(e.ws.DeleteAttribute(e.actx, e.ada.ID, "dept", nil)), identity.CodeNotFound)
 			return nil
 		}},
 		{"AssignRole", func(e *auditEnv) { e.role("admin") }, func(e *auditEnv) []identity.AuditRecord {
@@ -505,6 +530,11 @@ func TestAuditAccounts(t *testing.T) {
 			_, err := e.ws.Authenticate(e.actx, strings.Repeat("x", 300), "whatever it is")
 			identitytest.WantCode(e.t, err, identity.CodeUnauthenticated)
 			return []identity.AuditRecord{refused(identity.AuditSignInFailed, identity.AuditTarget{Kind: "user", Display: strings.Repeat("x", 255)}, "unknown_user")}
+		}},
+		{"Authenticate of a login with NUL", nil, func(e *auditEnv) []identity.AuditRecord {
+			_, err := e.ws.Authenticate(e.actx, "No\x00body", "whatever it is")
+			identitytest.WantCode(e.t, err, identity.CodeUnauthenticated)
+			return []identity.AuditRecord{refused(identity.AuditSignInFailed, identity.AuditTarget{Kind: "user", Display: "No\uFFFDbody"}, "unknown_user")}
 		}},
 		{"Authenticate with a wrong password", nil, func(e *auditEnv) []identity.AuditRecord {
 			_, err := e.ws.Authenticate(e.actx, "ada", "not the password")
@@ -773,6 +803,43 @@ func TestAuditAccounts(t *testing.T) {
 				"method": after("hwk+user"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID),
 			})}
 		}},
+		// A sign-in at the provider with a second factor writes one
+		// sign_in.succeeded, when the request is completed, with the
+		// method the code was: a TOTP code or a recovery code.
+		{"Provider VerifySecondFactor, then CompleteSignIn", func(e *auditEnv) {
+			e.enrolAda()
+			e.pending()
+			e.challenge = e.providerChallenge()
+		}, func(e *auditEnv) []identity.AuditRecord {
+			s := e.providerSecondFactor(e.code(e.secret, 0))
+			return []identity.AuditRecord{adaSignedIn(changes{
+				"method": after("password+totp"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID),
+			})}
+		}},
+		{"Provider VerifySecondFactor with a recovery code, then CompleteSignIn", func(e *auditEnv) {
+			e.enrolAda()
+			e.pending()
+			e.challenge = e.providerChallenge()
+		}, func(e *auditEnv) []identity.AuditRecord {
+			s := e.providerSecondFactor(e.codes[3])
+			return []identity.AuditRecord{
+				done(identity.AuditSecondFactorRecoveryUsed, adaTarget, changes{"codesLeft": after(float64(9))}),
+				adaSignedIn(changes{"method": after("recovery_code"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID)}),
+			}
+		}},
+		{"Provider VerifySecondFactor of a request gone", func(e *auditEnv) {
+			e.enrolAda()
+			e.pending()
+			e.challenge = e.providerChallenge()
+		}, func(e *auditEnv) []identity.AuditRecord {
+			_, err := e.ws.Provider().VerifySecondFactor(e.actx, "no-such-request", e.challenge, e.code(e.secret, 0))
+			identitytest.WantCode(e.t, err, identity.CodeTokenInvalid)
+			// The challenge is left for the request it was for.
+			s := e.providerSecondFactor(e.code(e.secret, 0))
+			return []identity.AuditRecord{adaSignedIn(changes{
+				"method": after("password+totp"), "clientId": after(e.web.ID), "sessionId": after(s.Session.ID),
+			})}
+		}},
 		{"Provider ResumeSignIn", func(e *auditEnv) {
 			e.startSession()
 			e.pending()
@@ -918,20 +985,20 @@ func TestAuditSameTransaction(t *testing.T) {
 			return err
 		}},
 		{"SetAttribute, the attribute's write", "PutUserAttribute", nil, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.SetAttribute(ctx, 1, "dept", "R&D")
+			return errOf(ws.SetAttribute(ctx, 1, "dept", "R&D", nil))
 		}},
 		{"SetAttribute, the user's version", "PutUser", nil, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.SetAttribute(ctx, 1, "dept", "R&D")
+			return errOf(ws.SetAttribute(ctx, 1, "dept", "R&D", nil))
 		}},
 		{"SetAttribute, the record's write", "PutAuditRecord", nil, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.SetAttribute(ctx, 1, "dept", "R&D")
+			return errOf(ws.SetAttribute(ctx, 1, "dept", "R&D", nil))
 		}},
 		{"DeleteAttribute, the record's write", "PutAuditRecord", func(ctx context.Context, ws *identity.Workspace) {
-			if err := ws.SetAttribute(ctx, 1, "dept", "ops"); err != nil {
+			if _, err := ws.SetAttribute(ctx, 1, "dept", "ops", nil); err != nil {
 				t.Fatal(err)
 			}
 		}, func(ctx context.Context, ws *identity.Workspace) error {
-			return ws.DeleteAttribute(ctx, 1, "dept")
+			return errOf(ws.DeleteAttribute(ctx, 1, "dept", nil))
 		}},
 		{"SetPassword, the record's write", "PutAuditRecord", nil, func(ctx context.Context, ws *identity.Workspace) error {
 			return ws.SetPassword(ctx, 1, "a brand new passphrase")
@@ -1069,7 +1136,7 @@ func TestAuditRedactsAttributeSecrets(t *testing.T) {
 		e.attr(e.ada.ID, tt.key, "old")
 		e.clock.Advance(time.Second)
 		since := e.clock.Now()
-		if err := e.ws.SetAttribute(e.actx, e.ada.ID, tt.key, "new"); err != nil {
+		if _, err := e.ws.SetAttribute(e.actx, e.ada.ID, tt.key, "new", nil); err != nil {
 			t.Fatal(err)
 		}
 		want := []identity.AuditRecord{done(identity.AuditUserAttributeSet, adaTarget, changes{"attributes." + tt.key: tt.want})}
@@ -1092,10 +1159,10 @@ func TestAttributesChangeTheUser(t *testing.T) {
 		write func() error
 		moves bool
 	}{
-		{"set", func() error { return e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D") }, true},
-		{"set to its value", func() error { return e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D") }, false},
-		{"set to another", func() error { return e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "Mathematics") }, true},
-		{"delete", func() error { return e.ws.DeleteAttribute(e.ctx, e.ada.ID, "dept") }, true},
+		{"set", func() error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D", nil)) }, true},
+		{"set to its value", func() error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "R&D", nil)) }, false},
+		{"set to another", func() error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "dept", "Mathematics", nil)) }, true},
+		{"delete", func() error { return errOf(e.ws.DeleteAttribute(e.ctx, e.ada.ID, "dept", nil)) }, true},
 	}
 	prev := e.ada
 	for i, s := range steps {
@@ -1128,5 +1195,27 @@ func TestAttributesChangeTheUser(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestUserActor: UserActor names a user as the library names the actor of
+// the user's own sign-in.
+func TestUserActor(t *testing.T) {
+	e := newAuditEnv(t)
+	if diff := cmp.Diff(identity.Actor{Kind: "user", ID: "1", Display: "ada"}, identity.UserActor(e.ada)); diff != "" {
+		t.Errorf("UserActor(ada) (-want +got):\n%s", diff)
+	}
+	since := e.clock.Now()
+	if _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
+		t.Fatal(err)
+	}
+	var actors []identity.Actor
+	for _, r := range e.trail(since) {
+		if r.Action == identity.AuditSignInSucceeded {
+			actors = append(actors, r.Actor)
+		}
+	}
+	if diff := cmp.Diff([]identity.Actor{identity.UserActor(e.ada)}, actors); diff != "" {
+		t.Errorf("actor of the sign-in (-want +got):\n%s", diff)
 	}
 }

@@ -294,10 +294,10 @@ var auditMethods = map[string][]auditCase{
 		return f.ws.SendVerificationEmail(ctx, f.bob.ID)
 	}),
 	"Workspace.SetAttribute": writes(identity.AuditUserAttributeSet, func(ctx context.Context, f *methodFixture) error {
-		return f.ws.SetAttribute(ctx, f.bob.ID, "team", "platform")
+		return errOf(f.ws.SetAttribute(ctx, f.bob.ID, "team", "platform", nil))
 	}),
 	"Workspace.DeleteAttribute": writes(identity.AuditUserAttributeDeleted, func(ctx context.Context, f *methodFixture) error {
-		return f.ws.DeleteAttribute(ctx, f.bob.ID, "department")
+		return errOf(f.ws.DeleteAttribute(ctx, f.bob.ID, "department", nil))
 	}),
 	"Workspace.AssignRole": writes(identity.AuditUserRoleAssigned, func(ctx context.Context, f *methodFixture) error {
 		return f.ws.AssignRole(ctx, f.bob.ID, 2)
@@ -645,6 +645,22 @@ var auditMethods = map[string][]auditCase{
 			},
 		},
 	},
+	// A success writes nothing of its own: the completion writes the
+	// sign-in's record (TestProviderSecondFactorSignInRecordedOnce).
+	"Provider.VerifySecondFactor": {
+		{
+			action: identity.AuditSignInFailed, prep: func(f *methodFixture) { f.authorizeWeb(); f.adaChallenge() },
+			call: func(ctx context.Context, f *methodFixture) error {
+				return resultErr(f.ws.Provider().VerifySecondFactor(ctx, f.requestID, f.challenge, "000000"))
+			},
+		},
+		{
+			action: identity.AuditSecondFactorRecoveryUsed, prep: func(f *methodFixture) { f.authorizeWeb(); f.adaChallenge() },
+			call: func(ctx context.Context, f *methodFixture) error {
+				return resultErr(f.ws.Provider().VerifySecondFactor(ctx, f.requestID, f.challenge, f.adaCodes[0]))
+			},
+		},
+	},
 	"Provider.CompleteSignIn": {{
 		action: identity.AuditSignInSucceeded, prep: (*methodFixture).authorizeWeb,
 		call: func(ctx context.Context, f *methodFixture) error {
@@ -796,5 +812,40 @@ func TestAuditMethods(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestParseAuditRef: KIND:ID split at the first colon, "" as none, and a
+// value without a colon refused naming its field.
+func TestParseAuditRef(t *testing.T) {
+	type result struct {
+		Kind, ID string
+		Err      error
+	}
+	refused := func(field string) error {
+		return &identity.Error{Code: identity.CodeInvalid, Message: "invalid audit query", Fields: []identity.FieldError{{
+			Field: field, Rule: identity.RuleFormat,
+			Message: "must be KIND:ID, such as user:42, or KIND: for one without an id, such as system:",
+		}}}
+	}
+	for _, tt := range []struct {
+		field, s string
+		want     result
+	}{
+		{"actor", "", result{}},
+		{"actor", "user:42", result{Kind: "user", ID: "42"}},
+		{"actor", "system:", result{Kind: "system"}},
+		{"actor", ":k_1", result{ID: "k_1"}},
+		{"target", "workspace:acme:x", result{Kind: "workspace", ID: "acme:x"}},
+		{"actor", "system", result{Err: refused("actor")}},
+		{"target", "user", result{Err: refused("target")}},
+	} {
+		t.Run(tt.field+" "+tt.s, func(t *testing.T) {
+			var got result
+			got.Kind, got.ID, got.Err = identity.ParseAuditRef(tt.field, tt.s)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseAuditRef(%q, %q) (-want +got):\n%s", tt.field, tt.s, diff)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -28,6 +29,25 @@ type AuditFilter struct {
 	// Since and Until, when not zero, keep the records written at or
 	// after Since and before Until.
 	Since, Until time.Time
+}
+
+// ParseAuditRef parses an actor or a target of an AuditFilter written as
+// the REST API's and identityd's filters take it, KIND:ID, split at the
+// first colon: "user:42", "api_key:3f2a9c01d4e5b6a7", and "system:" for
+// an actor without an id. "" is none: no kind and no id. A value without
+// a colon is a CodeInvalid error ("invalid audit query") naming field,
+// rule RuleFormat; the kind and the id are ListAuditRecords' to judge.
+func ParseAuditRef(field, s string) (kind, id string, err error) {
+	if s == "" {
+		return "", "", nil
+	}
+	kind, id, ok := strings.Cut(s, ":")
+	if !ok {
+		var p problems
+		p.add(field, RuleFormat, "must be KIND:ID, such as user:42, or KIND: for one without an id, such as system:")
+		return "", "", p.err("invalid audit query")
+	}
+	return kind, id, nil
 }
 
 // AuditPageOptions say which page of the trail to read.

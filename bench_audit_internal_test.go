@@ -117,7 +117,7 @@ func BenchmarkAuditWritePath(b *testing.B) {
 			}
 		}},
 		{"SetAttribute", 1, func(b *testing.B, ws *Workspace, i int) {
-			if err := ws.SetAttribute(ctx, 1, "department", fmt.Sprintf("dept-%d", i)); err != nil {
+			if _, err := ws.SetAttribute(ctx, 1, "department", fmt.Sprintf("dept-%d", i), nil); err != nil {
 				b.Fatal(err)
 			}
 		}},

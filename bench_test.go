@@ -413,7 +413,7 @@ func BenchmarkSetAttribute(b *testing.B) {
 						if i > int64(b.N) {
 							return
 						}
-						if err := ws.SetAttribute(ctx, i%users+1, "counter", strconv.FormatInt(i, 10)); err != nil {
+						if _, err := ws.SetAttribute(ctx, i%users+1, "counter", strconv.FormatInt(i, 10), nil); err != nil {
 							b.Error(err)
 							return
 						}

@@ -16,7 +16,7 @@
 //	ws, err := svc.CreateWorkspace(ctx, "acme", nil)
 //	u, err := ws.CreateUser(ctx, identity.NewUser{Username: "ada", Email: "ada@example.com",
 //		FullName: "Ada Lovelace", Password: "correct horse battery"})
-//	err = ws.SetAttribute(ctx, u.ID, "department", "engineering")
+//	u, err = ws.SetAttribute(ctx, u.ID, "department", "engineering", nil) // nil: no precondition
 //	_, err = ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"})
 //	claims, err := ws.GetClaims(ctx, u.ID, identity.AccessToken) // {"dept": "engineering"}
 //
@@ -64,7 +64,7 @@
 //   - [Service.CreateWorkspace], [Service.GetWorkspace], [Service.ListWorkspaces], [Service.DeleteWorkspace]
 //   - [Workspace.Slug], [Workspace.CreatedAt], [Workspace.GetSettings], [Workspace.UpdateSettings]
 //   - [Workspace.CreateAPIKey], [Workspace.ListAPIKeys], [Workspace.RevokeAPIKey]
-//   - [Service.AuthorizeAPIKey], [Service.VerifyAPIKey]
+//   - [Service.AuthorizeAPIKey], [AuthorizedAPIKey], [Service.VerifyAPIKey]
 //
 // # Users and attributes
 //
@@ -127,7 +127,7 @@
 // VerifySecondFactor completes.
 //
 //   - [Workspace.BeginTOTPEnrollment], [Workspace.ConfirmTOTPEnrollment], [Workspace.GetMFAStatus]
-//   - [Workspace.VerifySecondFactor], [Workspace.BeginChallengeEnrollment]
+//   - [Workspace.VerifySecondFactor], [VerifiedSecondFactor.SessionOptions], [Workspace.BeginChallengeEnrollment]
 //   - [Workspace.RegenerateRecoveryCodes], [Workspace.RemoveSecondFactor], [Workspace.ResetMFA]
 //
 // # OAuth clients, tokens and the provider
@@ -144,7 +144,7 @@
 //   - [Workspace.IssueTokens], [Workspace.VerifyAccessToken]
 //   - [Workspace.Provider], [Provider.GetMetadata], [Provider.GetKeySet]
 //   - [Provider.GetAuthorizationClient], [Provider.Authorize], [Provider.GetPendingAuthorization]
-//   - [Provider.SignIn], [Provider.CompleteSignIn], [Provider.ResumeSignIn]
+//   - [Provider.SignIn], [Provider.VerifySecondFactor], [Provider.CompleteSignIn], [Provider.ResumeSignIn]
 //   - [Provider.VerifyClient], [Provider.ExchangeCode], [Provider.RefreshTokens], [Provider.ExchangeClientCredentials]
 //   - [Provider.IntrospectToken], [Provider.RevokeToken], [Provider.GetUserInfo], [Provider.EndSession]
 //
@@ -168,8 +168,8 @@
 // names with WithActor), what, to whom, with what outcome, from where,
 // and what changed, secrets never included (docs/audit.md).
 //
-//   - [Workspace.ListAuditRecords], [AuditFilter], [AuditPageOptions], [AuditPage]
-//   - [WithActor], [ActorFrom], [Actor], [AuditRecord], [Options.AuditSink]
+//   - [Workspace.ListAuditRecords], [AuditFilter], [ParseAuditRef], [AuditPageOptions], [AuditPage]
+//   - [WithActor], [ActorFrom], [Actor], [UserActor], [AuditRecord], [Options.AuditSink]
 //   - the catalogues: [AuditActions], [ActorKinds], [AuditTargetKinds]
 //
 // # Operations

@@ -120,7 +120,7 @@ func ExampleWorkspace_GetClaims() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := ws.SetAttribute(ctx, u.ID, "department", "mathematics"); err != nil {
+	if _, err := ws.SetAttribute(ctx, u.ID, "department", "mathematics", nil); err != nil {
 		log.Fatal(err)
 	}
 	// Access tokens only (the default), and both kinds.
@@ -128,7 +128,7 @@ func ExampleWorkspace_GetClaims() {
 		log.Fatal(err)
 	}
 	both := true
-	if err := ws.SetAttribute(ctx, u.ID, "tier", "gold"); err != nil {
+	if _, err := ws.SetAttribute(ctx, u.ID, "tier", "gold", nil); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := ws.SetClaimMapper(ctx, "tier", identity.ClaimMapperSpec{ClaimName: "tier", IncludeInID: &both}); err != nil {
@@ -178,8 +178,8 @@ func ExampleService_AuthorizeAPIKey() {
 		log.Fatal(err)
 	}
 	key := created.Secret
-	if _, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
-		fmt.Println("users:read granted")
+	if a, err := svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersRead); err == nil {
+		fmt.Println("users:read granted to", a.Key.Name, "in", a.Workspace.Slug())
 	}
 	_, err = svc.AuthorizeAPIKey(ctx, key, "acme", identity.ScopeUsersWrite)
 	var e *identity.Error
@@ -187,7 +187,7 @@ func ExampleService_AuthorizeAPIKey() {
 		fmt.Println(e.Code, e.Scope)
 	}
 	// Output:
-	// users:read granted
+	// users:read granted to reporting in acme
 	// forbidden users:write
 }
 

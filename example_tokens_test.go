@@ -32,7 +32,7 @@ func newTokenExample() (ws *identity.Workspace, ada identity.User, client identi
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := ws.SetAttribute(ctx, ada.ID, "department", "engineering"); err != nil {
+	if _, err := ws.SetAttribute(ctx, ada.ID, "department", "engineering", nil); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept"}); err != nil {

@@ -117,7 +117,7 @@ func TestExportImport(t *testing.T) {
 	// and second recovery codes are used, and a code accepted at the step
 	// after the enrolment's.
 	for key, value := range map[string]string{"dept": "math", "lab": "<analytical & engine>"} {
-		if err := e.ws.SetAttribute(ctx, e.ada.ID, key, value); err != nil {
+		if _, err := e.ws.SetAttribute(ctx, e.ada.ID, key, value, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -72,7 +72,7 @@ func TestFindUsers(t *testing.T) {
 					t.Fatal(err)
 				}
 				for k, v := range kv {
-					if err := ws.SetAttribute(ctx, u.ID, k, v); err != nil {
+					if _, err := ws.SetAttribute(ctx, u.ID, k, v, nil); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -84,7 +84,7 @@ func TestFindUsers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := other.SetAttribute(ctx, globexUser.ID, "dept", "sales"); err != nil {
+			if _, err := other.SetAttribute(ctx, globexUser.ID, "dept", "sales", nil); err != nil {
 				t.Fatal(err)
 			}
 			if globexUser, err = other.GetUser(ctx, globexUser.ID); err != nil { // at the attribute's version
@@ -168,13 +168,13 @@ func TestFindUsers(t *testing.T) {
 
 			// Changes: a value replaced, an attribute deleted, a user
 			// deleted for good.
-			if err := ws.SetAttribute(ctx, 2, "dept", "sales"); err != nil {
+			if _, err := ws.SetAttribute(ctx, 2, "dept", "sales", nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := ws.DeleteAttribute(ctx, 3, "dept"); err != nil {
+			if _, err := ws.DeleteAttribute(ctx, 3, "dept", nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := ws.SetAttribute(ctx, 1, "dept", "ops"); err != nil {
+			if _, err := ws.SetAttribute(ctx, 1, "dept", "ops", nil); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := ws.DeleteUserPermanently(ctx, 5); err != nil {
@@ -215,7 +215,7 @@ func ExampleWorkspace_ListUsersByAttribute() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := ws.SetAttribute(ctx, created.ID, "department", u.dept); err != nil {
+		if _, err := ws.SetAttribute(ctx, created.ID, "department", u.dept, nil); err != nil {
 			log.Fatal(err)
 		}
 	}

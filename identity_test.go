@@ -94,8 +94,25 @@ func TestRaisedParametersRehash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before, err := ws.ListAuditRecords(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ws.Authenticate(ctx, "ada", "analytical engine"); err != nil {
 		t.Fatal(err)
+	}
+	// The rehash is no operator-visible change: the sign-in's record is
+	// the only one (docs/audit.md, Decisions).
+	after, err := ws.ListAuditRecords(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []identity.AuditAction
+	for _, r := range after.Records[:len(after.Records)-len(before.Records)] { // newest first
+		actions = append(actions, r.Action)
+	}
+	if diff := cmp.Diff([]identity.AuditAction{identity.AuditSignInSucceeded}, actions); diff != "" {
+		t.Errorf("records of the sign-in that rehashed (-want +got):\n%s", diff)
 	}
 	_, err = ws.Authenticate(ctx, "ada", "wrong")
 	if !errors.Is(err, identity.ErrUnauthenticated) {

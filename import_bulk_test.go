@@ -334,7 +334,7 @@ func TestSetAttributeBulk(t *testing.T) {
 		}
 		var out []outcome
 		for i, c := range sets {
-			err := e.ws.SetAttribute(ctx, c.id, keys[i], fmt.Sprint("v", i))
+			_, err := e.ws.SetAttribute(ctx, c.id, keys[i], fmt.Sprint("v", i), nil)
 			attrs, _ := e.ws.ListAttributes(ctx, 1)
 			out = append(out, outcome{identity.ErrorCode(err), attrs})
 		}

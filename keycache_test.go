@@ -82,13 +82,16 @@ func (e *keyEnv) workspaceWithKey(t *testing.T, svc *identity.Service, slug stri
 func (e *keyEnv) authorize(svc *identity.Service, key, slug string, scopes ...identity.Scope) (identity.Code, int64) {
 	e.t.Helper()
 	before := e.st.views.Load()
-	ws, err := svc.AuthorizeAPIKey(e.ctx, key, slug, scopes...)
+	a, err := svc.AuthorizeAPIKey(e.ctx, key, slug, scopes...)
 	views := e.st.views.Load() - before
 	if err != nil {
 		return codeOf(err), views
 	}
-	if ws.Slug() != slug {
-		e.t.Errorf("Authorize(%q) returned workspace %q", slug, ws.Slug())
+	if a.Workspace.Slug() != slug {
+		e.t.Errorf("Authorize(%q) returned workspace %q", slug, a.Workspace.Slug())
+	}
+	if id, _ := identity.APIKeyID(key); a.Key.ID != id || a.Key.Workspace != slug {
+		e.t.Errorf("Authorize(%q) returned key %+v, want id %q", slug, a.Key, id)
 	}
 	return "", views
 }

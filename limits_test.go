@@ -28,31 +28,31 @@ func (e *testEnv) setLimits(l identity.Limits) {
 func TestAttributesPerUser(t *testing.T) {
 	e := newTestEnv(t, nil)
 	for i := range 100 {
-		if err := e.ws.SetAttribute(e.ctx, e.ada.ID, fmt.Sprintf("k%03d", i), "v"); err != nil {
+		if _, err := e.ws.SetAttribute(e.ctx, e.ada.ID, fmt.Sprintf("k%03d", i), "v", nil); err != nil {
 			t.Fatalf("attribute %d: %v", i, err)
 		}
 	}
-	identitytest.WantCode(t, e.ws.SetAttribute(e.ctx, e.ada.ID, "k100", "v"), identity.CodeLimitReached)
-	if err := e.ws.SetAttribute(e.ctx, e.ada.ID, "k042", "replaced"); err != nil {
+	identitytest.WantCode(t, errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, "k100", "v", nil)), identity.CodeLimitReached)
+	if _, err := e.ws.SetAttribute(e.ctx, e.ada.ID, "k042", "replaced", nil); err != nil {
 		t.Errorf("replacing a value at the limit: %v", err)
 	}
-	if err := e.ws.DeleteAttribute(e.ctx, e.ada.ID, "k000"); err != nil {
+	if _, err := e.ws.DeleteAttribute(e.ctx, e.ada.ID, "k000", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ws.SetAttribute(e.ctx, e.ada.ID, "k100", "v"); err != nil {
+	if _, err := e.ws.SetAttribute(e.ctx, e.ada.ID, "k100", "v", nil); err != nil {
 		t.Errorf("after a deletion: %v", err)
 	}
 	// Another user has room of its own.
 	bob := e.user("bob")
-	if err := e.ws.SetAttribute(e.ctx, bob.ID, "k000", "v"); err != nil {
+	if _, err := e.ws.SetAttribute(e.ctx, bob.ID, "k000", "v", nil); err != nil {
 		t.Errorf("bob's first attribute: %v", err)
 	}
 
 	e.setLimits(identity.Limits{AttributesPerUser: 2})
-	if err := e.ws.SetAttribute(e.ctx, bob.ID, "k001", "v"); err != nil {
+	if _, err := e.ws.SetAttribute(e.ctx, bob.ID, "k001", "v", nil); err != nil {
 		t.Fatal(err)
 	}
-	identitytest.WantCode(t, e.ws.SetAttribute(e.ctx, bob.ID, "k002", "v"), identity.CodeLimitReached)
+	identitytest.WantCode(t, errOf(e.ws.SetAttribute(e.ctx, bob.ID, "k002", "v", nil)), identity.CodeLimitReached)
 	// Lowering the limit removes nothing.
 	if attrs, err := e.ws.ListAttributes(e.ctx, e.ada.ID); err != nil || len(attrs) != 100 {
 		t.Errorf("ada's attributes after lowering the limit: %d, %v", len(attrs), err)
@@ -67,7 +67,7 @@ func TestAttributesPerUserConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 20)
 	for i := range 20 {
-		wg.Go(func() { errs[i] = e.ws.SetAttribute(e.ctx, e.ada.ID, fmt.Sprintf("k%02d", i), "v") })
+		wg.Go(func() { errs[i] = errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, fmt.Sprintf("k%02d", i), "v", nil)) })
 	}
 	wg.Wait()
 	ok, limited := 0, 0

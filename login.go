@@ -264,7 +264,7 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	}
 	var record func(tx store.Tx) error
 	if requestID == "" {
-		record = func(tx store.Tx) error { return w.auditSignedIn(ctx, tx, rec, signInChanges(amrPassword, "", "")) }
+		record = func(tx store.Tx) error { return w.auditSignedIn(ctx, tx, rec, signInChanges(methodPassword, "", "")) }
 	}
 	if err := w.passed(ctx, att, record); err != nil {
 		return store.User{}, nil, err
@@ -298,12 +298,12 @@ func (w *Workspace) auditSignedIn(ctx context.Context, tx store.Tx, u store.User
 }
 
 // signInChanges are the changes of a sign_in.succeeded record: how the
-// user authenticated (method, from amr), and the client and the session
-// of a sign-in at the provider.
-func signInChanges(amr []string, clientID, sessionID string) auditChanges {
+// user authenticated (method; "" for none), and the client and the
+// session of a sign-in at the provider.
+func signInChanges(method, clientID, sessionID string) auditChanges {
 	var c auditChanges
-	if m := signInMethod(amr); m != "" {
-		c = c.set("method", nil, m)
+	if method != "" {
+		c = c.set("method", nil, method)
 	}
 	if clientID != "" {
 		c = c.set("clientId", nil, clientID)
@@ -334,11 +334,16 @@ func signInMethod(amr []string) string {
 	return strings.Join(amr, "+")
 }
 
-// triedLogin is what login.failed keeps of the identifier tried: no
-// user's identifier is longer than an email may be, so no more of it is
-// kept, and a refused login cannot fill the queue.
+// triedLogin is what login.failed and the audit record of a refused
+// login no user has keep of the identifier tried, whatever its length:
+// its invalid UTF-8 and its NUL characters each become U+FFFD (no
+// identifier has either, and a consumer of the event or the record may
+// not take them), and no more than MaxUsernameLength characters of it
+// are kept, since no user's identifier is longer than an email may be,
+// so a refused login cannot fill the queue.
 func triedLogin(login string) string {
-	if runes := []rune(strings.ToValidUTF8(login, "\uFFFD")); len(runes) > MaxUsernameLength {
+	login = strings.ReplaceAll(strings.ToValidUTF8(login, "\uFFFD"), "\x00", "\uFFFD")
+	if runes := []rune(login); len(runes) > MaxUsernameLength {
 		return string(runes[:MaxUsernameLength])
 	}
 	return login

@@ -129,17 +129,19 @@ func TestLoginFailedForUnacceptablePasswords(t *testing.T) {
 }
 
 // TestLoginFailedLoginCut: the login in login.failed is cut to 255
-// characters, and never carries the password.
+// characters, has its invalid UTF-8 and its NUL characters replaced by
+// U+FFFD whatever its length, and never carries the password.
 func TestLoginFailedLoginCut(t *testing.T) {
 	e := newTestEnv(t, nil)
 	hook := e.hook(identity.EventLoginFailed)
-	for _, login := range []string{strings.Repeat("é", 256), strings.Repeat("x", 255), "bad\xffutf8"} {
+	logins := []string{strings.Repeat("é", 256), strings.Repeat("x", 255), "bad\xffutf8", "nul\x00in", strings.Repeat("\x00", 300)}
+	for _, login := range logins {
 		if _, err := e.ws.Authenticate(e.ctx, login, "secret-password"); err == nil {
 			t.Fatal("login succeeded")
 		}
 	}
 	got := e.payloads(hook)
-	wantLogins := []string{strings.Repeat("é", 255), strings.Repeat("x", 255), `bad\ufffdutf8`} // as JSON writes U+FFFD
+	wantLogins := []string{strings.Repeat("é", 255), strings.Repeat("x", 255), "bad\uFFFDutf8", "nul\uFFFDin", strings.Repeat("\uFFFD", 255)}
 	if len(got) != len(wantLogins) {
 		t.Fatalf("%d events, want %d", len(got), len(wantLogins))
 	}

@@ -444,15 +444,27 @@ type VerifiedSecondFactor struct {
 	// a user who had a factor already.
 	RecoveryCodes []string
 	// AMR is how the user authenticated: a password and a one-time code,
-	// ["pwd", "otp", "mfa"]; pass it on in SessionOptions.
+	// ["pwd", "otp", "mfa"]; pass it on in SessionOptions (see
+	// SessionOptions).
 	AMR []string
+	// method is how the audit trail names the sign-in: password+totp,
+	// or recovery_code.
+	method string
+}
+
+// SessionOptions returns the options that start the session of the
+// sign-in (CreateSession, Provider.CompleteSignIn): its AMR, and, for the
+// audit record of a sign-in completed at the provider, which of a TOTP
+// code or a recovery code was given, which the AMR does not say.
+func (v VerifiedSecondFactor) SessionOptions() *SessionOptions {
+	return &SessionOptions{AMR: slices.Clone(v.AMR), method: v.method}
 }
 
 // VerifySecondFactor completes a sign-in that ended with CodeMFARequired
 // or CodeMFAEnrollmentRequired (challenge is Error.Challenge) and returns
-// its user; the program then starts a session (CreateSession), or package
-// oidc completes the authorization (Provider.CompleteSignIn). The challenge is
-// used up.
+// its user; the program then starts a session (CreateSession). A sign-in
+// at the provider takes Provider.VerifySecondFactor instead, then
+// Provider.CompleteSignIn. The challenge is used up.
 //
 // For a user with a confirmed factor, code is a current TOTP code (6
 // digits; the steps just before and after the current one are accepted,
@@ -475,12 +487,36 @@ type VerifiedSecondFactor struct {
 // second_factor.recovery_code_used), or sign_in.failed (reason wrong_code
 // or locked), with what it counts.
 func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code string) (VerifiedSecondFactor, error) {
+	return w.verifySecondFactor(ctx, challenge, code, true)
+}
+
+// VerifySecondFactor is Workspace.VerifySecondFactor for a sign-in at the
+// provider, for the stored authorization request requestID (its
+// SignIn asked for the code): the request must still be pending
+// (CodeTokenInvalid or CodeTokenExpired otherwise, the challenge left
+// unused). It writes no sign_in.succeeded: the sign-in ends, and its one
+// record is written, when the request is completed, by CompleteSignIn
+// with the VerifiedSecondFactor's SessionOptions (method password+totp
+// or recovery_code) or, after an enrolment whose recovery codes are shown
+// first, by ResumeSignIn. Refusals are recorded as by
+// Workspace.VerifySecondFactor.
+func (p *Provider) VerifySecondFactor(ctx context.Context, requestID, challenge, code string) (VerifiedSecondFactor, error) {
+	if _, err := p.GetPendingAuthorization(ctx, requestID); err != nil {
+		return VerifiedSecondFactor{}, err
+	}
+	return p.w.verifySecondFactor(ctx, challenge, code, false)
+}
+
+// verifySecondFactor verifies the second factor of a sign-in; record
+// says whether the sign-in ends here, and writes its sign_in.succeeded.
+func (w *Workspace) verifySecondFactor(ctx context.Context, challenge, code string, record bool) (VerifiedSecondFactor, error) {
 	// Refuse a bad challenge in a read, so that guessing costs no write.
 	u, id, secret, err := w.challengeUser(ctx, challenge)
 	if err != nil {
 		return VerifiedSecondFactor{}, err
 	}
 	var codes []string
+	var method string
 	who := attempter{login: u.Username, user: u, action: AuditSignInFailed}
 	err = w.codeAttempt(ctx, who, func(tx store.Tx, now time.Time) (bool, error) {
 		codes = nil
@@ -494,7 +530,7 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		} else if err != nil {
 			return false, err
 		}
-		method := ""
+		method = ""
 		if f.Confirmed {
 			method, err = w.useCode(ctx, tx, user, f, code, now)
 		} else {
@@ -514,13 +550,16 @@ func (w *Workspace) VerifySecondFactor(ctx context.Context, challenge, code stri
 		if err := w.useSingleUse(tx, t, now); err != nil {
 			return false, err
 		}
+		if !record {
+			return true, nil
+		}
 		return true, w.auditSignedIn(ctx, tx, user, auditChanges{}.set("method", nil, method))
 	})
 	if err != nil {
 		return VerifiedSecondFactor{}, err
 	}
 	w.svc.signedIn(SignInSucceeded)
-	return VerifiedSecondFactor{User: userFromRecord(u), RecoveryCodes: codes, AMR: slices.Clone(amrSecondFactor)}, nil
+	return VerifiedSecondFactor{User: userFromRecord(u), RecoveryCodes: codes, AMR: slices.Clone(amrSecondFactor), method: method}, nil
 }
 
 // codeAttempt checks a second-factor code of the user under the

@@ -298,10 +298,10 @@ func TestObserverTransactions(t *testing.T) {
 	}
 	_, err := e.ws.GetUser(e.ctx, 99)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
-	if err := e.ws.SetAttribute(e.ctx, e.ada.ID, "team", "analytics"); err != nil {
+	if _, err := e.ws.SetAttribute(e.ctx, e.ada.ID, "team", "analytics", nil); err != nil {
 		t.Fatal(err)
 	}
-	err = e.ws.SetAttribute(e.ctx, 99, "team", "analytics")
+	_, err = e.ws.SetAttribute(e.ctx, 99, "team", "analytics", nil)
 	identitytest.WantCode(t, err, identity.CodeNotFound)
 	want := []string{"view ok", "view error", "update ok", "update error"}
 	if diff := cmp.Diff(want, obs.takeTxs()); diff != "" {

@@ -128,7 +128,7 @@ func (e *testEnv) mapper(attr, claim string, access, id bool) {
 // attr sets an attribute of a user.
 func (e *testEnv) attr(userID int64, key, value string) {
 	e.t.Helper()
-	if err := e.ws.SetAttribute(e.ctx, userID, key, value); err != nil {
+	if _, err := e.ws.SetAttribute(e.ctx, userID, key, value, nil); err != nil {
 		e.t.Fatalf("SetAttribute(%q): %v", key, err)
 	}
 }

@@ -26,7 +26,7 @@ type SignIn struct {
 //
 // A user who needs a second factor gets Authenticate's CodeMFARequired or
 // CodeMFAEnrollmentRequired instead, with Error.Challenge; after
-// Workspace.VerifySecondFactor, CompleteSignIn finishes the request.
+// Provider.VerifySecondFactor, CompleteSignIn finishes the request.
 //
 // The audit trail records a refusal as Authenticate does, and a success
 // once, with the request's completion: sign_in.succeeded, the user its
@@ -43,16 +43,17 @@ func (p *Provider) SignIn(ctx context.Context, requestID, login, password string
 }
 
 // CompleteSignIn completes a stored authorization request for a user the
-// program authenticated (Workspace.VerifySecondFactor after SignIn asked
-// for a code, with its VerifiedSecondFactor.AMR in opts, or a sign-in of
-// its own): it starts a session, issues the code and emits
+// program authenticated (Provider.VerifySecondFactor after SignIn asked
+// for a code, with its VerifiedSecondFactor.SessionOptions() as opts, or
+// a sign-in of its own): it starts a session, issues the code and emits
 // login.succeeded in one transaction, and returns what SignIn returns.
 // opts.AMR becomes the session's and the ID tokens' amr. A disabled user
 // is CodeUnauthenticated; a request that is unknown, completed or expired
 // CodeTokenInvalid or CodeTokenExpired. The audit trail records
 // sign_in.succeeded in the same transaction: the user its actor, the
-// method from opts.AMR ("password", "password+totp"), the client and the
-// session.
+// method ("password+totp" or "recovery_code" from a verified second
+// factor's options, otherwise from opts.AMR: "password", or the methods
+// joined by "+"), the client and the session.
 func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID int64, opts *SessionOptions) (SignIn, error) {
 	w := p.w
 	if err := opts.validate(); err != nil {
@@ -70,7 +71,7 @@ func (p *Provider) CompleteSignIn(ctx context.Context, requestID string, userID 
 		if u, err = w.putSession(tx, session); err != nil {
 			return err
 		}
-		auth, err = w.completeRequest(ctx, tx, requestID, u, sessionFromRecord(session))
+		auth, err = w.completeRequest(ctx, tx, requestID, u, sessionFromRecord(session), opts.signInMethod())
 		return err
 	})
 	if ErrorCode(err) == CodeForbidden {
@@ -100,7 +101,7 @@ func (p *Provider) ResumeSignIn(ctx context.Context, requestID, sessionToken str
 	var auth Authorization
 	u := store.User{ID: v.User.ID, Username: v.User.Username}
 	err = w.update(ctx, func(tx store.Tx) (err error) {
-		auth, err = w.completeRequest(ctx, tx, requestID, u, v.Session)
+		auth, err = w.completeRequest(ctx, tx, requestID, u, v.Session, signInMethod(v.Session.AMR))
 		return err
 	})
 	return auth, fromStore(err, "authorization request")
@@ -108,8 +109,8 @@ func (p *Provider) ResumeSignIn(ctx context.Context, requestID, sessionToken str
 
 // completeRequest issues the code of a pending request for a session of
 // the user u in tx, with login.succeeded and the audit record of the
-// sign-in.
-func (w *Workspace) completeRequest(ctx context.Context, tx store.Tx, requestID string, u store.User, s Session) (Authorization, error) {
+// sign-in, whose method is method.
+func (w *Workspace) completeRequest(ctx context.Context, tx store.Tx, requestID string, u store.User, s Session, method string) (Authorization, error) {
 	now := w.svc.timestamp()
 	rec, err := w.pendingRequest(tx, requestID, now)
 	if err != nil {
@@ -119,7 +120,7 @@ func (w *Workspace) completeRequest(ctx context.Context, tx store.Tx, requestID 
 	if err != nil {
 		return Authorization{}, err
 	}
-	if err := w.auditSignedIn(ctx, tx, u, signInChanges(s.AMR, rec.ClientID, s.ID)); err != nil {
+	if err := w.auditSignedIn(ctx, tx, u, signInChanges(method, rec.ClientID, s.ID)); err != nil {
 		return Authorization{}, err
 	}
 	err = w.emit(tx, EventLoginSucceeded, loginSucceededEvent{UserID: s.UserID, ClientID: rec.ClientID, SessionID: s.ID})

@@ -601,7 +601,7 @@ func roleRows() []catalogueRow {
 
 func attributeRows() []catalogueRow {
 	set := func(key, value string) func(e *testEnv) error {
-		return func(e *testEnv) error { return e.ws.SetAttribute(e.ctx, e.ada.ID, key, value) }
+		return func(e *testEnv) error { return errOf(e.ws.SetAttribute(e.ctx, e.ada.ID, key, value, nil)) }
 	}
 	const rule = "attribute: key 1-64, value 0-1024"
 	const keyChars = "attribute: a key holds no NUL and no bidirectional control"
@@ -627,10 +627,10 @@ func attributeRows() []catalogueRow {
 		{valueChars, "a key and a value both refused", set("k\u200f", "\x00"), identity.CodeInvalid,
 			[]identity.FieldError{{Field: "key", Rule: "control_character"}, {Field: "value", Rule: "control_character"}}},
 		{"any operation on a user that does not exist: not_found", "SetAttribute(999)", func(e *testEnv) error {
-			return e.ws.SetAttribute(e.ctx, 999, "k", "v")
+			return errOf(e.ws.SetAttribute(e.ctx, 999, "k", "v", nil))
 		}, identity.CodeNotFound, nil},
 		{"deleting an attribute that does not exist: not_found", "DeleteAttribute", func(e *testEnv) error {
-			return e.ws.DeleteAttribute(e.ctx, e.ada.ID, "k")
+			return errOf(e.ws.DeleteAttribute(e.ctx, e.ada.ID, "k", nil))
 		}, identity.CodeNotFound, nil},
 	}...)
 }
@@ -764,7 +764,7 @@ func claimsRows() []catalogueRow {
 					return err
 				}
 				if m.value != "" {
-					if err := e.ws.SetAttribute(e.ctx, e.ada.ID, m.key, m.value); err != nil {
+					if _, err := e.ws.SetAttribute(e.ctx, e.ada.ID, m.key, m.value, nil); err != nil {
 						return err
 					}
 				}

@@ -102,8 +102,13 @@ type SessionOptions struct {
 	// AMR says how the program authenticated the user, in RFC 8176's
 	// names ("pwd", "otp", "mfa", "hwk", ...): each 1-32 characters of
 	// letters, digits, '_' and '-', at most 8. VerifiedSecondFactor.AMR
-	// is what a second factor after a password gives.
+	// is what a second factor after a password gives (and
+	// VerifiedSecondFactor.SessionOptions the options with it).
 	AMR []string
+	// method, set by VerifiedSecondFactor.SessionOptions, names the
+	// sign-in's method in the audit trail where AMR cannot tell (a
+	// recovery code); empty: the method AMR names.
+	method string
 }
 
 // maxAMR bounds SessionOptions.AMR.
@@ -129,6 +134,18 @@ func (o *SessionOptions) validate() error {
 		}
 	}
 	return p.err("invalid session options")
+}
+
+// signInMethod names the method of the sign-in the options start a
+// session for, as the audit trail records it.
+func (o *SessionOptions) signInMethod() string {
+	switch {
+	case o == nil:
+		return ""
+	case o.method != "":
+		return o.method
+	}
+	return signInMethod(o.AMR)
 }
 
 // amr returns the options' AMR, or none.

@@ -152,10 +152,10 @@ func TestVersionChangesOnEveryWrite(t *testing.T) {
 				{"SetPassword", func() error { return ws.SetPassword(ctx, u.ID, "a new passphrase") }, true},
 				{"rehash at login", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, true},
 				{"login without rehash", func() error { _, err := ws2.Authenticate(ctx, "ada", "a new passphrase"); return err }, false},
-				{"SetAttribute", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, true},
-				{"SetAttribute to its value (no-op)", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "math") }, false},
-				{"SetAttribute to another value", func() error { return ws.SetAttribute(ctx, u.ID, "dept", "logic") }, true},
-				{"DeleteAttribute", func() error { return ws.DeleteAttribute(ctx, u.ID, "dept") }, true},
+				{"SetAttribute", func() error { return errOf(ws.SetAttribute(ctx, u.ID, "dept", "math", nil)) }, true},
+				{"SetAttribute to its value (no-op)", func() error { return errOf(ws.SetAttribute(ctx, u.ID, "dept", "math", nil)) }, false},
+				{"SetAttribute to another value", func() error { return errOf(ws.SetAttribute(ctx, u.ID, "dept", "logic", nil)) }, true},
+				{"DeleteAttribute", func() error { return errOf(ws.DeleteAttribute(ctx, u.ID, "dept", nil)) }, true},
 				{"AssignRole", func() error { return ws.AssignRole(ctx, u.ID, role.ID) }, false},
 			}
 			seen := map[int64]bool{u.Version: true}
@@ -307,6 +307,93 @@ func TestUpdateUserPrecondition(t *testing.T) {
 	t.Run("missing user is not found", func(t *testing.T) {
 		_, ws := newWorkspace(t, memstore.New(), nil, nil)
 		_, err := ws.UpdateUser(t.Context(), 42, identity.UserUpdate{Email: "x@example.com", FullName: "X", Precondition: identity.IfVersion(1)})
+		wantErrCode(t, err, identity.CodeNotFound)
+	})
+}
+
+// TestAttributePrecondition: SetAttribute and DeleteAttribute take a
+// precondition on the user's version, checked in their transaction: a
+// write happens only when it holds, and returns the user as it left it;
+// otherwise CodePreconditionFailed and nothing changed. Setting an
+// attribute to its value checks it too. A missing user is CodeNotFound
+// before the precondition, a missing attribute after it.
+func TestAttributePrecondition(t *testing.T) {
+	writes := []struct {
+		name  string
+		write func(ws *identity.Workspace, userID int64, pre *identity.Precondition) (identity.User, error)
+		// attrs are the user's attributes after the write, which starts
+		// from dept=math.
+		attrs map[string]string
+	}{
+		{"set", func(ws *identity.Workspace, id int64, pre *identity.Precondition) (identity.User, error) {
+			return ws.SetAttribute(t.Context(), id, "dept", "logic", pre)
+		}, map[string]string{"dept": "logic"}},
+		{"set to its value", func(ws *identity.Workspace, id int64, pre *identity.Precondition) (identity.User, error) {
+			return ws.SetAttribute(t.Context(), id, "dept", "math", pre)
+		}, map[string]string{"dept": "math"}},
+		{"delete", func(ws *identity.Workspace, id int64, pre *identity.Precondition) (identity.User, error) {
+			return ws.DeleteAttribute(t.Context(), id, "dept", pre)
+		}, map[string]string{}},
+	}
+	pres := []struct {
+		name string
+		pre  func(cur, stale int64) *identity.Precondition
+		want identity.Code
+	}{
+		{"none", func(cur, stale int64) *identity.Precondition { return nil }, ""},
+		{"current version", func(cur, stale int64) *identity.Precondition { return identity.IfVersion(cur) }, ""},
+		{"stale version", func(cur, stale int64) *identity.Precondition { return identity.IfVersion(stale) }, identity.CodePreconditionFailed},
+		{"exists", func(cur, stale int64) *identity.Precondition { return &identity.Precondition{Exists: true} }, ""},
+		{"absent", func(cur, stale int64) *identity.Precondition { return &identity.Precondition{Absent: true} }, identity.CodePreconditionFailed},
+		{"not the current version", func(cur, stale int64) *identity.Precondition {
+			return &identity.Precondition{NotVersions: []int64{cur}}
+		}, identity.CodePreconditionFailed},
+	}
+	for _, w := range writes {
+		for _, tt := range pres {
+			t.Run(w.name+", "+tt.name, func(t *testing.T) {
+				_, ws := newWorkspace(t, memstore.New(), nil, nil)
+				u := mustCreateUser(t, ws, "ada")
+				stale := u.Version
+				if _, err := ws.SetAttribute(t.Context(), u.ID, "dept", "math", nil); err != nil {
+					t.Fatal(err)
+				}
+				before := mustGetUser(t, ws, u.ID)
+				got, err := w.write(ws, u.ID, tt.pre(before.Version, stale))
+				wantErrCode(t, err, tt.want)
+				after := mustGetUser(t, ws, u.ID)
+				attrs, lerr := ws.ListAttributes(t.Context(), u.ID)
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				if tt.want != "" {
+					if diff := cmp.Diff(before, after); diff != "" {
+						t.Errorf("a refused write changed the user (-before +after):\n%s", diff)
+					}
+					if diff := cmp.Diff(map[string]string{"dept": "math"}, attrs); diff != "" {
+						t.Errorf("a refused write changed the attributes (-want +got):\n%s", diff)
+					}
+					return
+				}
+				if diff := cmp.Diff(after, got); diff != "" {
+					t.Errorf("the user returned differs from the stored one (-stored +returned):\n%s", diff)
+				}
+				if diff := cmp.Diff(w.attrs, attrs); diff != "" {
+					t.Errorf("attributes (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+	t.Run("missing user, then the precondition, then a missing attribute", func(t *testing.T) {
+		_, ws := newWorkspace(t, memstore.New(), nil, nil)
+		u := mustCreateUser(t, ws, "ada")
+		_, err := ws.SetAttribute(t.Context(), 42, "k", "v", &identity.Precondition{Absent: true})
+		wantErrCode(t, err, identity.CodeNotFound)
+		_, err = ws.DeleteAttribute(t.Context(), 42, "k", &identity.Precondition{Absent: true})
+		wantErrCode(t, err, identity.CodeNotFound)
+		_, err = ws.DeleteAttribute(t.Context(), u.ID, "nosuch", identity.IfVersion(u.Version+1))
+		wantErrCode(t, err, identity.CodePreconditionFailed)
+		_, err = ws.DeleteAttribute(t.Context(), u.ID, "nosuch", identity.IfVersion(u.Version))
 		wantErrCode(t, err, identity.CodeNotFound)
 	})
 }

@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/identitylib/identity"
@@ -19,7 +19,7 @@ import (
 // "nextCursor"}, each record as identity.AuditRecord marshals. Its query
 // parameters, each optional (an empty value is as if absent):
 //
-//   - actor and target: KIND:ID, split at the first colon
+//   - actor and target: KIND:ID, as identity.ParseAuditRef reads them
 //     ("api_key:3f2a9c01d4e5b6a7", "user:42"); an empty ID names the
 //     actor or target that has none ("system:", the system's actor);
 //   - action: an action of the catalogue, or a prefix of some ending in
@@ -31,8 +31,8 @@ import (
 //   - limit: 1 to identity.MaxPageLimit, identity.DefaultPageLimit when
 //     absent.
 //
-// Any of them malformed, or refused by the library, is a 400 of code
-// invalid naming every such parameter (see badQuery).
+// Any of them malformed, or refused by the library, is a 422 of code
+// invalid naming every such parameter, as on every list.
 func listAudit(ctx context.Context, w http.ResponseWriter, c *call) error {
 	q, err := query(c.r)
 	if err != nil {
@@ -40,11 +40,11 @@ func listAudit(ctx context.Context, w http.ResponseWriter, c *call) error {
 	}
 	filter, page, err := auditQueryOf(q)
 	if err != nil {
-		return badQuery(err)
+		return err
 	}
 	list, err := c.ws.ListAuditRecords(ctx, filter, page)
 	if err != nil {
-		return badQuery(err)
+		return err
 	}
 	return writeJSON(w, http.StatusOK, list)
 }
@@ -56,20 +56,11 @@ func auditQueryOf(q url.Values) (*identity.AuditFilter, *identity.AuditPageOptio
 	var fields []identity.FieldError
 	f := &identity.AuditFilter{Action: q.Get("action"), Outcome: identity.AuditOutcome(q.Get("outcome"))}
 	page := &identity.AuditPageOptions{Cursor: q.Get("cursor")}
-	if v := q.Get("actor"); v != "" {
-		kind, id, ok := strings.Cut(v, ":")
-		if !ok {
-			fields = append(fields, kindIDProblem("actor", "api_key:3f2a9c01d4e5b6a7 or system:"))
-		}
-		f.ActorKind, f.ActorID = identity.ActorKind(kind), id
-	}
-	if v := q.Get("target"); v != "" {
-		kind, id, ok := strings.Cut(v, ":")
-		if !ok {
-			fields = append(fields, kindIDProblem("target", "user:42"))
-		}
-		f.TargetKind, f.TargetID = kind, id
-	}
+	kind, id, err := identity.ParseAuditRef("actor", q.Get("actor"))
+	fields = appendFields(fields, err)
+	f.ActorKind, f.ActorID = identity.ActorKind(kind), id
+	f.TargetKind, f.TargetID, err = identity.ParseAuditRef("target", q.Get("target"))
+	fields = appendFields(fields, err)
 	fields = parseTimeParam(fields, q, "since", &f.Since)
 	fields = parseTimeParam(fields, q, "until", &f.Until)
 	if v := q.Get("limit"); v != "" {
@@ -87,10 +78,14 @@ func auditQueryOf(q url.Values) (*identity.AuditFilter, *identity.AuditPageOptio
 	return f, page, nil
 }
 
-// kindIDProblem is the field error of an actor or target without its
-// colon.
-func kindIDProblem(name, example string) identity.FieldError {
-	return identity.FieldError{Field: name, Rule: identity.RuleFormat, Message: "must be KIND:ID, such as " + example}
+// appendFields appends the field errors of err, an error of
+// identity.ParseAuditRef, to fields.
+func appendFields(fields []identity.FieldError, err error) []identity.FieldError {
+	var e *identity.Error
+	if errors.As(err, &e) {
+		fields = append(fields, e.Fields...)
+	}
+	return fields
 }
 
 // parseTimeParam parses the RFC 3339 time of the query parameter name

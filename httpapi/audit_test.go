@@ -348,7 +348,8 @@ func TestAuditScope(t *testing.T) {
 	wantProblem(t, s.do("GET", "/audit", identity.CreatedAPIKey{Secret: "idk_nope"}, nil), http.StatusUnauthorized, "unauthenticated")
 }
 
-// TestAuditBadQuery: a malformed or unknown filter is 400, code invalid,
+// TestAuditBadQuery: a malformed or unknown filter is 422, code invalid
+// as on every list,
 // naming every parameter at fault, whether the adapter finds it (the
 // forms of actor, target, since, until and limit) or the library (the
 // values).
@@ -382,7 +383,7 @@ func TestAuditBadQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			wantProblem(t, s.do("GET", "/audit?"+tt.query, s.reader, nil), http.StatusBadRequest, "invalid", tt.fields...)
+			wantProblem(t, s.do("GET", "/audit?"+tt.query, s.reader, nil), http.StatusUnprocessableEntity, "invalid", tt.fields...)
 		})
 	}
 	wantProblem(t, s.do("GET", "/audit?limit=%zz", s.reader, nil), http.StatusBadRequest, "malformed_query")

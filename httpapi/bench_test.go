@@ -123,10 +123,11 @@ func runBench(b *testing.B, bc benchCase) {
 	i := 0 // which request the direct handler serves
 	direct := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Authorization")[len("Bearer "):]
-		ws, err := e.svc.AuthorizeAPIKey(r.Context(), key, "acme", bc.scope)
+		a, err := e.svc.AuthorizeAPIKey(r.Context(), key, "acme", bc.scope)
 		if err != nil {
 			b.Fatal(err)
 		}
+		ws := a.Workspace
 		v, err := bc.direct(r.Context(), ws, ids[i%spread])
 		if err != nil {
 			b.Fatal(err)

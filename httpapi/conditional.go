@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -169,51 +167,4 @@ func writeVersioned(w http.ResponseWriter, ifNoneMatch conditionHeader, version 
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNotModified)
 	return nil
-}
-
-// attributeCondition checks the If-Match and If-None-Match of an
-// attribute's write (cond, nil when neither was sent) against the user's
-// current ETag: a user that does not exist is 404, a condition that does
-// not hold 412, as for PUT of the user.
-//
-// The library's SetAttribute and DeleteAttribute take no
-// identity.Precondition, so the condition is checked on the user as read
-// here, in a transaction before the write's: a write of the user that
-// commits between the two is not seen. The check is exact against
-// every change that committed before the request.
-func attributeCondition(ctx context.Context, ws *identity.Workspace, userID int64, cond *identity.Precondition) error {
-	if cond == nil {
-		return nil
-	}
-	u, err := ws.GetUser(ctx, userID)
-	if err != nil {
-		return err
-	}
-	switch {
-	case cond.Absent:
-		return preconditionFailed("the user already exists")
-	case len(cond.Versions) > 0 && !slices.Contains(cond.Versions, u.Version),
-		slices.Contains(cond.NotVersions, u.Version):
-		return preconditionFailed("the user is not at the expected version")
-	}
-	return nil
-}
-
-func preconditionFailed(msg string) error {
-	return &identity.Error{Code: identity.CodePreconditionFailed, Message: msg}
-}
-
-// writeUserETag answers 204 with the ETag of the user after an attribute
-// of theirs changed. The library's write returns no version, so the user
-// is read after it: a write of the user that commits in between is in
-// the ETag too (the library change that closes this gap and the one of
-// attributeCondition is an attribute write that takes a Precondition and
-// returns the user).
-func writeUserETag(ctx context.Context, w http.ResponseWriter, ws *identity.Workspace, userID int64) error {
-	u, err := ws.GetUser(ctx, userID)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("ETag", etag(u.Version))
-	return writeNoContent(w, nil)
 }

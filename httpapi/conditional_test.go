@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/store"
 )
 
@@ -390,6 +391,50 @@ func TestConditionalAttributeWrite(t *testing.T) {
 			wantProblem(t, e.do(t, "DELETE", base+"/users/7/attributes/k", e.allKey, nil, h...), http.StatusNotFound, "not_found")
 		}
 	})
+	// A write of the user that commits after the request's If-Match was
+	// written and before its write begins is seen by the condition (one
+	// transaction with the write); one that commits just after the write
+	// is not in the ETag answered, which is the write's own.
+	for _, method := range []string{"PUT", "DELETE"} {
+		t.Run(method+" racing a write of the user", func(t *testing.T) {
+			e := newTestEnv(t)
+			e.seed(t)
+			tag := wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil))
+			var body any
+			if method == "PUT" {
+				body = map[string]any{"value": "ops"}
+			}
+			other := func(fullName string) func() {
+				return func() {
+					if _, err := e.ws.UpdateUser(t.Context(), 1, identity.UserUpdate{Email: "ada@example.com", FullName: fullName}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			before := other("Ada King")
+			e.store.beforeUpdate.Store(&before)
+			wantProblem(t, e.do(t, method, base+"/users/1/attributes/dept", e.allKey, body, "If-Match", tag),
+				http.StatusPreconditionFailed, "precondition_failed")
+			wantJSON(t, e.do(t, "GET", base+"/users/1/attributes", e.allKey, nil), 200, `{"attributes":{"dept":"eng"}}`)
+
+			tag = wantETag(t, e.do(t, "GET", base+"/users/1", e.allKey, nil))
+			var written string
+			after := func() {
+				u, err := e.ws.GetUser(t.Context(), 1)
+				if err != nil {
+					t.Error(err)
+				}
+				written = etagOf(u.Version)
+				other("Ada Lovelace")()
+			}
+			e.store.afterUpdate.Store(&after)
+			rec := e.do(t, method, base+"/users/1/attributes/dept", e.allKey, body, "If-Match", tag)
+			wantNoContent(t, rec)
+			if got := wantETag(t, rec); got != written {
+				t.Errorf("ETag %s, want %s, the version the write left", got, written)
+			}
+		})
+	}
 	t.Run("missing attribute is 404 after the condition", func(t *testing.T) {
 		e := newTestEnv(t)
 		e.seed(t)

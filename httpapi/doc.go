@@ -93,9 +93,8 @@
 // If-None-Match with 304. A header that is neither "*" nor a list of
 // entity tags is 400 malformed_precondition. An attribute is part of its
 // user: PUT and DELETE of one take the same headers against the user's
-// ETag and answer with the user's new ETag, though the condition is
-// checked just before the write rather than in its transaction, the
-// library's attribute writes taking no precondition.
+// ETag, in the transaction of the write, and answer with the user's new
+// ETag.
 //
 // POST /users, /webhooks, /roles and /groups take an Idempotency-Key
 // (1-255 visible ASCII characters, once). The library stores the outcome with the key,
@@ -114,7 +113,7 @@
 // title, status, detail, a stable code, and for validation an errors array
 // of {field, rule, message}. Library codes map to statuses in one table:
 //
-//	invalid 422 (400 for the query of GET /audit), not_found 404, conflict 409, reserved_claim 400,
+//	invalid 422, not_found 404, conflict 409, reserved_claim 400,
 //	limit_reached 409, unauthenticated 401, forbidden 403, internal 500,
 //	token_invalid 400, token_expired 410, token_used 409,
 //	precondition_failed 412, idempotency_key_reused 422,
@@ -144,8 +143,8 @@
 // "user:42", "system:"), action an action or a prefix ending in ".",
 // outcome success or failure, since and until RFC 3339 times, cursor the
 // nextCursor of the page before, limit 1-100. A malformed or unknown
-// filter is 400 invalid, the query refused whole, with every such
-// parameter in errors.
+// filter is 422 invalid, as on every list, with every such parameter in
+// errors.
 //
 // The adapter adds its own codes: unsupported_media_type 415 (a body that is
 // not application/json, or has no Content-Type), malformed_json 400 (bad

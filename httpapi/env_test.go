@@ -193,7 +193,7 @@ func (e *testEnv) seed(tb testing.TB) {
 	tb.Helper()
 	ctx := context.Background()
 	u := e.createUser(tb, "ada")
-	if err := e.ws.SetAttribute(ctx, u.ID, "dept", "eng"); err != nil {
+	if _, err := e.ws.SetAttribute(ctx, u.ID, "dept", "eng", nil); err != nil {
 		tb.Fatal(err)
 	}
 	admin, err := e.ws.CreateRole(ctx, identity.NewRole{Name: "admin"})
@@ -238,19 +238,30 @@ func (e *testEnv) seed(tb testing.TB) {
 // faultyStore is a store.Store that can be made to fail: with panicking
 // set, View panics; with failing set, View returns an internal failure.
 // It counts the View calls, and keeps the identity.RequestInfo of the
-// context of the last View or Update.
+// context of the last View or Update. beforeUpdate and afterUpdate, when
+// set, run once, before the next Update begins or after it returns: a
+// write of another client that commits just then.
 type faultyStore struct {
 	store.Store
-	panicking atomic.Bool
-	failing   atomic.Bool
-	views     atomic.Int64
-	lastInfo  atomic.Pointer[identity.RequestInfo]
+	panicking    atomic.Bool
+	failing      atomic.Bool
+	views        atomic.Int64
+	lastInfo     atomic.Pointer[identity.RequestInfo]
+	beforeUpdate atomic.Pointer[func()]
+	afterUpdate  atomic.Pointer[func()]
 }
 
 func (s *faultyStore) Update(ctx context.Context, fn func(store.Tx) error) error {
 	info := identity.RequestInfoFrom(ctx)
 	s.lastInfo.Store(&info)
-	return s.Store.Update(ctx, fn)
+	if f := s.beforeUpdate.Swap(nil); f != nil {
+		(*f)()
+	}
+	err := s.Store.Update(ctx, fn)
+	if f := s.afterUpdate.Swap(nil); f != nil {
+		(*f)()
+	}
+	return err
 }
 
 // errDiskOnFire is the failure of a failing faultyStore; its text must

@@ -18,7 +18,7 @@ func TestClaimsPreview(t *testing.T) {
 	e := newTestEnv(t)
 	e.seed(t) // ada: dept=eng; mapper dept -> department (access only)
 	ctx := t.Context()
-	if err := e.ws.SetAttribute(ctx, 1, "tier", "gold"); err != nil {
+	if _, err := e.ws.SetAttribute(ctx, 1, "tier", "gold", nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec := e.do(t, "PUT", base+"/claim-mappers/tier", e.allKey, map[string]any{"claimName": "tier", "includeInId": true}); rec.Code != 204 {

@@ -30,7 +30,7 @@ func attributeEnv(t *testing.T) *testEnv {
 	for i, name := range []string{"ada", "bob", "carol", "dave", "erin"} {
 		u := e.createUser(t, name)
 		for k, v := range attrs[i] {
-			if err := e.ws.SetAttribute(ctx, u.ID, k, v); err != nil {
+			if _, err := e.ws.SetAttribute(ctx, u.ID, k, v, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -46,7 +46,7 @@ func attributeEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := other.SetAttribute(ctx, u.ID, "dept", "sales"); err != nil {
+	if _, err := other.SetAttribute(ctx, u.ID, "dept", "sales", nil); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -162,10 +162,10 @@ func TestFindUsersByAttribute(t *testing.T) {
 
 	// It follows changes at once.
 	ctx := t.Context()
-	if err := e.ws.SetAttribute(ctx, 2, "dept", "sales"); err != nil {
+	if _, err := e.ws.SetAttribute(ctx, 2, "dept", "sales", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ws.DeleteAttribute(ctx, 3, "dept"); err != nil {
+	if _, err := e.ws.DeleteAttribute(ctx, 3, "dept", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.ws.DeleteUserPermanently(ctx, 5); err != nil {

@@ -72,8 +72,6 @@ type handler struct {
 	logger   *slog.Logger // nil: slog.Default() at the time of the request
 	observer Observer     // nil: none
 	router   *httprouter.Router
-	// keyNames are the names of the API keys, for the audit trail.
-	keyNames keyNames
 }
 
 // ServeHTTP routes the request, then tells the observer of it and logs

@@ -206,20 +206,6 @@ func writeProblem(w http.ResponseWriter, err error) {
 	w.Write(body)
 }
 
-// badQuery returns err as the answer to a query the route refuses whole:
-// a CodeInvalid error (the adapter's or the library's) is the problem
-// problemFor makes of it, field errors and all, with the status 400, as
-// the audit trail's filters are refused; any other error passes
-// unchanged.
-func badQuery(err error) error {
-	if identity.ErrorCode(err) != identity.CodeInvalid {
-		return err
-	}
-	p := problemFor(err)
-	p.Status = http.StatusBadRequest
-	return p
-}
-
 // invalid returns the 422 problem for input the adapter finds invalid before
 // the library sees it: a JSON value of the wrong type, a missing member
 // whose absence the library cannot tell from a valid empty value, or a page

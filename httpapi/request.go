@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/identitylib/identity"
@@ -25,61 +23,18 @@ const maxBodyBytes = 1 << 20
 
 // authorize reads the bearer key of r and asks the library whether it may
 // act in the workspace slug with every one of scopes; it returns the
-// workspace and the key. Nothing about the workspace or its data is read
-// before this succeeds.
-//
-// The key's name, which the audit trail shows beside its id, comes from
-// keyNames.
+// workspace and the key, whose id and name the audit trail shows. Nothing
+// about the workspace or its data is read before this succeeds.
 func (h *handler) authorize(ctx context.Context, r *http.Request, slug string, scopes []identity.Scope) (*identity.Workspace, apiKey, error) {
 	secret, ok := bearerToken(r.Header)
 	if !ok {
 		return nil, apiKey{}, &identity.Error{Code: identity.CodeUnauthenticated, Message: "an Authorization header with a Bearer api key is required"}
 	}
-	ws, err := h.svc.AuthorizeAPIKey(ctx, secret, slug, scopes...)
+	a, err := h.svc.AuthorizeAPIKey(ctx, secret, slug, scopes...)
 	if err != nil {
 		return nil, apiKey{}, err
 	}
-	id, _ := identity.APIKeyID(secret) // well-formed: it was authorized
-	name, err := h.keyNames.name(ctx, h.svc, id, secret)
-	if err != nil {
-		return nil, apiKey{}, err
-	}
-	return ws, apiKey{ID: id, Name: name, secret: secret}, nil
-}
-
-// maxKeyNames bounds keyNames: past it, a key's name is asked of the
-// library on every request.
-const maxKeyNames = 10_000
-
-// keyNames remembers the names of the API keys that authorized requests,
-// by id. A key never changes once created (it can only be revoked, and
-// a revoked key is refused before its name is looked up), so a name
-// learned once stays right; it is learned from the library's
-// VerifyAPIKey, once per key: AuthorizeAPIKey, which the request needs,
-// does not return it, and asking for it on every request would cost a
-// second read of the store where the Service keeps no key cache
-// (PostgreSQL).
-type keyNames struct {
-	names sync.Map // key id -> name
-	count atomic.Int64
-}
-
-// name returns the name of the authorized key id, whose secret is
-// secret.
-func (k *keyNames) name(ctx context.Context, svc *identity.Service, id, secret string) (string, error) {
-	if name, ok := k.names.Load(id); ok {
-		return name.(string), nil
-	}
-	key, err := svc.VerifyAPIKey(ctx, secret)
-	if err != nil {
-		return "", err // revoked meanwhile: refused as any revoked key
-	}
-	if k.count.Load() < maxKeyNames {
-		if _, loaded := k.names.LoadOrStore(key.ID, key.Name); !loaded {
-			k.count.Add(1)
-		}
-	}
-	return key.Name, nil
+	return a.Workspace, apiKey{ID: a.Key.ID, Name: a.Key.Name, secret: secret}, nil
 }
 
 // apiKey is the key a request authorized with.

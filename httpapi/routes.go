@@ -419,9 +419,10 @@ func getAttributes(ctx context.Context, w http.ResponseWriter, c *call) error {
 }
 
 // setAttribute creates or replaces one attribute of the user, under
-// If-Match and If-None-Match against the user's ETag (see
-// attributeCondition), and answers 204 with the user's new ETag: an
-// attribute is part of the user, whose version it changes.
+// If-Match and If-None-Match against the user's ETag, evaluated in the
+// write's transaction, and answers 204 with the ETag of the user as the
+// write left it: an attribute is part of the user, whose version it
+// changes.
 func setAttribute(ctx context.Context, w http.ResponseWriter, c *call) error {
 	id, err := c.id("userId", "user")
 	if err != nil {
@@ -435,13 +436,12 @@ func setAttribute(ctx context.Context, w http.ResponseWriter, c *call) error {
 	if err := decodeBody(w, c.r, requiredField("value", &value)); err != nil {
 		return err
 	}
-	if err := attributeCondition(ctx, c.ws, id, cond); err != nil {
+	u, err := c.ws.SetAttribute(ctx, id, c.param("key"), value, cond)
+	if err != nil {
 		return err
 	}
-	if err := c.ws.SetAttribute(ctx, id, c.param("key"), value); err != nil {
-		return err
-	}
-	return writeUserETag(ctx, w, c.ws, id)
+	w.Header().Set("ETag", etag(u.Version))
+	return writeNoContent(w, nil)
 }
 
 // deleteAttribute removes one attribute of the user, under the
@@ -455,13 +455,12 @@ func deleteAttribute(ctx context.Context, w http.ResponseWriter, c *call) error 
 	if err != nil {
 		return err
 	}
-	if err := attributeCondition(ctx, c.ws, id, cond); err != nil {
+	u, err := c.ws.DeleteAttribute(ctx, id, c.param("key"), cond)
+	if err != nil {
 		return err
 	}
-	if err := c.ws.DeleteAttribute(ctx, id, c.param("key")); err != nil {
-		return err
-	}
-	return writeUserETag(ctx, w, c.ws, id)
+	w.Header().Set("ETag", etag(u.Version))
+	return writeNoContent(w, nil)
 }
 
 // Claim mappers.

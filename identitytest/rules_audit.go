@@ -200,7 +200,7 @@ func testRuleAuditRedaction(t *testing.T, e *env) {
 	if _, err := ws.ResetPassword(ctx, reset, passwords[4]); err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.SetAttribute(ctx, u.ID, "apiToken", passwords[5]); err != nil {
+	if _, err := ws.SetAttribute(ctx, u.ID, "apiToken", passwords[5], nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -368,7 +368,7 @@ func testRuleAuditLog(t *testing.T, e *env) {
 		func() { must(t, err2(ws.CreateUser(as(operator), newUser("bob")))) },     // t0+2s user.created 2
 		func() { wantRefused(t, err2(ws.Authenticate(as(client), "ada", "no"))) }, // t0+3s sign_in.failed 1
 		func() { must(t, err2(ws.Authenticate(as(client), "ada", "s3cret-passphrase"))) },
-		func() { must(t, ws.SetAttribute(as(key), 1, "dept", "ops")) },               // t0+5s
+		func() { must(t, err2(ws.SetAttribute(as(key), 1, "dept", "ops", nil))) },    // t0+5s
 		func() { must(t, ws.DisableUser(as(key), 2)) },                               // t0+6s
 		func() { wantRefused(t, err2(ws.Authenticate(as(client), "nobody", "no"))) }, // t0+7s
 	}

@@ -92,7 +92,7 @@ func (e *env) subjectIn(slug string, nu identity.NewUser) subject {
 		t.Fatalf("CreateUser(%q): %v", nu.Username, err)
 	}
 	s := subject{user: u, tokens: ws, client: c.Client}
-	if err := ws.SetAttribute(e.ctx, u.ID, "born", "1815 in London"); err != nil {
+	if _, err := ws.SetAttribute(e.ctx, u.ID, "born", "1815 in London", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"admin", "auditor"} {
@@ -532,7 +532,7 @@ func (e *env) actAs(s subject, nu identity.NewUser) ownDoings {
 		e.t.Fatal(err)
 	}
 	self := identity.WithActor(mine, identity.Actor{Kind: identity.ActorUser, ID: strconv.FormatInt(s.user.ID, 10), Display: nu.Username})
-	if err := s.tokens.SetAttribute(self, s.user.ID, "motto", o.attributes[1]); err != nil {
+	if _, err := s.tokens.SetAttribute(self, s.user.ID, "motto", o.attributes[1], nil); err != nil {
 		e.t.Fatal(err)
 	}
 	others := identity.WithActor(identity.WithRequestInfo(e.ctx, identity.RequestInfo{

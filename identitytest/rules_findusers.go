@@ -68,9 +68,9 @@ func testRuleFindUsers(t *testing.T, e *env) {
 	// A changed value moves the user; a deleted attribute and a deleted
 	// user leave.
 	for _, step := range []error{
-		e.ws.SetAttribute(e.ctx, 4, "dept", "ops"),
-		e.ws.SetAttribute(e.ctx, 5, "dept", "sales"),
-		e.ws.DeleteAttribute(e.ctx, 7, "dept"),
+		err2(e.ws.SetAttribute(e.ctx, 4, "dept", "ops", nil)),
+		err2(e.ws.SetAttribute(e.ctx, 5, "dept", "sales", nil)),
+		err2(e.ws.DeleteAttribute(e.ctx, 7, "dept", nil)),
 	} {
 		if step != nil {
 			t.Fatal(step)
@@ -87,7 +87,7 @@ func testRuleFindUsers(t *testing.T, e *env) {
 	for w := range 8 {
 		wg.Go(func() {
 			for i := range 4 {
-				if err := e.ws.SetAttribute(e.ctx, int64(w*4+i+1), "shift", "on"); err != nil {
+				if _, err := e.ws.SetAttribute(e.ctx, int64(w*4+i+1), "shift", "on", nil); err != nil {
 					errs <- err
 				}
 			}

@@ -325,7 +325,7 @@ func testRuleUserLifecycle(t *testing.T, e *env) {
 
 	// Disable is soft and idempotent; the user stays readable and
 	// changeable; enable restores it.
-	if err := e.ws.SetAttribute(e.ctx, first.ID, "k", "v"); err != nil {
+	if _, err := e.ws.SetAttribute(e.ctx, first.ID, "k", "v", nil); err != nil {
 		t.Fatal(err)
 	}
 	e.roles(7)

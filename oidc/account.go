@@ -253,7 +253,7 @@ func (h *Handler) accountCode(w http.ResponseWriter, r *http.Request, rq *pageRe
 		return
 	}
 	r = asUser(r, verified.User)
-	created, err := rq.ws.CreateSession(r.Context(), verified.User.ID, &identity.SessionOptions{AMR: verified.AMR})
+	created, err := rq.ws.CreateSession(r.Context(), verified.User.ID, verified.SessionOptions())
 	if !h.stepDone(w, r, rq, f, err) {
 		return
 	}

@@ -3,7 +3,6 @@ package oidc
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/identitylib/identity"
 )
@@ -30,12 +29,7 @@ import (
 
 // asUser returns r whose calls have the user u as their actor.
 func asUser(r *http.Request, u identity.User) *http.Request {
-	return r.WithContext(identity.WithActor(r.Context(), userActor(u)))
-}
-
-// userActor is the user u as an actor.
-func userActor(u identity.User) identity.Actor {
-	return identity.Actor{Kind: identity.ActorUser, ID: strconv.FormatInt(u.ID, 10), Display: u.Username}
+	return r.WithContext(identity.WithActor(r.Context(), identity.UserActor(u)))
 }
 
 // asClient returns r whose calls have the client (its id and name) as

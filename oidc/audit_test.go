@@ -298,3 +298,38 @@ func TestRequestIDHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondFactorSignInRecordedOnce: a sign-in at the hosted pages with
+// a second factor writes exactly one sign_in.succeeded, when the request
+// is completed, whose method says which code was given, with the client
+// and the session.
+func TestSecondFactorSignInRecordedOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		code   func(p *provider, secret string, codes []string) string
+		method string
+	}{
+		{"a TOTP code", func(p *provider, secret string, _ []string) string { return p.totpCode(secret) }, "password+totp"},
+		{"a recovery code", func(_ *provider, _ string, codes []string) string { return codes[0] }, "recovery_code"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t)
+			secret, codes := p.enrol(p.ada.ID)
+			c := p.browser()
+			page := p.codeStep(c)
+			p.codeFrom(p.postCode(c, page, tt.code(p, secret, codes)), appURI)
+			page2, err := p.ws.ListAuditRecords(t.Context(), &identity.AuditFilter{Action: string(identity.AuditSignInSucceeded)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []map[string]any
+			for _, r := range page2.Records {
+				got = append(got, map[string]any{"method": r.Changes["method"].After, "clientId": r.Changes["clientId"].After})
+			}
+			want := []map[string]any{{"method": tt.method, "clientId": p.web.Client.ID}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("sign_in.succeeded of one sign-in (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -68,7 +68,7 @@
 // When a user needs a second factor (Provider.SignIn returns
 // identity.CodeMFARequired), the sign-in page asks for a code of the
 // user's authenticator app or a recovery code, and a right one completes
-// the authorization (Workspace.VerifySecondFactor, then Provider.CompleteSignIn).
+// the authorization (Provider.VerifySecondFactor, then Provider.CompleteSignIn).
 // A wrong code, and a locked account, get the same message. Under
 // identity.MFARequired a user without a factor enrols on the way
 // (identity.CodeMFAEnrollmentRequired): the page shows the QR code, the

@@ -1,6 +1,7 @@
 package oidc
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"html/template"
@@ -184,7 +185,15 @@ func (h *Handler) checkFactor(w http.ResponseWriter, r *http.Request, rq *pageRe
 		h.factorForm(w, r, rq, f, status, challenge, enrolling, d)
 		return identity.VerifiedSecondFactor{}, false
 	}
-	verified, err := rq.ws.VerifySecondFactor(r.Context(), challenge, code)
+	verify := rq.ws.VerifySecondFactor
+	if f.requestID != "" {
+		// A sign-in for a client ends when its request is completed,
+		// which writes its audit record.
+		verify = func(ctx context.Context, challenge, code string) (identity.VerifiedSecondFactor, error) {
+			return rq.ws.Provider().VerifySecondFactor(ctx, f.requestID, challenge, code)
+		}
+	}
+	verified, err := verify(r.Context(), challenge, code)
 	switch classify(err) {
 	case formOK:
 		return verified, true
@@ -278,7 +287,7 @@ func (h *Handler) signInCode(w http.ResponseWriter, r *http.Request, rq *pageReq
 	}
 	// The user proved who they are: the rest of the sign-in is theirs.
 	r = asUser(r, verified.User)
-	opts := &identity.SessionOptions{AMR: verified.AMR}
+	opts := verified.SessionOptions()
 	if verified.RecoveryCodes != nil {
 		// An authorization code lives a minute, less than reading the
 		// codes may take: start the session now, and complete the request

@@ -398,7 +398,7 @@ func TestKeys(t *testing.T) {
 
 func TestCodeFlow(t *testing.T) {
 	p := newProvider(t)
-	if err := p.ws.SetAttribute(t.Context(), p.ada.ID, "department", "engines"); err != nil {
+	if _, err := p.ws.SetAttribute(t.Context(), p.ada.ID, "department", "engines", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.ws.SetClaimMapper(t.Context(), "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {
@@ -833,7 +833,7 @@ func TestIntrospection(t *testing.T) {
 func TestUserInfo(t *testing.T) {
 	p := newProvider(t)
 	ctx := t.Context()
-	if err := p.ws.SetAttribute(ctx, p.ada.ID, "department", "engines"); err != nil {
+	if _, err := p.ws.SetAttribute(ctx, p.ada.ID, "department", "engines", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.ws.SetClaimMapper(ctx, "department", identity.ClaimMapperSpec{ClaimName: "dept", IncludeInAccess: new(false), IncludeInID: new(true)}); err != nil {

@@ -65,7 +65,7 @@ type auditFilter struct {
 // auditFilterFlags defines the filter flags of audit list on fs.
 func auditFilterFlags(fs *flag.FlagSet) auditFilter {
 	return auditFilter{
-		actor: fs.String("actor", "", "only what the actor `kind:id` did, such as operator:1000, api_key:KEY_ID or user:42, or system\n"+
+		actor: fs.String("actor", "", "only what the actor `kind:id` did, such as operator:1000, api_key:KEY_ID or user:42, or system:\n"+
 			"(an actor without an id); kind is one of "+actorKinds()),
 		target: fs.String("target", "", "only what was done to `kind:id`, such as user:42, role:3 or workspace:acme; kind is one of\n"+
 			strings.Join(identity.AuditTargetKinds(), ", ")),
@@ -85,16 +85,22 @@ func actorKinds() string {
 	return strings.Join(kinds, ", ")
 }
 
-// parse returns the filter the flags give. The library checks the kinds,
-// the action and the outcome, and says what is wrong with them; parse
-// reads the forms only the command line has.
+// parse returns the filter the flags give. The actor and the target are
+// read by identity.ParseAuditRef, as the REST API reads them; the library
+// checks the kinds, the action and the outcome, and says what is wrong
+// with them; parse reads the times, whose form only the command line
+// has.
 func (a auditFilter) parse(fs *flag.FlagSet) (identity.AuditFilter, error) {
 	var f identity.AuditFilter
-	kind, id, _ := strings.Cut(*a.actor, ":")
+	kind, id, err := identity.ParseAuditRef("actor", *a.actor)
+	if err != nil {
+		return f, err
+	}
 	f.ActorKind, f.ActorID = identity.ActorKind(kind), id
-	f.TargetKind, f.TargetID, _ = strings.Cut(*a.target, ":")
+	if f.TargetKind, f.TargetID, err = identity.ParseAuditRef("target", *a.target); err != nil {
+		return f, err
+	}
 	f.Action, f.Outcome = *a.action, identity.AuditOutcome(*a.outcome)
-	var err error
 	if f.Since, err = parseTimeFlag(fs, "since", *a.since); err != nil {
 		return f, err
 	}

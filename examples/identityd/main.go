@@ -199,7 +199,8 @@
 // prints one page of a workspace's trail, newest first, as a table (time,
 // actor, action, target, outcome, reason, client address), or with -json
 // as the JSON of identity.AuditPage; it keeps the records of one actor or
-// target (kind:id, such as operator:1000 or user:42; system alone),
+// target (kind:id, such as operator:1000 or user:42; system: for the
+// system, which has no id; read as the REST API reads them),
 // one action (or, ending in ".", a prefix such as sign_in.), one outcome
 // and a time range (-since inclusive, -until exclusive, RFC 3339). When
 // there are more, it says on standard error the -cursor that goes on.

@@ -35,8 +35,10 @@ func TestUserDelete(t *testing.T) {
 			}
 			groups = append(groups, g)
 		}
+		_, errDept := ws.SetAttribute(ctx, ada.ID, "dept", "R&D", nil)
+		_, errFloor := ws.SetAttribute(ctx, ada.ID, "floor", "3", nil)
 		steps := []error{
-			ws.SetAttribute(ctx, ada.ID, "dept", "R&D"), ws.SetAttribute(ctx, ada.ID, "floor", "3"),
+			errDept, errFloor,
 			ws.AssignRole(ctx, ada.ID, role.ID),
 			ws.AddGroupMember(ctx, groups[0].ID, ada.ID), ws.AddGroupMember(ctx, groups[1].ID, ada.ID),
 			ws.AddGroupMember(ctx, groups[2].ID, 2),

@@ -53,7 +53,7 @@ func run(ctx context.Context) error {
 
 	attributes := map[string]string{"department": "mathematics", "employee_id": "E-1815", "tier": "gold"}
 	for key, value := range attributes {
-		if err := ws.SetAttribute(ctx, user.ID, key, value); err != nil {
+		if _, err := ws.SetAttribute(ctx, user.ID, key, value, nil); err != nil {
 			return err
 		}
 	}

@@ -46,7 +46,7 @@ func run(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := ws.SetAttribute(ctx, u.ID, "department", "mathematics"); err != nil {
+	if _, err := ws.SetAttribute(ctx, u.ID, "department", "mathematics", nil); err != nil {
 		return err
 	}
 	mapper := identity.ClaimMapperSpec{ClaimName: "dept"} // into access tokens

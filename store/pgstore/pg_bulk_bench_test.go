@@ -155,7 +155,7 @@ func BenchmarkPGSetAttribute(b *testing.B) {
 							return
 						}
 						user := int64(w+writers*(k%(users/writers))) + 1
-						if err := ws.SetAttribute(ctx, user, "counter", strconv.FormatInt(i, 10)); err != nil {
+						if _, err := ws.SetAttribute(ctx, user, "counter", strconv.FormatInt(i, 10), nil); err != nil {
 							b.Error(err)
 							return
 						}

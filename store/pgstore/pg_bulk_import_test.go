@@ -442,7 +442,7 @@ func TestSetAttributeBulk(t *testing.T) {
 			id         int64
 			key, value string
 		}{{1, "dept", "sales"}, {1, "tier", "gold"}, {1, "third", "x"}, {1, "tier", "silver"}, {2, "dept", "ops"}, {0, "dept", "ops"}} {
-			err := e.ws.SetAttribute(ctx, c.id, c.key, c.value)
+			_, err := e.ws.SetAttribute(ctx, c.id, c.key, c.value, nil)
 			attrs, _ := e.ws.ListAttributes(ctx, 1)
 			got[i] = append(got[i], outcome{identity.ErrorCode(err), attrs})
 		}

@@ -64,7 +64,7 @@ func TestRoundTrips(t *testing.T) {
 			return nil
 		}},
 		{"Attributes", func(ctx context.Context) error { _, err := ws.ListAttributes(ctx, 1); return err }},
-		{"SetAttribute", func(ctx context.Context) error { return ws.SetAttribute(ctx, 1, "tier", "silver") }},
+		{"SetAttribute", func(ctx context.Context) error { _, err := ws.SetAttribute(ctx, 1, "tier", "silver", nil); return err }},
 		{"ImportUsers of 1", func(ctx context.Context) error { _, err := ws.ImportUsers(ctx, batch(1)); return err }},
 		{"ImportUsers of 10", func(ctx context.Context) error { _, err := ws.ImportUsers(ctx, batch(10)); return err }},
 	}

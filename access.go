@@ -21,32 +21,41 @@ var accessClaims = []string{ScopeGroups, ScopeRoles}
 // roles.
 func AccessClaims() []string { return slices.Clone(accessClaims) }
 
-// carried is which of the access claims a token carries: those its scopes
-// ask for and those its client always receives.
-type carried struct{ groups, roles bool }
+// carried is which of the access claims a token carries, and why: those
+// its scopes ask for (ClaimFromScope) and those its client always
+// receives (ClaimFromClient). A zero ClaimSource is a claim not carried.
+type carried struct{ groups, roles ClaimSource }
 
 func carriedClaims(scopes, clientClaims []string) carried {
-	wants := func(claim string) bool { return slices.Contains(scopes, claim) || slices.Contains(clientClaims, claim) }
-	return carried{groups: wants(ScopeGroups), roles: wants(ScopeRoles)}
+	by := func(claim string) ClaimSource {
+		switch {
+		case slices.Contains(scopes, claim):
+			return ClaimSource{Kind: ClaimFromScope, Detail: claim}
+		case slices.Contains(clientClaims, claim):
+			return ClaimSource{Kind: ClaimFromClient, Detail: claim}
+		}
+		return ClaimSource{}
+	}
+	return carried{groups: by(ScopeGroups), roles: by(ScopeRoles)}
 }
 
-func (c carried) any() bool { return c.groups || c.roles }
+func (c carried) any() bool { return c.groups.Kind != "" || c.roles.Kind != "" }
 
 // setAccessClaims sets the access claims c carries on a token's claims:
 // the names, or, past limit names, the overage indication instead.
-func (c carried) setAccessClaims(set claims, acc store.UserAccess, limit int) {
-	setNames := func(claim string, names []string) {
+func (c carried) setAccessClaims(set claimSetter, acc store.UserAccess, limit int) {
+	setNames := func(claim string, names []string, from ClaimSource) {
 		if len(names) > limit {
-			set.set(claim+"_overage", true)
+			set.setFrom(claim+"_overage", true, from)
 			return
 		}
-		set.set(claim, names)
+		set.setFrom(claim, names, from)
 	}
-	if c.groups {
-		setNames(ScopeGroups, groupNames(acc))
+	if c.groups.Kind != "" {
+		setNames(ScopeGroups, groupNames(acc), c.groups)
 	}
-	if c.roles {
-		setNames(ScopeRoles, roleNames(acc))
+	if c.roles.Kind != "" {
+		setNames(ScopeRoles, roleNames(acc), c.roles)
 	}
 }
 

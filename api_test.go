@@ -43,7 +43,7 @@ var verbs = []string{
 // contextFree are the methods without a context: accessors of what a
 // handle holds, facets, and the calls that touch no store.
 var contextFree = []string{
-	"Service.AllowsPrivateWebhooks", "Service.Close", "Service.Now", "Service.PasswordHashing",
+	"Service.AllowsPrivateWebhooks", "Service.Close", "Service.IssuerBase", "Service.Now", "Service.PasswordHashing",
 	"Service.PasswordHashingBudget", "Service.Queue", "Service.TokensReady", "Service.TrustsProxy", "Service.WatchQueue",
 	"Workspace.CreatedAt", "Workspace.Issuer", "Workspace.Provider", "Workspace.Slug",
 	"Queue.Now",

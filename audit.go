@@ -29,8 +29,10 @@ const (
 	// the key's id, Display its name.
 	ActorAPIKey ActorKind = "api_key"
 	// ActorOperator: an administrator of the server, such as a command of
-	// identityd through the admin socket. ID is the operator's numeric
-	// user id on the host, Display their user name.
+	// identityd through the admin socket (ID is the operator's numeric
+	// user id on the host, Display their user name) or an operator of
+	// package console (ID is their user id in the operator workspace,
+	// Display their username there).
 	ActorOperator ActorKind = "operator"
 	// ActorUser: a user of the workspace, on the hosted pages or in their
 	// own sign-in. ID is the user's id, Display their username.

@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/netip"
 	"reflect"
@@ -155,6 +156,15 @@ func (f *methodFixture) lockBob() {
 	}
 }
 
+// setupToken issues an account setup token for bob into f.token.
+func (f *methodFixture) setupToken() {
+	s, err := f.ws.CreateAccountSetup(f.ctx, f.bob.ID, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.token = s.Token
+}
+
 // auditCase is one call of a method and the action it must produce.
 type auditCase struct {
 	// action is the action the call must produce; "" for a read or a
@@ -209,7 +219,8 @@ var auditMethods = map[string][]auditCase{
 	"Service.ListWorkspaces": read(func(ctx context.Context, f *methodFixture) error {
 		return resultErr(f.svc.ListWorkspaces(ctx))
 	}),
-	"Service.Now": read(func(_ context.Context, f *methodFixture) error { f.svc.Now(); return nil }),
+	"Service.IssuerBase": read(func(_ context.Context, f *methodFixture) error { f.svc.IssuerBase(); return nil }),
+	"Service.Now":        read(func(_ context.Context, f *methodFixture) error { f.svc.Now(); return nil }),
 	"Service.PasswordHashing": read(func(_ context.Context, f *methodFixture) error {
 		f.svc.PasswordHashing()
 		return nil
@@ -292,6 +303,9 @@ var auditMethods = map[string][]auditCase{
 	}},
 	"Workspace.SendVerificationEmail": writes(identity.AuditVerificationSent, func(ctx context.Context, f *methodFixture) error {
 		return f.ws.SendVerificationEmail(ctx, f.bob.ID)
+	}),
+	"Workspace.SendTestEmail": writes(identity.AuditTestEmailSent, func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.SendTestEmail(ctx, "admin@example.com"))
 	}),
 	"Workspace.SetAttribute": writes(identity.AuditUserAttributeSet, func(ctx context.Context, f *methodFixture) error {
 		return errOf(f.ws.SetAttribute(ctx, f.bob.ID, "team", "platform", nil))
@@ -398,6 +412,22 @@ var auditMethods = map[string][]auditCase{
 		prep:   func(f *methodFixture) { f.token = f.resetToken(f.q) },
 		call: func(ctx context.Context, f *methodFixture) error {
 			return resultErr(f.ws.ResetPassword(ctx, f.token, "a new battery staple"))
+		},
+	}},
+	"Workspace.CreateAccountSetup": writes(identity.AuditPasswordResetRequested, func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.CreateAccountSetup(ctx, f.bob.ID, nil))
+	}),
+	"Workspace.CheckAccountSetup": {{
+		prep: (*methodFixture).setupToken,
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.CheckAccountSetup(ctx, f.token))
+		},
+	}},
+	"Workspace.CompleteAccountSetup": {{
+		action: identity.AuditPasswordSet,
+		prep:   (*methodFixture).setupToken,
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.CompleteAccountSetup(ctx, f.token, identity.AccountSetupInput{Password: "a new battery staple"}))
 		},
 	}},
 	"Workspace.UnlockUser": {{
@@ -514,6 +544,10 @@ var auditMethods = map[string][]auditCase{
 	"Workspace.RevokeUserSession": writes(identity.AuditSessionRevoked, func(ctx context.Context, f *methodFixture) error {
 		return f.ws.RevokeUserSession(ctx, f.bob.ID, f.session.Session.ID)
 	}),
+	"Workspace.RevokeUserSessions": writes(identity.AuditSessionRevoked, func(ctx context.Context, f *methodFixture) error {
+		_, err := f.ws.RevokeUserSessions(ctx, f.bob.ID)
+		return err
+	}),
 	"Workspace.GetSession": read(func(ctx context.Context, f *methodFixture) error {
 		return resultErr(f.ws.GetSession(ctx, f.session.Session.ID))
 	}),
@@ -523,6 +557,18 @@ var auditMethods = map[string][]auditCase{
 	"Workspace.VerifySession": read(func(ctx context.Context, f *methodFixture) error {
 		return resultErr(f.ws.VerifySession(ctx, f.session.Secret))
 	}),
+	// Within its limits a read; past them the session is revoked.
+	"Workspace.VerifySessionWithin": {
+		{call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.VerifySessionWithin(ctx, f.session.Secret, identity.SessionLimits{}))
+		}},
+		{action: identity.AuditSessionRevoked, call: func(ctx context.Context, f *methodFixture) error {
+			if _, err := f.ws.VerifySessionWithin(ctx, f.session.Secret, identity.SessionLimits{MaxAge: time.Nanosecond}); identity.ErrorCode(err) != identity.CodeUnauthenticated {
+				return errors.New("a session past its MaxAge was accepted")
+			}
+			return nil
+		}},
+	},
 
 	// Workspace: configuration.
 	"Workspace.GetSettings": read(func(ctx context.Context, f *methodFixture) error { return resultErr(f.ws.GetSettings(ctx)) }),
@@ -565,6 +611,11 @@ var auditMethods = map[string][]auditCase{
 		return resultErr(f.ws.ListDeliveries(ctx, f.hookID, nil))
 	}),
 	"Workspace.ListEmailJobs": read(func(ctx context.Context, f *methodFixture) error { return resultErr(f.ws.ListEmailJobs(ctx, nil)) }),
+	"Workspace.EnableWebhook": {{
+		action: identity.AuditWebhookEnabled,
+		prep:   func(f *methodFixture) { f.disableInStore(f.hookID) },
+		call:   func(ctx context.Context, f *methodFixture) error { return f.ws.EnableWebhook(ctx, f.hookID) },
+	}},
 	"Workspace.RetryDelivery": writes(identity.AuditDeliveryRetried, func(ctx context.Context, f *methodFixture) error {
 		return f.ws.RetryDelivery(ctx, f.delivery)
 	}),
@@ -612,6 +663,21 @@ var auditMethods = map[string][]auditCase{
 	}),
 	"Workspace.ListAuditRecords": read(func(ctx context.Context, f *methodFixture) error {
 		return resultErr(f.ws.ListAuditRecords(ctx, nil, nil))
+	}),
+	"Workspace.ListUsersFiltered": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.ListUsersFiltered(ctx, identity.UserFilter{Disabled: true}, nil))
+	}),
+	"Workspace.GetClaimsPreview": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.GetClaimsPreview(ctx, identity.ClaimsPreviewRequest{UserID: f.bob.ID}))
+	}),
+	"Workspace.GetOverview":   read(func(ctx context.Context, f *methodFixture) error { return resultErr(f.ws.GetOverview(ctx)) }),
+	"Workspace.GetQueueStats": read(func(ctx context.Context, f *methodFixture) error { return resultErr(f.ws.GetQueueStats(ctx)) }),
+	"Workspace.GetLockState":  read(func(ctx context.Context, f *methodFixture) error { return resultErr(f.ws.GetLockState(ctx, f.bob.ID)) }),
+	"Workspace.ListLockedUsers": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.ListLockedUsers(ctx, nil))
+	}),
+	"Workspace.CountAuditRecords": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.CountAuditRecords(ctx, nil, 10))
 	}),
 	"Workspace.CreatedAt": read(func(_ context.Context, f *methodFixture) error { f.ws.CreatedAt(); return nil }),
 	"Workspace.Issuer":    read(func(_ context.Context, f *methodFixture) error { f.ws.Issuer(); return nil }),

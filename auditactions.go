@@ -37,6 +37,7 @@ const (
 	AuditUserRoleAssigned     AuditAction = "user.role.assigned"
 	AuditUserRoleRemoved      AuditAction = "user.role.removed"
 	AuditVerificationSent     AuditAction = "email.verification_sent"
+	AuditTestEmailSent        AuditAction = "email.test_sent"
 
 	// Roles and groups.
 	AuditRoleCreated        AuditAction = "role.created"
@@ -55,6 +56,7 @@ const (
 	AuditMapperDeleted     AuditAction = "mapper.deleted"
 	AuditWebhookCreated    AuditAction = "webhook.created"
 	AuditWebhookDeleted    AuditAction = "webhook.deleted"
+	AuditWebhookEnabled    AuditAction = "webhook.enabled"
 	AuditDeliveryRetried   AuditAction = "delivery.retried"
 	AuditAPIKeyCreated     AuditAction = "api_key.created"
 	AuditAPIKeyRevoked     AuditAction = "api_key.revoked"
@@ -93,14 +95,14 @@ const (
 func AuditActions() []AuditAction {
 	return []AuditAction{
 		AuditWorkspaceCreated, AuditWorkspaceDeleted, AuditSettingsChanged, AuditBrandingChanged,
-		AuditBrandingLogoSet, AuditBrandingLogoDelete, AuditExport, AuditBackup, AuditRetentionSwept,
+		AuditBrandingLogoSet, AuditBrandingLogoDelete, AuditExport, AuditBackup, AuditRetentionSwept, AuditTestEmailSent,
 		AuditUserCreated, AuditUserImported, AuditUserUpdated, AuditUserDisabled, AuditUserEnabled,
 		AuditUserDeleted, AuditUserEmailVerified, AuditUserEmailUnverified, AuditUserAttributeSet,
 		AuditUserAttributeDeleted, AuditUserRoleAssigned, AuditUserRoleRemoved, AuditVerificationSent,
 		AuditRoleCreated, AuditRoleUpdated, AuditRoleDeleted, AuditGroupCreated, AuditGroupUpdated,
 		AuditGroupDeleted, AuditGroupMemberAdded, AuditGroupMemberRemoved, AuditGroupRoleAssigned,
 		AuditGroupRoleRemoved,
-		AuditMapperPut, AuditMapperDeleted, AuditWebhookCreated, AuditWebhookDeleted, AuditDeliveryRetried,
+		AuditMapperPut, AuditMapperDeleted, AuditWebhookCreated, AuditWebhookDeleted, AuditWebhookEnabled, AuditDeliveryRetried,
 		AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditClientCreated, AuditClientDeleted, AuditClientLogoSet,
 		AuditClientLogoDeleted, AuditClientAuthFailed, AuditSigningKeyRotated,
 		AuditSignInSucceeded, AuditSignInFailed, AuditAccountLocked, AuditAccountUnlocked,

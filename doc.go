@@ -63,6 +63,7 @@
 //
 //   - [Service.CreateWorkspace], [Service.GetWorkspace], [Service.ListWorkspaces], [Service.DeleteWorkspace]
 //   - [Workspace.Slug], [Workspace.CreatedAt], [Workspace.GetSettings], [Workspace.UpdateSettings]
+//   - [Workspace.GetOverview]: the figures of an operator's dashboard
 //   - [Workspace.CreateAPIKey], [Workspace.ListAPIKeys], [Workspace.RevokeAPIKey]
 //   - [Service.AuthorizeAPIKey], [AuthorizedAPIKey], [Service.VerifyAPIKey]
 //
@@ -73,10 +74,12 @@
 // project them into the claims of the tokens the workspace issues.
 //
 //   - [Workspace.CreateUser], [Workspace.GetUser], [Workspace.UpdateUser], [Workspace.ListUsers], [Workspace.ListUsersByAttribute]
+//   - [Workspace.ListUsersFiltered]: a paged scan by state (disabled, locked, second factor, unverified email)
 //   - [Workspace.DisableUser], [Workspace.EnableUser], [Workspace.DeleteUserPermanently]
 //   - [Workspace.ImportUsers], [Workspace.ExportUsers], [Workspace.ExportUsersJSONLines]
 //   - [Workspace.SetAttribute], [Workspace.ListAttributes], [Workspace.DeleteAttribute]
 //   - [Workspace.SetClaimMapper], [Workspace.GetClaimMapper], [Workspace.ListClaimMappers], [Workspace.DeleteClaimMapper], [Workspace.GetClaims]
+//   - [Workspace.GetClaimsPreview]: a user's token claims, each with the mapper or rule that puts it there
 //
 // # Roles and groups
 //
@@ -105,11 +108,16 @@
 // request, trusting Options.TrustedProxies: Service.TrustsProxy).
 //
 //   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser], [Service.TrustsProxy]
+//   - [Workspace.GetLockState], [Workspace.ListLockedUsers]
 //   - [Workspace.SetPassword], [Workspace.ChangePassword]
 //   - [Workspace.RequestPasswordReset], [Workspace.CheckPasswordResetToken], [Workspace.ResetPassword]
+//   - [Workspace.CreateAccountSetup], [Workspace.CheckAccountSetup], [Workspace.CompleteAccountSetup]: a
+//     one-hour, single-use link that lets the holder of an account an administrator made choose its password
 //   - [Workspace.SendVerificationEmail], [Workspace.ConfirmEmail], [Workspace.SetEmailVerified]
+//   - [Workspace.SendTestEmail]: an email without a link, through the workspace's SMTP settings
 //   - [Workspace.CreateSession], [Workspace.VerifySession], [Workspace.GetSession], [Workspace.ListSessions]
-//   - [Workspace.RevokeSession], [Workspace.RevokeUserSession]
+//   - [Workspace.RevokeSession], [Workspace.RevokeUserSession], [Workspace.RevokeUserSessions],
+//     [Workspace.VerifySessionWithin] (a session bounded more tightly: a program's own lifetime and idle timeout)
 //
 // # Branding
 //
@@ -140,7 +148,8 @@
 // library.
 //
 //   - [Workspace.CreateClient], [Workspace.GetClient], [Workspace.ListClients], [Workspace.DeleteClient], [Workspace.AuthenticateClient]
-//   - [Workspace.Issuer], [Workspace.ListSigningKeys], [Workspace.RotateSigningKey], [Service.TokensReady]
+//   - [Workspace.Issuer], [Workspace.ListSigningKeys], [Workspace.RotateSigningKey], [Service.TokensReady],
+//     [Service.IssuerBase]
 //   - [Workspace.IssueTokens], [Workspace.VerifyAccessToken]
 //   - [Workspace.Provider], [Provider.GetMetadata], [Provider.GetKeySet]
 //   - [Provider.GetAuthorizationClient], [Provider.Authorize], [Provider.GetPendingAuthorization]
@@ -156,9 +165,9 @@
 // one transaction here, so what a lease means and what a result leads to
 // is decided in one place for every store and every dispatcher.
 //
-//   - [Workspace.CreateWebhook], [Workspace.GetWebhook], [Workspace.ListWebhooks], [Workspace.DeleteWebhook]
+//   - [Workspace.CreateWebhook], [Workspace.GetWebhook], [Workspace.ListWebhooks], [Workspace.DeleteWebhook], [Workspace.EnableWebhook]
 //   - [Workspace.ListDeliveries], [Workspace.GetDelivery], [Workspace.RetryDelivery], [Workspace.ListEmailJobs]
-//   - [Service.Queue], [Service.WatchQueue], [Service.GetQueueStats], [Service.AllowsPrivateWebhooks]
+//   - [Service.Queue], [Service.WatchQueue], [Service.GetQueueStats], [Workspace.GetQueueStats], [Service.AllowsPrivateWebhooks]
 //   - [Queue.ListDue], [Queue.Lease], [Queue.Begin], [Queue.Record], [Queue.CountPending], [Queue.Now]
 //
 // # The audit trail
@@ -169,6 +178,7 @@
 // and what changed, secrets never included (docs/audit.md).
 //
 //   - [Workspace.ListAuditRecords], [AuditFilter], [ParseAuditRef], [AuditPageOptions], [AuditPage]
+//   - [Workspace.CountAuditRecords]: a count bounded by its max, for a dashboard
 //   - [WithActor], [ActorFrom], [Actor], [UserActor], [AuditRecord], [Options.AuditSink]
 //   - the catalogues: [AuditActions], [ActorKinds], [AuditTargetKinds]
 //

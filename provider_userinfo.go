@@ -32,7 +32,7 @@ func (p *Provider) GetUserInfo(ctx context.Context, accessToken string) (map[str
 		if err != nil {
 			return err
 		}
-		_, mapped, err := w.mappedClaims(tx, u.ID)
+		_, mapped, _, err := w.mappedClaims(tx, u.ID)
 		if err != nil {
 			return err
 		}
@@ -40,9 +40,7 @@ func (p *Provider) GetUserInfo(ctx context.Context, accessToken string) (map[str
 		for k, v := range mapped {
 			info[k] = v
 		}
-		for k, v := range standardClaims(u, at.Scopes) {
-			info[k] = v
-		}
+		setStandardClaims(claims(info), u, at.Scopes)
 		info["sub"] = at.Subject
 		return w.userInfoAccess(tx, at, info)
 	})
@@ -68,6 +66,6 @@ func (w *Workspace) userInfoAccess(tx store.Tx, at VerifiedToken, info map[strin
 	if err != nil {
 		return err
 	}
-	carry.setAccessClaims(info, acc, math.MaxInt)
+	carry.setAccessClaims(claims(info), acc, math.MaxInt)
 	return nil
 }

@@ -38,7 +38,8 @@ const (
 
 // VerificationMail is what one attempt of a mail job sends: an email
 // holding a link with a single-use token made for this attempt, a
-// verification email or a password reset email (Kind).
+// verification email or a password reset email (Kind), or a test email
+// without a link.
 type VerificationMail struct {
 	// Kind says which email this is.
 	Kind MailKind
@@ -49,9 +50,9 @@ type VerificationMail struct {
 	To     mail.Address
 	// Link is the link template (the workspace's VerifyURL or the hosted
 	// verification page, or the reset link the job was queued with) with
-	// this attempt's token.
+	// this attempt's token; empty for a test email (MailTest).
 	Link string
-	// Lifetime is how long the token stays valid.
+	// Lifetime is how long the token stays valid; 0 for a test email.
 	Lifetime time.Duration
 	// Date is the attempt's time.
 	Date time.Time
@@ -153,13 +154,16 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 		if m.job.Kind == MailPasswordReset {
 			kind, lifetime = passwordReset, PasswordResetTokenLifetime
 		}
-		m.lifetime = lifetime
 		if a, err := tx.Asset(w.slug, workspaceLogo); err == nil {
 			logo := logoFromAsset(a)
 			m.logo = &logo
 		} else if !isNotFound(err) {
 			return err
 		}
+		if m.job.Kind == MailTest {
+			return nil // no link, no token
+		}
+		m.lifetime = lifetime
 		token, err = w.issueSingleUse(tx, kind, m.user, at, lifetime)
 		return err
 	})
@@ -178,7 +182,7 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 		Server:    server,
 		From:      mail.Address{Name: server.FromName, Address: server.From},
 		To:        mail.Address{Name: m.user.FullName, Address: m.user.Email},
-		Link:      fillLink(w.mailLink(m), token),
+		Link:      w.mailLink(m, token),
 		Lifetime:  m.lifetime,
 		Date:      at,
 		Locale:    m.job.Locale,
@@ -188,22 +192,26 @@ func (q *Queue) beginMail(ctx context.Context, owner string, job Job) (Attempt, 
 	}}, nil
 }
 
-// mailLink is the link template of a mail job: a reset's own; the
-// workspace's VerifyURL; or else the hosted verification page, which goes
-// on with the authorization request that asked for the email, if one
-// did.
-func (w *Workspace) mailLink(m mailToSend) string {
+// mailLink is the link of a mail job with the token in place: a reset's
+// own; the workspace's VerifyURL; or else the hosted verification page,
+// which goes on with the authorization request that asked for the email,
+// if one did. A test email has none.
+func (w *Workspace) mailLink(m mailToSend, token string) string {
+	var link string
 	switch {
+	case m.job.Kind == MailTest:
+		return ""
 	case m.job.Kind == MailPasswordReset:
-		return m.job.Link
+		link = m.job.Link
 	case m.server.VerifyURL != "":
-		return m.server.VerifyURL
+		link = m.server.VerifyURL
+	default:
+		link = w.Issuer() + "/verify?token=" + verifyURLPlaceholder
+		if m.job.Request != "" {
+			link += "&request=" + url.QueryEscape(m.job.Request)
+		}
 	}
-	link := w.Issuer() + "/verify?token=" + verifyURLPlaceholder
-	if m.job.Request != "" {
-		link += "&request=" + url.QueryEscape(m.job.Request)
-	}
-	return link
+	return fillLink(link, token)
 }
 
 // mailToSend is a leased mail job worth sending, with what it goes to.
@@ -225,7 +233,7 @@ func (w *Workspace) mailToSend(tx store.Tx, owner string, id int64) (m mailToSen
 	} else if err != nil {
 		return m, nil, err
 	}
-	if json.Unmarshal(cur.Payload, &m.job) != nil || m.job.Kind != MailVerifyEmail && m.job.Kind != MailPasswordReset {
+	if json.Unmarshal(cur.Payload, &m.job) != nil || m.job.Kind != MailVerifyEmail && m.job.Kind != MailPasswordReset && m.job.Kind != MailTest {
 		return m, errEmailJobUnknown, nil
 	}
 	settings, err := w.settings(tx)
@@ -239,8 +247,12 @@ func (w *Workspace) mailToSend(tx store.Tx, owner string, id int64) (m mailToSen
 	if err := settings.validate(); err != nil {
 		return m, fmt.Errorf("the workspace's SMTP settings are invalid: %w", err), nil
 	}
-	if m.job.Kind == MailPasswordReset {
+	switch m.job.Kind {
+	case MailPasswordReset:
 		return w.resetMailTo(tx, m)
+	case MailTest:
+		m.user = store.User{Email: m.job.Email}
+		return m, nil, nil
 	}
 	if m.server.VerifyURL == "" && w.svc.issuerBase == "" {
 		return m, errNoVerifyLink, nil

@@ -53,3 +53,20 @@ func (s *Service) GetQueueStats(ctx context.Context) (QueueStats, error) {
 	}
 	return out, nil
 }
+
+// GetQueueStats reads the depth of the workspace's own share of the queue
+// (its pending webhook deliveries and emails) and the earliest due time
+// among them, in one read transaction: a count and an index's first entry
+// that every store keeps per workspace, never a walk of the jobs.
+// Service.GetQueueStats reads the same of every workspace.
+func (w *Workspace) GetQueueStats(ctx context.Context) (QueueStats, error) {
+	var q store.WorkspaceQueue
+	err := w.view(ctx, func(tx store.Tx) (err error) {
+		q, err = tx.WorkspaceQueue(w.slug)
+		return err
+	})
+	if err != nil {
+		return QueueStats{}, fromStore(err, "workspace")
+	}
+	return QueueStats{Pending: q.Pending, NextDue: q.NextDue}, nil
+}

@@ -271,13 +271,15 @@ func (w *Workspace) IssueTokens(ctx context.Context, req TokenRequest) (Tokens, 
 // issuance is what a transaction gathered for tokens to be signed after
 // it commits.
 type issuance struct {
-	grant   store.Grant
-	user    store.User // zero for a client's own grant
-	access  map[string]string
-	id      map[string]string
-	nonce   string
-	refresh string
-	now     time.Time
+	grant  store.Grant
+	user   store.User // zero for a client's own grant
+	access map[string]string
+	id     map[string]string
+	// mapperOf is the attribute key of the mapper of each mapped claim.
+	mapperOf map[string]string
+	nonce    string
+	refresh  string
+	now      time.Time
 	// carry says which access claims (groups, roles) the tokens carry,
 	// holds what the user holds, and claimLimit how many names a claim
 	// may carry (Limits.ClaimNames).
@@ -294,14 +296,8 @@ func (w *Workspace) newGrant(ctx context.Context, tx store.Tx, client OAuthClien
 	if err != nil {
 		return issuance{}, internal(err)
 	}
-	g.ID, g.CreatedAt = id, now
-	g.ExpiresAt = now.Add(w.svc.lifetimes.RefreshMax)
-	if g.UserID == 0 {
-		g.ExpiresAt = now.Add(w.svc.lifetimes.Access)
-	}
-	if g.AuthTime.IsZero() && g.UserID != 0 {
-		g.AuthTime = now
-	}
+	g.ID = id
+	g = w.grantTimes(g, now)
 	is := issuance{grant: g, now: now}
 	if g.UserID != 0 {
 		if is, err = w.gatherUser(tx, is, client); err != nil {
@@ -319,6 +315,22 @@ func (w *Workspace) newGrant(ctx context.Context, tx store.Tx, client OAuthClien
 	return is, w.auditGrant(ctx, tx, AuditTokenIssued, g, true, false)
 }
 
+// grantTimes sets the times of a grant made at now: its creation, its
+// end (the refresh tokens' absolute lifetime for a user's grant, an
+// access token's for a client's own) and, for a user's grant that has
+// none, the time of authentication.
+func (w *Workspace) grantTimes(g store.Grant, now time.Time) store.Grant {
+	g.CreatedAt = now
+	g.ExpiresAt = now.Add(w.svc.lifetimes.RefreshMax)
+	if g.UserID == 0 {
+		g.ExpiresAt = now.Add(w.svc.lifetimes.Access)
+	}
+	if g.AuthTime.IsZero() && g.UserID != 0 {
+		g.AuthTime = now
+	}
+	return g
+}
+
 // gatherUser reads the grant's user, which must be enabled, the claims
 // its mappers give the tokens, and what the user holds when the tokens
 // carry it (the grant's scopes or the client ask for groups or roles).
@@ -331,7 +343,7 @@ func (w *Workspace) gatherUser(tx store.Tx, is issuance, client OAuthClient) (is
 		return issuance{}, errorf(CodeForbidden, "user %d is disabled", u.ID)
 	}
 	is.user = u
-	if is.access, is.id, err = w.mappedClaims(tx, u.ID); err != nil {
+	if is.access, is.id, is.mapperOf, err = w.mappedClaims(tx, u.ID); err != nil {
 		return issuance{}, err
 	}
 	if is.carry = carriedClaims(is.grant.Scopes, client.Claims); !is.carry.any() {
@@ -347,27 +359,37 @@ func (w *Workspace) gatherUser(tx store.Tx, is issuance, client OAuthClient) (is
 }
 
 // mappedClaims returns the claims the workspace's mappers give a user's
-// access and ID tokens.
-func (w *Workspace) mappedClaims(tx store.Tx, userID int64) (access, id map[string]string, err error) {
+// access and ID tokens, and the attribute key of the mapper of each
+// (nil when there is none).
+func (w *Workspace) mappedClaims(tx store.Tx, userID int64) (access, id, mapperOf map[string]string, err error) {
 	access, id = map[string]string{}, map[string]string{}
 	mappers, err := tx.ClaimMappers(w.slug)
 	if err != nil || len(mappers) == 0 {
-		return access, id, err
+		return access, id, nil, err
 	}
 	attrs, err := tx.UserAttributes(w.slug, userID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, m := range mappers {
 		value, ok := attrs[m.AttributeKey]
-		if ok && m.IncludeInAccess {
+		if !ok {
+			continue
+		}
+		if m.IncludeInAccess {
 			access[m.ClaimName] = value
 		}
-		if ok && m.IncludeInID {
+		if m.IncludeInID {
 			id[m.ClaimName] = value
 		}
+		if m.IncludeInAccess || m.IncludeInID {
+			if mapperOf == nil {
+				mapperOf = map[string]string{}
+			}
+			mapperOf[m.ClaimName] = m.AttributeKey
+		}
 	}
-	return access, id, nil
+	return access, id, mapperOf, nil
 }
 
 // refreshPrefix starts every refresh token; the rest is a token's id and
@@ -414,61 +436,88 @@ func (w *Workspace) activeKey(ctx context.Context) (signingKey, error) {
 
 // sign signs the tokens of an issuance with key.
 func (w *Workspace) sign(key signingKey, is issuance) (Tokens, error) {
-	g := is.grant
-	// No token outlives its grant.
-	accessExp := earliest(is.now.Add(w.svc.lifetimes.Access), g.ExpiresAt)
-	idExp := earliest(is.now.Add(w.svc.lifetimes.ID), g.ExpiresAt)
 	jti, err := randomHex(8)
 	if err != nil {
 		return Tokens{}, internal(err)
 	}
+	p := w.payloads(is, is.grant.ID+"."+jti, false)
+	t := Tokens{TokenType: "Bearer", ExpiresAt: p.accessExp, RefreshToken: is.refresh, Scopes: p.scopes, GrantID: is.grant.ID}
+	if t.AccessToken, err = w.signClaims(key, accessTokenType, p.access.claims); err != nil {
+		return Tokens{}, err
+	}
+	if p.id.claims == nil {
+		return t, nil
+	}
+	p.id.claims["at_hash"] = leftHalfHash(t.AccessToken)
+	if t.IDToken, err = w.signClaims(key, idTokenType, p.id.claims); err != nil {
+		return Tokens{}, err
+	}
+	return t, nil
+}
+
+// tokenPayloads are the payloads of a grant's tokens before they are
+// signed.
+type tokenPayloads struct {
+	// access and id are the access token's and the ID token's; id.claims
+	// is nil when there is no ID token (no openid scope, or a client's
+	// own grant).
+	access, id payload
+	accessExp  time.Time
+	scopes     []string
+}
+
+// payloads builds the payloads of the tokens of the issuance is: the one
+// place that decides which claims a token carries and their values, for
+// sign and for GetClaimsPreview, which sets record to learn where each
+// claim comes from. jti is the access token's id (nil in a preview). The
+// ID token's at_hash is set to nil here: sign sets its value once the
+// access token is signed.
+func (w *Workspace) payloads(is issuance, jti any, record bool) tokenPayloads {
+	g := is.grant
+	// No token outlives its grant.
+	accessExp := earliest(is.now.Add(w.svc.lifetimes.Access), g.ExpiresAt)
+	idExp := earliest(is.now.Add(w.svc.lifetimes.ID), g.ExpiresAt)
 	scopes := slices.Clone(g.Scopes)
 	if scopes == nil {
 		scopes = []string{}
 	}
-	access := claimSet(is.access)
-	access.set("iss", w.Issuer())
-	access.set("sub", subject(g))
-	access.set("aud", g.ClientID)
-	access.set("exp", accessExp.Unix())
-	access.set("iat", is.now.Unix())
-	access.set("jti", g.ID+"."+jti)
-	access.set("client_id", g.ClientID)
-	access.set("scope", strings.Join(scopes, " "))
+	out := tokenPayloads{accessExp: accessExp, scopes: scopes}
+	access := newPayload(is.access, is.mapperOf, record)
+	access.setFrom("iss", w.Issuer(), fromProtocol("the workspace's issuer"))
+	access.setFrom("sub", subject(g), fromProtocol("the user's id"))
+	access.setNonEmpty("aud", g.ClientID, fromProtocol("the client"))
+	access.setFrom("exp", accessExp.Unix(), fromProtocol("the access token's lifetime"))
+	access.setFrom("iat", is.now.Unix(), fromProtocol("the time of issue"))
+	access.setFrom("jti", jti, fromProtocol("unique to each token"))
+	access.setNonEmpty("client_id", g.ClientID, fromProtocol("the client"))
+	access.setFrom("scope", strings.Join(scopes, " "), fromProtocol("the scopes granted"))
 	if g.UserID != 0 {
-		access.set("auth_time", g.AuthTime.Unix())
-		access.setNonEmpty("sid", g.SessionID)
+		access.setFrom("auth_time", g.AuthTime.Unix(), fromProtocol("the time of sign-in"))
+		access.setNonEmpty("sid", g.SessionID, fromProtocol("the session"))
 		is.carry.setAccessClaims(access, is.holds, is.claimLimit)
 	}
-	t := Tokens{TokenType: "Bearer", ExpiresAt: accessExp, RefreshToken: is.refresh, Scopes: scopes, GrantID: g.ID}
-	if t.AccessToken, err = w.signClaims(key, accessTokenType, access); err != nil {
-		return Tokens{}, err
-	}
+	out.access = access
 	if g.UserID == 0 || !slices.Contains(scopes, ScopeOpenID) {
-		return t, nil
+		return out
 	}
-	id := claimSet(is.id)
-	for k, v := range standardClaims(is.user, scopes) {
-		id.set(k, v)
-	}
-	id.set("iss", w.Issuer())
-	id.set("sub", subject(g))
-	id.set("aud", g.ClientID)
-	id.set("azp", g.ClientID)
-	id.set("exp", idExp.Unix())
-	id.set("iat", is.now.Unix())
-	id.set("auth_time", g.AuthTime.Unix())
-	id.setNonEmpty("nonce", is.nonce)
-	id.setNonEmpty("sid", g.SessionID)
+	id := newPayload(is.id, is.mapperOf, record)
+	setStandardClaims(id, is.user, scopes)
+	id.setFrom("iss", w.Issuer(), fromProtocol("the workspace's issuer"))
+	id.setFrom("sub", subject(g), fromProtocol("the user's id"))
+	id.setNonEmpty("aud", g.ClientID, fromProtocol("the client"))
+	id.setNonEmpty("azp", g.ClientID, fromProtocol("the client"))
+	id.setFrom("exp", idExp.Unix(), fromProtocol("the ID token's lifetime"))
+	id.setFrom("iat", is.now.Unix(), fromProtocol("the time of issue"))
+	id.setFrom("auth_time", g.AuthTime.Unix(), fromProtocol("the time of sign-in"))
+	id.setNonEmpty("nonce", is.nonce, fromProtocol("the authorization request"))
+	id.setNonEmpty("sid", g.SessionID, fromProtocol("the session"))
 	if len(g.AMR) > 0 {
-		id.set("amr", g.AMR)
+		id.setFrom("amr", g.AMR, fromProtocol("how the user signed in"))
 	}
-	id.set("at_hash", leftHalfHash(t.AccessToken))
+	id.setFrom("at_hash", nil, fromProtocol("a hash of the access token"))
 	is.carry.setAccessClaims(id, is.holds, is.claimLimit)
-	if t.IDToken, err = w.signClaims(key, idTokenType, id); err != nil {
-		return Tokens{}, err
-	}
-	return t, nil
+	out.id = id
+	return out
 }
 
 // earliest returns the earlier of two times.
@@ -479,25 +528,52 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// claims is the payload of a token being built.
+// claims is the payload of a token.
 type claims map[string]any
 
-// claimSet starts a payload with the mapped claims. Reserved claims are
-// set after them, so a mapped claim can never replace one (and mappers
-// cannot name one in the first place).
-func claimSet(mapped map[string]string) claims {
-	c := make(claims, len(mapped)+12)
-	for k, v := range mapped {
-		c[k] = v
-	}
-	return c
+// claimSetter is what the claim rules set claims on: a token's payload
+// being built, or userinfo's answer (claims), which has no use for the
+// claims' sources.
+type claimSetter interface {
+	setFrom(name string, value any, src ClaimSource)
 }
 
-func (c claims) set(name string, value any) { c[name] = value }
+func (c claims) setFrom(name string, value any, _ ClaimSource) { c[name] = value }
 
-func (c claims) setNonEmpty(name, value string) {
+// payload is a token's claims being built and, in a preview, where each
+// comes from.
+type payload struct {
+	claims claims
+	// from is nil unless the payload records sources.
+	from map[string]ClaimSource
+}
+
+// newPayload starts a payload with the mapped claims (mapperOf names the
+// attribute key of each claim's mapper), recording their sources when
+// record is set. Reserved claims are set after them, so a mapped claim
+// can never replace one (and mappers cannot name one in the first
+// place).
+func newPayload(mapped, mapperOf map[string]string, record bool) payload {
+	p := payload{claims: make(claims, len(mapped)+12)}
+	if record {
+		p.from = make(map[string]ClaimSource, len(mapped)+12)
+	}
+	for k, v := range mapped {
+		p.setFrom(k, v, ClaimSource{Kind: ClaimFromMapper, Detail: mapperOf[k]})
+	}
+	return p
+}
+
+func (p payload) setFrom(name string, value any, src ClaimSource) {
+	p.claims[name] = value
+	if p.from != nil {
+		p.from[name] = src
+	}
+}
+
+func (p payload) setNonEmpty(name, value string, src ClaimSource) {
 	if value != "" {
-		c[name] = value
+		p.setFrom(name, value, src)
 	}
 }
 
@@ -523,7 +599,7 @@ func subject(g store.Grant) string {
 	return strconv.FormatInt(g.UserID, 10)
 }
 
-// idTokenClaims are the claims sign and standardClaims may put in an ID
+// idTokenClaims are the claims payloads and setStandardClaims may put in an ID
 // token (and GetUserInfo in its answer) besides the mapped ones, as
 // ProviderMetadata.Claims lists them.
 var idTokenClaims = []string{
@@ -532,23 +608,23 @@ var idTokenClaims = []string{
 	"groups", "roles", "groups_overage", "roles_overage",
 }
 
-// standardClaims returns the OpenID Connect claims the scopes ask for:
+// setStandardClaims sets the OpenID Connect claims the scopes ask for:
 // name, preferred_username and updated_at for profile; email and
 // email_verified for email.
-func standardClaims(u store.User, scopes []string) map[string]any {
-	c := map[string]any{}
+func setStandardClaims(set claimSetter, u store.User, scopes []string) {
 	if slices.Contains(scopes, ScopeProfile) {
-		c["preferred_username"] = u.Username
-		c["updated_at"] = u.UpdatedAt.Unix()
+		from := ClaimSource{Kind: ClaimFromScope, Detail: ScopeProfile}
+		set.setFrom("preferred_username", u.Username, from)
+		set.setFrom("updated_at", u.UpdatedAt.Unix(), from)
 		if u.FullName != "" {
-			c["name"] = u.FullName
+			set.setFrom("name", u.FullName, from)
 		}
 	}
 	if slices.Contains(scopes, ScopeEmail) && u.Email != "" {
-		c["email"] = u.Email
-		c["email_verified"] = u.EmailVerified
+		from := ClaimSource{Kind: ClaimFromScope, Detail: ScopeEmail}
+		set.setFrom("email", u.Email, from)
+		set.setFrom("email_verified", u.EmailVerified, from)
 	}
-	return c
 }
 
 // leftHalfHash is the at_hash of an access token signed with a SHA-256

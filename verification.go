@@ -45,8 +45,11 @@ type emailJob struct {
 
 // eventType is the EventType of the job's delivery.
 func (j emailJob) eventType() EventType {
-	if j.Kind == MailPasswordReset {
+	switch j.Kind {
+	case MailPasswordReset:
 		return PasswordResetJob
+	case MailTest:
+		return TestEmailJob
 	}
 	return EmailVerificationJob
 }
@@ -68,13 +71,19 @@ func (w *Workspace) queueVerificationEmail(tx store.Tx, u store.User) error {
 // enqueueEmailJob records the job as a pending delivery without endpoint,
 // due now.
 func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
+	_, err := w.enqueueEmailJobID(tx, job)
+	return err
+}
+
+// enqueueEmailJobID is enqueueEmailJob, returning the delivery's id.
+func (w *Workspace) enqueueEmailJobID(tx store.Tx, job emailJob) (int64, error) {
 	payload, err := json.Marshal(job)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	eventID, err := newEventID()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The user the job is about, so that DeleteUserPermanently finds it: a
 	// verification email's, or the user who has a reset's address now.
@@ -84,15 +93,15 @@ func (w *Workspace) enqueueEmailJob(tx store.Tx, job emailJob) error {
 		case err == nil:
 			about = id
 		case !isNotFound(err):
-			return err
+			return 0, err
 		}
 	}
 	id, err := tx.NextID(w.slug, store.SeqDeliveries)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	now := w.svc.timestamp()
-	return tx.PutDelivery(w.slug, store.Delivery{
+	return id, tx.PutDelivery(w.slug, store.Delivery{
 		ID: id, Kind: store.JobMail, UserID: about, EventID: eventID, EventType: string(job.eventType()),
 		Payload: payload, CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now,
 	})
@@ -303,8 +312,8 @@ func errTokenInvalid() *Error {
 // succeeded and failed, in ascending id order, with their number in all
 // (a nil page is the first DefaultPageLimit, as for ListDeliveries): a
 // Delivery each, with EndpointID 0 and
-// EventType EmailVerificationJob (UserID set) or PasswordResetJob (UserID
-// 0: a reset names an address, not a user); LastStatus
+// EventType EmailVerificationJob (UserID set), PasswordResetJob or
+// TestEmailJob (UserID 0: they name an address, not a user); LastStatus
 // is the SMTP reply code of the last attempt (250 on success, 0 when no
 // reply came). Workspace.ListDeliveries, which lists an endpoint's deliveries,
 // never includes them. RetryDelivery queues a failed one again.

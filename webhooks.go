@@ -22,8 +22,15 @@ type WebhookEndpoint struct {
 	URL         string      `json:"url"`
 	Description string      `json:"description"`
 	Events      []EventType `json:"events"`
-	Enabled     bool        `json:"enabled"`
-	CreatedAt   time.Time   `json:"createdAt"`
+	// Enabled is false once the delivery rules disabled the endpoint
+	// (it answered 410 Gone, or its deliveries kept failing for the
+	// policy's DisableAfter, 5 days by default); EnableWebhook enables it
+	// again.
+	Enabled   bool      `json:"enabled"`
+	CreatedAt time.Time `json:"createdAt"`
+	// FailingSince is when the endpoint's deliveries began to fail
+	// without a success since; zero while they succeed.
+	FailingSince time.Time `json:"failingSince,omitzero"`
 	// Version changes on every write of the endpoint, the dispatcher's
 	// included (see Precondition). It is not part of the JSON.
 	Version int64 `json:"-"`
@@ -61,7 +68,7 @@ func webhookFromRecord(r store.Webhook) WebhookEndpoint {
 	}
 	return WebhookEndpoint{
 		ID: r.ID, URL: r.URL, Description: r.Description, Events: events,
-		Enabled: r.Enabled, CreatedAt: r.CreatedAt, Version: r.Version,
+		Enabled: r.Enabled, CreatedAt: r.CreatedAt, FailingSince: r.FailingSince, Version: r.Version,
 	}
 }
 
@@ -285,4 +292,34 @@ func (w *Workspace) DeleteWebhook(ctx context.Context, id int64) error {
 	}
 	w.svc.endpointDeleted(w.slug, id)
 	return nil
+}
+
+// EnableWebhook enables an endpoint that the delivery rules disabled (it
+// answered 410 Gone, or failed for the retry policy's DisableAfter), with
+// the audit record webhook.enabled. Its failing streak starts over
+// (FailingSince is cleared), so that its next failure is the first of a
+// new streak rather than a cause to disable it again at once. The
+// deliveries failed by the disabling stay failed: RetryDelivery queues
+// each again. Enabling an enabled endpoint succeeds and changes nothing.
+// An unknown endpoint is a not-found error.
+func (w *Workspace) EnableWebhook(ctx context.Context, id int64) error {
+	err := w.update(ctx, func(tx store.Tx) error {
+		if id <= 0 {
+			return notFound("webhook endpoint %d not found", id)
+		}
+		rec, err := tx.Webhook(w.slug, id)
+		if err != nil || rec.Enabled {
+			return err
+		}
+		changes := auditChanges{}.set("enabled", false, true)
+		if !rec.FailingSince.IsZero() {
+			changes = changes.set("failingSince", rec.FailingSince, nil)
+		}
+		rec.Enabled, rec.FailingSince, rec.Version = true, time.Time{}, newVersion(rec.Version)
+		if err := tx.PutWebhook(w.slug, rec); err != nil {
+			return err
+		}
+		return w.audit(ctx, tx, auditEntry{action: AuditWebhookEnabled, target: webhookTarget(rec), changes: changes})
+	})
+	return fromStore(err, fmt.Sprintf("webhook endpoint %d", id))
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/identitylib/identity/internal/browsertest"
@@ -21,33 +19,9 @@ import (
 // updateScreenshots rewrites the pages' screenshots in docs/.
 var updateScreenshots = flag.Bool("update-screenshots", false, "write screenshots of the hosted pages to ../docs/pages/")
 
-// axePath is where .ci/run installs axe-core from npm; IDENTITY_TEST_AXE
-// names another axe.min.js.
-const axePath = "../.ci/test-assets/node_modules/axe-core/axe.min.js"
-
 // browserWait bounds a browser test: a slow machine makes it slow, not
 // fail.
 const browserWait = 4 * time.Minute
-
-// axeSource returns axe-core's script; without it the test fails under
-// CI=true and is skipped elsewhere.
-func axeSource(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv("IDENTITY_TEST_AXE")
-	if path == "" {
-		path = axePath
-	}
-	src, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		return string(src)
-	case browsertest.Required():
-		t.Fatalf("CI=true and no axe-core at %s (.ci/run installs it from npm): %v", path, err)
-	default:
-		t.Skipf("no axe-core at %s (run .ci/run, or npm install axe-core there): skipping the accessibility check", path)
-	}
-	return ""
-}
 
 // replay serves the page states under /replay/NAME from the provider's
 // own origin, with the headers they were answered with (the CSP among
@@ -80,16 +54,6 @@ func replay(t *testing.T, p *provider, states []pageState) string {
 	return p.srv.URL + "/replay/"
 }
 
-// axeCheck is the script that runs axe-core over the page (WCAG 2.x A and
-// AA rules and best practices) and returns its serious and critical
-// violations, each as "rule: selectors".
-const axeCheck = `axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
-	.filter(v => v.impact === "serious" || v.impact === "critical")
-	.map(v => v.id + " (" + v.impact + "): " + v.nodes.map(n => n.target.join(" ")).join(", ")))`
-
-// awaitPromise makes an evaluation wait for its promise.
-func awaitPromise(p *runtime.EvaluateParams) { p.AwaitPromise = new(true) }
-
 // screenshots are the page states docs/ shows: language, width, state.
 var screenshots = []struct {
 	lang  string
@@ -106,31 +70,6 @@ var screenshots = []struct {
 	{"en", 1280, "verify-done"},
 }
 
-// runAxe injects axe-core into the page through the DevTools protocol
-// (the page's CSP does not apply to it) and returns its serious and
-// critical violations. axe-core waits on timers, which do not run while
-// scripts are off: on a page loaded with JavaScript off they are turned
-// on for the check only, which changes nothing of the page (it has no
-// script), and off again.
-func runAxe(ctx context.Context, axe string, javascript bool) ([]string, error) {
-	scripts := func(on bool) error {
-		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: !on})
-		return err
-	}
-	if !javascript {
-		if err := scripts(true); err != nil {
-			return nil, err
-		}
-		defer scripts(false)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](axe+"\n;true")); err != nil {
-		return nil, fmt.Errorf("injecting: %w", err)
-	}
-	actx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return chromedp.Run(actx, chromedp.Evaluate[[]string](axeCheck, awaitPromise))
-}
-
 // TestBrowserPages loads every page state in English and German, 1280
 // and 390 px wide, with JavaScript on and off, in headless Chromium under
 // the pages' own CSP: each shows its heading without a horizontal scroll
@@ -138,7 +77,7 @@ func runAxe(ctx context.Context, axe string, javascript bool) ([]string, error) 
 // serious or critical violation.
 func TestBrowserPages(t *testing.T) {
 	browsertest.Chromium(t)
-	axe := axeSource(t)
+	axe := browsertest.AxeSource(t, "..")
 	for _, lang := range []string{"en", "de"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
@@ -175,7 +114,7 @@ func browsePages(t *testing.T, lang string, javascript bool, base string, states
 			if overflow {
 				t.Errorf("%s: the page scrolls sideways", name)
 			}
-			violations, err := runAxe(ctx, axe, javascript)
+			violations, err := browsertest.RunAxe(ctx, axe, javascript)
 			if err != nil {
 				t.Fatalf("%s: axe-core: %v", name, err)
 			}

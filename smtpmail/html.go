@@ -50,10 +50,12 @@ var htmlPart = htmltemplate.Must(htmltemplate.New("mail").Parse(`<!DOCTYPE html>
 <tr><td style="padding:24px 32px;">
 <p style="margin:0 0 16px 0;">{{.Greeting}}</p>
 <p style="margin:0 0 24px 0;">{{.Intro}}</p>
+{{- if .Link}}
 <p style="margin:0 0 24px 0;"><a href="{{.Link}}" style="display:inline-block;padding:12px 24px;background-color:{{.Accent}};color:#ffffff;font-weight:bold;text-decoration:none;border-radius:4px;">{{.Button}}</a></p>
 <p style="margin:0 0 8px 0;font-size:14px;color:#374151;">{{.CopyLink}}</p>
 <p style="margin:0 0 24px 0;font-size:14px;word-break:break-all;"><a href="{{.Link}}" style="color:{{.Accent}};">{{.Link}}</a></p>
 <p style="margin:0;">{{.Expiry}}</p>
+{{- end}}
 </td></tr>
 <tr><td style="padding:16px 32px 24px 32px;border-top:1px solid #d1d5db;font-size:13px;color:#374151;">{{.Footer}}</td></tr>
 </table>

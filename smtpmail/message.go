@@ -53,7 +53,7 @@ func isPermanent(err error) bool {
 
 // check returns the error of a message that cannot be written: no
 // workspace, a bad address or link.
-func check(m identity.VerificationMail) error {
+func check(m identity.VerificationMail, k kind) error {
 	if m.Workspace == "" {
 		return ErrNoWorkspace
 	}
@@ -62,7 +62,7 @@ func check(m identity.VerificationMail) error {
 			return fmt.Errorf("%w: %s %q", ErrBadAddress, a.role, a.address)
 		}
 	}
-	if !goodLink(m.Link) {
+	if !k.linkless && !goodLink(m.Link) {
 		return fmt.Errorf("%w: %q", ErrBadLink, m.Link)
 	}
 	return nil
@@ -89,8 +89,9 @@ func goodLink(link string) bool {
 
 // VerificationMessage returns the email m as SMTP sends it (CRLF line
 // ends): for m.Kind MailPasswordReset a password reset email, for
-// MailVerifyEmail (or no kind) a verification email, and for any other
-// kind ErrUnknownKind; without m.Workspace, ErrNoWorkspace; with an
+// MailVerifyEmail (or no kind) a verification email, for MailTest a test
+// email (no link, no expiry: m.Link and m.Lifetime are ignored), and for
+// any other kind ErrUnknownKind; without m.Workspace, ErrNoWorkspace; with an
 // address that could break a header, ErrBadAddress; with a link that is
 // no http(s) URL, ErrBadLink.
 //
@@ -114,7 +115,7 @@ func VerificationMessage(m identity.VerificationMail) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := check(m); err != nil {
+	if err := check(m, k); err != nil {
 		return nil, err
 	}
 	w := wordsOf(m, k)

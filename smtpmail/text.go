@@ -16,6 +16,8 @@ import (
 type kind struct {
 	prefix    string
 	introArgs func(m identity.VerificationMail) []any
+	// linkless is a kind without a link: no button, no expiry.
+	linkless bool
 }
 
 // The kinds of email this package writes.
@@ -26,17 +28,22 @@ var (
 	passwordReset = kind{prefix: "mail.reset", introArgs: func(m identity.VerificationMail) []any {
 		return []any{m.Workspace}
 	}}
+	testEmail = kind{prefix: "mail.test", linkless: true, introArgs: func(m identity.VerificationMail) []any {
+		return []any{m.Workspace}
+	}}
 )
 
 // kindOf returns the kind of an email: a verification email for
 // MailVerifyEmail or no kind, a password reset email for
-// MailPasswordReset.
+// MailPasswordReset, a test email for MailTest.
 func kindOf(k identity.MailKind) (kind, error) {
 	switch k {
 	case "", identity.MailVerifyEmail:
 		return verifyEmail, nil
 	case identity.MailPasswordReset:
 		return passwordReset, nil
+	case identity.MailTest:
+		return testEmail, nil
 	}
 	return kind{}, fmt.Errorf("%w: %q", ErrUnknownKind, k)
 }
@@ -67,18 +74,19 @@ type words struct {
 func wordsOf(m identity.VerificationMail, k kind) words {
 	p := i18n.For(i18n.Negotiate(m.Locale, ""))
 	m.Workspace, m.To.Name = oneLine(m.Workspace), oneLine(m.To.Name)
-	return words{
+	w := words{
 		Lang:      p.Locale(),
 		Subject:   p.T(k.prefix+".subject", m.Workspace),
 		Workspace: m.Workspace,
 		Greeting:  greeting(p, m.To.Name),
 		Intro:     p.T(k.prefix+".intro", k.introArgs(m)...),
-		Link:      m.Link,
-		Button:    p.T(k.prefix + ".button"),
-		CopyLink:  p.T("mail.copyLink"),
-		Expiry:    p.T(k.prefix+".expiry", describeLifetime(p, m.Lifetime)),
 		Footer:    p.T("mail.footer", m.Workspace),
 	}
+	if !k.linkless {
+		w.Link, w.Button, w.CopyLink = m.Link, p.T(k.prefix+".button"), p.T("mail.copyLink")
+		w.Expiry = p.T(k.prefix+".expiry", describeLifetime(p, m.Lifetime))
+	}
+	return w
 }
 
 // greeting returns the salutation of a user with the name; a user
@@ -111,9 +119,11 @@ const plainWidth = 72
 // its line, so that clients that turn addresses into links find all of
 // it.
 func (w words) plain() string {
-	paragraphs := []string{w.Greeting, w.Intro, w.Link, w.Expiry, w.Footer}
-	for i, p := range paragraphs {
-		paragraphs[i] = wrap(p, plainWidth)
+	var paragraphs []string
+	for _, p := range []string{w.Greeting, w.Intro, w.Link, w.Expiry, w.Footer} {
+		if p != "" { // a test email has no link and no expiry
+			paragraphs = append(paragraphs, wrap(p, plainWidth))
+		}
 	}
 	return strings.Join(paragraphs, "\n\n") + "\n"
 }

@@ -710,6 +710,13 @@ func (g *guarded) PendingDeliveries() (int, error) {
 	return g.tx.PendingDeliveries()
 }
 
+func (g *guarded) WorkspaceQueue(slug string) (WorkspaceQueue, error) {
+	if err := g.read(); err != nil {
+		return WorkspaceQueue{}, err
+	}
+	return g.tx.WorkspaceQueue(slug)
+}
+
 func (g *guarded) DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error) {
 	if err := g.write(); err != nil {
 		return 0, err

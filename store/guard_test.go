@@ -245,7 +245,11 @@ func (f *fakeTx) NextDueAt() (time.Time, bool, error) {
 	f.call("NextDueAt")
 	return time.Time{}, false, nil
 }
-func (f *fakeTx) PendingDeliveries() (int, error)  { f.call("PendingDeliveries"); return 0, nil }
+func (f *fakeTx) PendingDeliveries() (int, error) { f.call("PendingDeliveries"); return 0, nil }
+func (f *fakeTx) WorkspaceQueue(string) (store.WorkspaceQueue, error) {
+	f.call("WorkspaceQueue")
+	return store.WorkspaceQueue{}, nil
+}
 func (f *fakeTx) PutRole(string, store.Role) error { f.call("PutRole"); return nil }
 func (f *fakeTx) Role(string, int64) (store.Role, error) {
 	f.call("Role")
@@ -432,6 +436,7 @@ var reads = []method{
 	{"DueDeliveries", func(tx store.Tx) error { _, err := tx.DueDeliveries(time.Time{}, 1); return err }},
 	{"NextDueAt", func(tx store.Tx) error { _, _, err := tx.NextDueAt(); return err }},
 	{"PendingDeliveries", func(tx store.Tx) error { _, err := tx.PendingDeliveries(); return err }},
+	{"WorkspaceQueue", func(tx store.Tx) error { _, err := tx.WorkspaceQueue("a"); return err }},
 }
 
 // TestListsCoverTx checks that writes and reads together name every

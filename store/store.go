@@ -484,6 +484,15 @@ type Queue interface {
 	NextDueAt() (time.Time, bool, error) //guard:read
 	// PendingDeliveries counts the pending deliveries of every workspace.
 	PendingDeliveries() (int, error) //guard:read
+	// WorkspaceQueue returns the pending jobs of one workspace (webhook
+	// and mail jobs alike): how many there are and the earliest DueAt
+	// among them (zero when none). A store keeps them in step with the
+	// due index (per workspace: a due index and a count in bbolt, an
+	// index by workspace and due time in PostgreSQL), so that it costs a
+	// read of the count and of the first entry, never a walk of the
+	// workspace's jobs (PostgreSQL counts the workspace's entries of its
+	// index; memstore, built for tests, scans).
+	WorkspaceQueue(slug string) (WorkspaceQueue, error) //guard:read
 	// DeleteFinishedDeliveries removes up to limit jobs of the workspace
 	// of the kind with the status (DeliverySucceeded or DeliveryFailed;
 	// pending jobs are never removed: 0 for DeliveryPending) whose
@@ -494,6 +503,14 @@ type Queue interface {
 	// DeleteExpiredTokens removes by that time, so that a sweep costs in
 	// proportion to what it removes (memstore, built for tests, scans).
 	DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error) //guard:write
+}
+
+// WorkspaceQueue describes the pending jobs of one workspace.
+type WorkspaceQueue struct {
+	// Pending counts the workspace's pending jobs.
+	Pending int
+	// NextDue is the earliest DueAt of them; zero when none is pending.
+	NextDue time.Time
 }
 
 // Sequence names a per-workspace id sequence.

@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/console"
 	"github.com/identitylib/identity/store"
 	"github.com/identitylib/identity/store/pgstore"
 )
@@ -423,6 +424,9 @@ type adminServer struct {
 	writeMetrics func(io.Writer) error
 	logger       *slog.Logger
 	ln           *net.UnixListener
+	// console is serve's console, which operator create invites with;
+	// nil under -console=false.
+	console *console.Handler
 
 	// ctx is the context of the commands; cancel ends them.
 	ctx    context.Context
@@ -443,8 +447,9 @@ var lent sync.Map // *identity.Service -> struct{}
 // stops it and waits for every command to end; call it before svc is
 // closed. explicit says that the path was given rather than derived from
 // -db: a derived path too long for a socket address only turns the socket
-// off, with a warning.
-func startAdminSocket(ctx context.Context, path string, explicit bool, db string, svc *identity.Service, st store.Store, opts *identity.Options, writeMetrics func(io.Writer) error, logger *slog.Logger) (stop func(), err error) {
+// off, with a warning. con is serve's console (nil without one), which
+// operator create invites with.
+func startAdminSocket(ctx context.Context, path string, explicit bool, db string, svc *identity.Service, st store.Store, opts *identity.Options, writeMetrics func(io.Writer) error, logger *slog.Logger, con *console.Handler) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
 	}
@@ -472,7 +477,7 @@ func startAdminSocket(ctx context.Context, path string, explicit bool, db string
 		ln.Close()
 		return nil, fmt.Errorf("admin socket: %w", err)
 	}
-	a := &adminServer{path: path, db: db, svc: svc, st: st, opts: opts, writeMetrics: writeMetrics, logger: logger, ln: ln}
+	a := &adminServer{path: path, db: db, svc: svc, st: st, opts: opts, writeMetrics: writeMetrics, logger: logger, ln: ln, console: con}
 	a.ctx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	lent.Store(svc, struct{}{})
 	a.wg.Go(a.accept)

@@ -118,7 +118,7 @@ func TestServeAuditLogStdout(t *testing.T) {
 	var stdout, log testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"-db", db, "serve", "-addr", "127.0.0.1:0", "-audit-log", "-"}, &stdout, &log)
+		done <- run(ctx, []string{"-db", db, "serve", "-addr", "127.0.0.1:0", "-console=false", "-audit-log", "-"}, &stdout, &log)
 	}()
 	base := "http://" + waitFor(t, &log, listening, procWait)[1]
 	createUser(t, base, key, "ada")
@@ -140,7 +140,7 @@ func TestServeAuditLogRefused(t *testing.T) {
 		{db, "identityd: -audit-log " + db + " is the database itself: give another file\n"},
 		{filepath.Join(t.TempDir(), "missing", "audit.jsonl"), "no such file or directory"},
 	} {
-		r := runCmd(t, "-db", db, "serve", "-addr", "127.0.0.1:0", "-audit-log", tt.file)
+		r := runCmd(t, "-db", db, "serve", "-addr", "127.0.0.1:0", "-console=false", "-audit-log", tt.file)
 		if r.code != exitError || !strings.Contains(r.stderr, tt.stderr) {
 			t.Errorf("-audit-log %s: exit %d, stderr:\n%s\nwant exit %d and %q", tt.file, r.code, r.stderr, exitError, tt.stderr)
 		}

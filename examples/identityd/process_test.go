@@ -122,7 +122,7 @@ func startServeWith(t *testing.T, db string, env []string, flags ...string) *pro
 func startServeBinary(t *testing.T, bin, db string, env []string, flags ...string) *process {
 	t.Helper()
 	p := &process{log: new(testutil.SyncBuffer), done: make(chan struct{})}
-	p.cmd = exec.Command(bin, append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, flags...)...)
+	p.cmd = exec.Command(bin, append([]string{"-db", db, "serve", "-addr", "127.0.0.1:0"}, withoutConsole(flags)...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {

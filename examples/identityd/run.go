@@ -96,12 +96,13 @@ func commands() []command {
 		{name: "group remove", args: "-workspace SLUG GROUP USER", run: groupRemove, help: refsHelp},
 		{name: "group grant", args: "-workspace SLUG GROUP ROLE", run: groupGrant, help: refsHelp},
 		{name: "group revoke", args: "-workspace SLUG GROUP ROLE", run: groupRevoke, help: refsHelp},
+		{name: "operator create", args: "USERNAME [-viewer] [-workspace SLUG]", run: operatorCreate},
 		{name: "audit list", args: "-workspace SLUG [-actor kind:id] [-target kind:id] [-action A] [-outcome success|failure] [-since RFC3339] [-until RFC3339] [-limit N] [-cursor C] [-json]", run: auditList},
 		{name: "audit export", args: "-workspace SLUG [-since T] [-o FILE]", run: auditExport},
 		{name: "backup", args: "-o FILE", run: backup},
 		{name: "compact", run: compact, local: true},
 		{name: "metrics", run: metricsCommand},
-		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-]", run: serve, local: true},
+		{name: "serve", args: "[-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks] [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES] [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off] [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-] [-console=false]", run: serve, local: true},
 	}
 }
 

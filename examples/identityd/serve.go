@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/console"
 	"github.com/identitylib/identity/delivery"
 	"github.com/identitylib/identity/httpapi"
 	"github.com/identitylib/identity/metrics"
@@ -53,7 +54,8 @@ const (
 // identityd serve [-addr HOST:PORT] [-issuer-base URL] [-allow-private-webhooks]
 // [-access-log=false] [-attempt-timeout D] [-hash-memory-budget BYTES]
 // [-metrics-addr HOST:PORT] [-key-cache-ttl D] [-admin-socket PATH|off]
-// [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-].
+// [-trusted-proxies CIDR[,CIDR...]] [-refresh-reuse D] [-audit-log FILE|-]
+// [-console=false].
 func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err error) {
 	addr := fs.String("addr", "127.0.0.1:8080", "the `HOST:PORT` to listen on; port 0 picks a free port")
 	allowPrivate := fs.Bool("allow-private-webhooks", false, "allow webhook URLs on localhost and private networks (local testing only)")
@@ -75,6 +77,7 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		"(at most %s; default 0: off, presenting a used refresh token revokes its grant)", identity.MaxRefreshReuse))
 	auditLog := fs.String("audit-log", "", "write every audit record, once committed, as one JSON line to `FILE` (appended to; - is standard output);\n"+
 		"a record the file cannot take in time is dropped and counted, never waited for (default: none)")
+	withConsole := fs.Bool("console", true, "serve the operator console at /console/ (its operators sign in through the workspace \"operators\"); false: none")
 	if _, err := parseCommand(fs, args, nil); err != nil {
 		return err
 	}
@@ -170,22 +173,29 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 	}
 	defer stopDelivery(dispatcher, abandon, deliveryGrace)
 	defer startSweeper(ctx, svc, logger, sweepInterval)()
+	var con *console.Handler
+	if *withConsole {
+		if con, err = startConsole(ctx, svc, logger); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	// The other commands run in this process while it holds the database
 	// (see adminsocket.go), and end before the database is closed.
-	stopAdmin, err := startAdminSocket(ctx, adminSocketPath(*adminSocket, e.dbPath), *adminSocket != "", e.dbPath, svc, st, svcOpts, m.WriteText, logger)
+	stopAdmin, err := startAdminSocket(ctx, adminSocketPath(*adminSocket, e.dbPath), *adminSocket != "", e.dbPath, svc, st, svcOpts, m.WriteText, logger, con)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer stopAdmin()
-	h, err := newHandler(svc, requestLogger(logger, accessLines, *accessLog), m)
+	h, err := newHandler(svc, requestLogger(logger, accessLines, *accessLog), m, con)
 	if err != nil {
 		return err
 	}
 	srv := newServer(h, logger)
 	logger.Info("listening", "addr", ln.Addr().String(), "db", e.dbName(), "issuer_base", *issuerBase, "allow_private_webhooks", *allowPrivate,
 		"hash_memory_budget", *hashBudget, "memory_limit", debug.SetMemoryLimit(memoryLimit))
-	logFirstStep(ctx, svc, logger, e.dbName())
+	logFirstStep(ctx, svc, logger, e.dbName(), con)
 	err = serveUntilDone(ctx, srv, ln, logger)
 	logger.Info("stopped")
 	return err
@@ -215,13 +225,19 @@ func parsePrefixes(list string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// logFirstStep logs, when the database has no workspace yet, the command
-// that creates one: what a new user runs next, in another terminal, while
-// serve runs (the command reaches this process through the admin socket).
-func logFirstStep(ctx context.Context, svc *identity.Service, logger *slog.Logger, db string) {
+// logFirstStep logs, when the database has no workspace yet (but the
+// console's operator workspace), the command that creates one: what a new
+// user runs next, in another terminal, while serve runs (the command
+// reaches this process through the admin socket).
+func logFirstStep(ctx context.Context, svc *identity.Service, logger *slog.Logger, db string, con *console.Handler) {
 	workspaces, err := svc.ListWorkspaces(ctx)
-	if err != nil || len(workspaces) > 0 {
+	if err != nil {
 		return // a failure shows in the first request that reads the store
+	}
+	for _, ws := range workspaces {
+		if con == nil || ws.Slug() != con.OperatorWorkspace() {
+			return
+		}
 	}
 	logger.Info("no workspace yet: create one with", "command", "identityd -db "+db+" workspace create SLUG")
 }
@@ -325,13 +341,14 @@ func newServer(h http.Handler, logger *slog.Logger) *http.Server {
 }
 
 // newHandler serves GET /healthz itself, the REST API under
-// /t/{slug}/api/ and every other path under /t/{slug}/ with the
-// workspace's OpenID Provider. It dispatches on the path rather than
-// through a ServeMux, which would clean and redirect paths before the
-// adapters see them. m counts the requests: the API's by route pattern,
-// the OpenID Provider's under the route "oidc", the health checks under
-// "healthz".
-func newHandler(svc *identity.Service, logger *slog.Logger, m *metrics.Metrics) (http.Handler, error) {
+// /t/{slug}/api/, every other path under /t/{slug}/ with the workspace's
+// OpenID Provider and, when con is not nil, the console under its base
+// path (/console/). It dispatches on the path rather than through a
+// ServeMux, which would clean and redirect paths before the adapters see
+// them. m counts the requests: the API's by route pattern, the OpenID
+// Provider's under the route "oidc", the console's under "console", the
+// health checks under "healthz".
+func newHandler(svc *identity.Service, logger *slog.Logger, m *metrics.Metrics, con *console.Handler) (http.Handler, error) {
 	api := httpapi.New(svc, &httpapi.Options{Logger: logger, Observer: m})
 	op, err := oidc.New(svc, &oidc.Options{Logger: logger})
 	if err != nil {
@@ -339,10 +356,16 @@ func newHandler(svc *identity.Service, logger *slog.Logger, m *metrics.Metrics) 
 	}
 	provider := m.Instrument("oidc", op)
 	health := m.Instrument("healthz", http.HandlerFunc(healthz))
+	var consoleHandler http.Handler
+	if con != nil {
+		consoleHandler = m.Instrument("console", con)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/healthz":
 			health.ServeHTTP(w, r)
+		case con != nil && strings.HasPrefix(r.URL.Path, con.BasePath()):
+			consoleHandler.ServeHTTP(w, r)
 		case isProviderPath(r.URL.Path):
 			provider.ServeHTTP(w, r)
 		default:

@@ -17,7 +17,29 @@ import (
 // serveInProcess runs serve through run until the test ends or stop is
 // called, and returns the base URL, the log and stop, which cancels the
 // context and returns the exit status.
+//
+// Unless flags say otherwise, serve runs without the console
+// (-console=false), whose operator workspace would add to the workspaces,
+// users and audit records a test counts; serveWithDefaults runs serve as
+// a user would.
 func serveInProcess(t *testing.T, db string, flags ...string) (base string, log *testutil.SyncBuffer, stop func() int) {
+	t.Helper()
+	return serveWithDefaults(t, db, withoutConsole(flags)...)
+}
+
+// withoutConsole returns serve's flags with -console=false added, unless
+// they set -console.
+func withoutConsole(flags []string) []string {
+	for _, f := range flags {
+		if f == "-console" || strings.HasPrefix(f, "-console=") {
+			return flags
+		}
+	}
+	return append([]string{"-console=false"}, flags...)
+}
+
+// serveWithDefaults is serveInProcess with serve's flags as given.
+func serveWithDefaults(t *testing.T, db string, flags ...string) (base string, log *testutil.SyncBuffer, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -77,6 +77,7 @@ const (
 	bucketAssets
 	bucketAudit
 	bucketAuditIndex
+	bucketSpaceDue
 	numNested // the number of nested buckets
 )
 
@@ -153,6 +154,12 @@ var nestedNames = [numNested][]byte{
 	// built from them, after audit.
 	bucketAudit:      []byte("audit"),
 	bucketAuditIndex: []byte("audit_index"),
+	// The workspace's own due index (see WorkspaceQueue): its pending
+	// jobs by due time, beside the top-level delivery_due of every
+	// workspace, with their count in meta. A file without it has it
+	// built from delivery_endpoint, which links every job to its due
+	// time.
+	bucketSpaceDue: []byte("due"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.
@@ -166,8 +173,15 @@ var (
 )
 
 // keyPendingDeliveries is the key, in the top-level meta bucket, of the
-// number of pending deliveries of every workspace.
+// number of pending deliveries of every workspace, and in a workspace's
+// meta bucket of the number of its own.
 var keyPendingDeliveries = []byte("pending_deliveries")
+
+// spaceDueKey returns the key of a pending job in its workspace's due
+// index: when it is due, then its id, both encoded like ids.
+func spaceDueKey(dueMicros, id int64) []byte {
+	return appendID(appendID(make([]byte, 0, dueKeyLen), dueMicros), id)
+}
 
 // emptyStringKey stands for the empty string in the unique indexes: bbolt
 // rejects empty keys, and 0xFF never occurs in the valid UTF-8 that

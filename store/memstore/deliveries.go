@@ -183,3 +183,22 @@ func (t *tx) NextDueAt() (time.Time, bool, error) {
 func (t *tx) PendingDeliveries() (int, error) {
 	return len(t.s.due), nil
 }
+
+// WorkspaceQueue implements store.Tx by scanning the due index (memstore
+// is built for tests).
+func (t *tx) WorkspaceQueue(slug string) (store.WorkspaceQueue, error) {
+	if _, err := t.ns(slug); err != nil {
+		return store.WorkspaceQueue{}, err
+	}
+	var out store.WorkspaceQueue
+	for _, e := range t.s.due {
+		if e.slug != slug {
+			continue
+		}
+		if out.Pending == 0 {
+			out.NextDue = e.at
+		}
+		out.Pending++
+	}
+	return out, nil
+}

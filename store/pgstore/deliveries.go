@@ -164,3 +164,24 @@ func (t *tx) PendingDeliveries() (int, error) {
 	_, err := t.queryRow("SELECT count(*) FROM deliveries WHERE status = "+pending, nil, &n)
 	return n, err
 }
+
+// WorkspaceQueue implements store.Tx from deliveries_workspace_due
+// (migration 0014): the count walks the workspace's entries, the minimum
+// is the first of them.
+func (t *tx) WorkspaceQueue(slug string) (store.WorkspaceQueue, error) {
+	if err := t.requireWorkspace(slug); err != nil {
+		return store.WorkspaceQueue{}, err
+	}
+	var n int
+	var next *time.Time
+	_, err := t.queryRow("SELECT count(*), min(due_at) FROM deliveries WHERE workspace = $1 AND status = "+pending,
+		[]any{slug}, &n, &next)
+	if err != nil {
+		return store.WorkspaceQueue{}, err
+	}
+	out := store.WorkspaceQueue{Pending: n}
+	if next != nil {
+		out.NextDue = next.UTC()
+	}
+	return out, nil
+}

@@ -113,7 +113,8 @@
 // other stores give), no locales, no successor (TestUpgradeToSignInRecords).
 // Migration 0013 added audit_records, the audit trail (see The audit
 // trail), empty for the workspaces of an older schema
-// (TestUpgradeToAuditTrail).
+// (TestUpgradeToAuditTrail). Migration 0014 indexed the pending jobs by
+// workspace and due time, for WorkspaceQueue.
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -509,7 +510,8 @@
 // PostgreSQL"). DueDeliveries and NextDueAt read the start of the due
 // index. PendingDeliveries counts the
 // due index's entries, in proportion to the pending deliveries: it serves
-// metrics, not the dispatcher.
+// metrics, not the dispatcher; WorkspaceQueue counts one workspace's
+// entries of deliveries_workspace_due and reads its first.
 //
 // # The delivery queue
 //

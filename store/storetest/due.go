@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -168,6 +169,7 @@ func testDueIndex(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("ExtremeTimes", func(t *testing.T) { testDueExtremeTimes(t, newStore) })
 	t.Run("Copies", func(t *testing.T) { testDueCopies(t, newStore) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testDueConcurrentClaims(t, newStore) })
+	t.Run("WorkspaceQueue", func(t *testing.T) { testWorkspaceQueue(t, newStore) })
 	t.Run("ClaimDelivery", func(t *testing.T) { testClaimDelivery(t, newStore) })
 	t.Run("ConcurrentClaimDelivery", func(t *testing.T) { testConcurrentClaimDelivery(t, newStore) })
 }
@@ -691,4 +693,94 @@ func testConcurrentClaimDelivery(t *testing.T, newStore func(t *testing.T) store
 	}
 	checkDue(t, s, now, 100, nil)
 	checkPending(t, s, 2*perWorkspace)
+}
+
+// checkWorkspaceQueue checks WorkspaceQueue of each workspace of want.
+func checkWorkspaceQueue(t *testing.T, s store.Store, want map[string]store.WorkspaceQueue) {
+	t.Helper()
+	view(t, s, func(tx store.Tx) error {
+		for slug, w := range want {
+			got, err := tx.WorkspaceQueue(slug)
+			if err != nil {
+				t.Errorf("WorkspaceQueue(%q): %v", slug, err)
+				continue
+			}
+			if got.Pending != w.Pending || !got.NextDue.Equal(w.NextDue) || !got.NextDue.IsZero() && got.NextDue.Location() != time.UTC {
+				t.Errorf("WorkspaceQueue(%q) = %+v, want %+v (in UTC)", slug, got, w)
+			}
+		}
+		return nil
+	})
+}
+
+// testWorkspaceQueue checks WorkspaceQueue: each workspace's pending
+// jobs, webhook and mail alike, their count and the earliest DueAt (a
+// lease's end when later than the next attempt), kept in step by
+// PutDelivery, DeleteWebhook, DeleteUser and DeleteWorkspace, and
+// untouched by a transaction that fails.
+func testWorkspaceQueue(t *testing.T, newStore func(t *testing.T) store.Store) {
+	s := newStoreWith(t, newStore, slugA, slugB)
+	none := store.WorkspaceQueue{}
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: none, slugB: none})
+	view(t, s, func(tx store.Tx) error {
+		if _, err := tx.WorkspaceQueue(slugMissing); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("WorkspaceQueue(%q) = %v, want ErrNotFound", slugMissing, err)
+		}
+		return nil
+	})
+
+	putWebhooks(t, s, slugA, 1, 2)
+	putWebhooks(t, s, slugB, 1)
+	putUsers(t, s, slugA, user(7, "u7", "u7@example.com", "U Seven"))
+	leased := dueDelivery(1, 1, 20)
+	leased.LeaseUntil, leased.LeaseOwner = at(70), "dispatcher"
+	putDeliveries(t, s, slugA, dueDelivery(1, 1, 50), dueDelivery(2, 1, 10), dueDelivery(3, 2, 30),
+		withStatus(dueDelivery(4, 2, 1), store.DeliveryFailed), withStatus(dueDelivery(5, 1, 1), store.DeliverySucceeded))
+	putDeliveries(t, s, slugB, leased)
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{
+		slugA: {Pending: 3, NextDue: at(10)},
+		slugB: {Pending: 1, NextDue: at(70)}, // the lease's end
+	})
+
+	// A job that succeeds leaves; one rescheduled moves.
+	putDeliveries(t, s, slugA, withStatus(dueDelivery(2, 1, 10), store.DeliverySucceeded), dueDelivery(3, 2, 5))
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 2, NextDue: at(5)}})
+
+	// Mail jobs count; DeleteUser takes the user's.
+	mail := mailJob(6, 7)
+	mail.NextAttemptAt, mail.LeaseUntil, mail.LeaseOwner = at(3), time.Time{}, ""
+	putDeliveries(t, s, slugA, mail, withStatus(mailJob(8, 0), store.DeliveryFailed))
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 3, NextDue: at(3)}})
+
+	// A transaction that fails changes nothing.
+	err := s.Update(t.Context(), func(tx store.Tx) error {
+		if err := tx.PutDelivery(slugA, dueDelivery(9, 1, 1)); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Update = %v, want errBoom", err)
+	}
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 3, NextDue: at(3)}})
+
+	update(t, s, func(tx store.Tx) error { return tx.DeleteUser(slugA, 7) })
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 2, NextDue: at(5)}})
+	update(t, s, func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 2) })
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{
+		slugA: {Pending: 1, NextDue: at(50)},
+		slugB: {Pending: 1, NextDue: at(70)},
+	})
+	checkPending(t, s, 2)
+
+	// A workspace deleted and created again starts empty.
+	update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace(slugB) })
+	view(t, s, func(tx store.Tx) error {
+		if _, err := tx.WorkspaceQueue(slugB); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("WorkspaceQueue of a deleted workspace = %v, want ErrNotFound", err)
+		}
+		return nil
+	})
+	update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(workspace(slugB)) })
+	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 1, NextDue: at(50)}, slugB: none})
 }

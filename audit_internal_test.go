@@ -2,8 +2,11 @@ package identity
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/identitylib/identity/store"
 )
 
 // TestRedact: the one rule that keeps secrets out of the trail, field by
@@ -117,6 +120,52 @@ func TestRedact(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("field %q (-want +got):\n%s", tt.field, diff)
+		}
+	}
+}
+
+// TestAuditRecordStored: a record's changes are stored as their JSON, and
+// a record without changes stores none (not "null"); both read back as
+// they were written.
+func TestAuditRecordStored(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name    string
+		changes map[string]AuditChange
+		stored  []byte
+	}{
+		{"none", nil, nil},
+		{"empty", map[string]AuditChange{}, nil},
+		{"one", map[string]AuditChange{"email": {Before: "a@example.com", After: "b@example.com"}},
+			[]byte(`{"email":{"before":"a@example.com","after":"b@example.com"}}`)},
+	} {
+		rec := AuditRecord{
+			ID: "0006613f1f866800aaaaaaaaaaaaaaaa", Time: at, Workspace: "acme",
+			Actor: Actor{Kind: ActorAPIKey, ID: "k1", Display: "ci"}, Action: AuditUserUpdated,
+			Target: AuditTarget{Kind: TargetUser, ID: "1", Display: "ada"}, Outcome: OutcomeSuccess,
+			Request: AuditRequest{Address: "192.0.2.1", UserAgent: "curl/8", RequestID: "r1"}, Changes: c.changes,
+		}
+		s, err := rec.stored()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want := store.AuditRecord{
+			ID: "0006613f1f866800aaaaaaaaaaaaaaaa", Time: at, ActorKind: "api_key", ActorID: "k1", ActorDisplay: "ci",
+			Action: "user.updated", TargetKind: "user", TargetID: "1", TargetDisplay: "ada", Outcome: "success",
+			Address: "192.0.2.1", UserAgent: "curl/8", RequestID: "r1", Changes: c.stored,
+		}
+		if diff := cmp.Diff(want, s); diff != "" {
+			t.Errorf("%s: stored (-want +got):\n%s", c.name, diff)
+		}
+		back, err := auditFromRecord("acme", s)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(c.changes) == 0 {
+			rec.Changes = nil
+		}
+		if diff := cmp.Diff(rec, back); diff != "" {
+			t.Errorf("%s: read back (-want +got):\n%s", c.name, diff)
 		}
 	}
 }

@@ -142,3 +142,40 @@ func TestAuditIDs(t *testing.T) {
 		t.Errorf("the id before 1970 = %q, want none", got)
 	}
 }
+
+// TestAuditIDBounds: the id below every record of a time starts with the
+// microsecond before it, from the first microsecond of 1970 on; an id is
+// 32 digits of 0-9 and a-f, nothing around them.
+func TestAuditIDBounds(t *testing.T) {
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Unix(0, 0), ""},
+		{time.Unix(0, 1000), "0000000000000000ffffffffffffffff"},
+		{time.Unix(0, 2000), "0000000000000001ffffffffffffffff"},
+	} {
+		if got := auditIDBefore(c.at); got != c.want {
+			t.Errorf("auditIDBefore(%d µs) = %q, want %q", c.at.UnixMicro(), got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{
+		{"0123456789abcdef0123456789abcdef", true},
+		{"99999999999999999999999999999999", true},
+		{"ffffffffffffffffffffffffffffffff", true},
+		{"0123456789abcdef0123456789abcde", false},
+		{"0123456789abcdef0123456789abcdef0", false},
+		{"0123456789abcdef0123456789abcde/", false}, // the byte before 0
+		{"0123456789abcdef0123456789abcde:", false}, // after 9
+		{"0123456789abcdef0123456789abcde`", false}, // before a
+		{"0123456789abcdef0123456789abcdeg", false}, // after f
+		{"0123456789ABCDEF0123456789abcdef", false},
+	} {
+		if got := validAuditID(c.id); got != c.want {
+			t.Errorf("validAuditID(%q) = %t, want %t", c.id, got, c.want)
+		}
+	}
+}

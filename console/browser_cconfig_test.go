@@ -19,6 +19,14 @@ import (
 // byID selects the element with the id, which may hold dots (the
 // settings' inputs are named by the library's fields:
 // "passwordPolicy.minLength").
+
+// The configuration pages docs/console/ shows.
+func init() {
+	for _, state := range []string{"settings", "settings-preview", "groups", "group-member", "roles", "mappers"} {
+		screenshotStates[state] = true
+	}
+}
+
 func byID(id string) chromedp.CSS { return chromedp.CSS(`[id="` + id + `"]`) }
 
 // TestBrowserConfig walks the configuration pages of a workspace in

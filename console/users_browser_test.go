@@ -37,6 +37,14 @@ type tokenAnswer struct {
 
 // claims returns the claims of a JWT of the answer ("access_token",
 // "id_token").
+
+// The users pages docs/console/ shows.
+func init() {
+	for _, state := range []string{"users-search", "user", "users-bulk-confirm"} {
+		screenshotStates[state] = true
+	}
+}
+
 func (a tokenAnswer) claims(t *testing.T, name string) map[string]any {
 	t.Helper()
 	tok, _ := a.body[name].(string)

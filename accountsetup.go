@@ -261,20 +261,9 @@ func (w *Workspace) CompleteAccountSetup(ctx context.Context, token string, in A
 			return err
 		}
 		u = user
-		if err := w.revokeUserGrants(tx, user.ID, "", setupReason, now); err != nil {
-			return err
-		}
-		if _, err := w.revokeUserSessions(tx, user.ID, setupReason, now); err != nil {
-			return err
-		}
-		err = w.audit(ctx, tx, auditEntry{action: AuditPasswordSet, target: userTarget(user), reason: setupReason, changes: changes})
-		if err != nil {
-			return err
-		}
-		if err := w.endLockout(ctx, tx, user, unlockedByPasswordReset, now); err != nil {
-			return err
-		}
-		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: user.ID})
+		return w.passwordReplaced(ctx, tx, user, setupReason, now, func(int) auditEntry {
+			return auditEntry{action: AuditPasswordSet, target: userTarget(user), reason: setupReason, changes: changes}
+		})
 	})
 	if err != nil {
 		return User{}, fromStore(err, "account setup link")

@@ -173,28 +173,38 @@ func (w *Workspace) ResetPassword(ctx context.Context, token, password string) (
 			return err
 		}
 		u = user
-		if err := w.revokeUserGrants(tx, user.ID, "", revokedPasswordReset, now); err != nil {
-			return err
-		}
-		revoked, err := w.revokeUserSessions(tx, user.ID, revokedPasswordReset, now)
-		if err != nil {
-			return err
-		}
-		err = w.audit(ctx, tx, auditEntry{action: AuditPasswordReset, target: userTarget(user),
-			changes: auditChanges{}.set("sessionsRevoked", nil, revoked)})
-		if err != nil {
-			return err
-		}
-		if err := w.endLockout(ctx, tx, user, unlockedByPasswordReset, now); err != nil {
-			return err
-		}
-		return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: user.ID})
+		return w.passwordReplaced(ctx, tx, user, revokedPasswordReset, now, func(revoked int) auditEntry {
+			return auditEntry{action: AuditPasswordReset, target: userTarget(user),
+				changes: auditChanges{}.set("sessionsRevoked", nil, revoked)}
+		})
 	})
 	if err != nil {
 		return User{}, fromStore(err, "password reset token")
 	}
 	w.forgetSignInFailures(ctx, u.Username, u.Email)
 	return userFromRecord(u), nil
+}
+
+// passwordReplaced does what follows a password set through a single-use
+// link (a reset or an account setup), in its transaction: the user's
+// grants and sessions revoked for reason, the audit record that record
+// builds from the number of sessions revoked, the lockout ended, and
+// user.password_changed emitted.
+func (w *Workspace) passwordReplaced(ctx context.Context, tx store.Tx, user store.User, reason string, now time.Time, record func(revoked int) auditEntry) error {
+	if err := w.revokeUserGrants(tx, user.ID, "", reason, now); err != nil {
+		return err
+	}
+	revoked, err := w.revokeUserSessions(tx, user.ID, reason, now)
+	if err != nil {
+		return err
+	}
+	if err := w.audit(ctx, tx, record(revoked)); err != nil {
+		return err
+	}
+	if err := w.endLockout(ctx, tx, user, unlockedByPasswordReset, now); err != nil {
+		return err
+	}
+	return w.emit(tx, EventUserPasswordChanged, userIDEvent{UserID: user.ID})
 }
 
 // CheckPasswordResetToken reports whether a password reset token can

@@ -628,50 +628,54 @@ func (h *Handler) assignRole(rq *request) error {
 }
 
 func (h *Handler) removeRole(rq *request) error {
-	ws, id, err := h.workspaceUser(rq)
-	if err != nil {
-		return err
-	}
-	roleID, err := strconv.ParseInt(rq.r.PathValue("role"), 10, 64)
-	if err != nil {
-		return errNotFound
-	}
-	if err := ws.RemoveRole(rq.ctx, id, roleID); err != nil {
-		return err
-	}
-	return h.backToUser(rq, id, "role-removed", url.Values{"role": {strconv.FormatInt(roleID, 10)}}, "roles")
+	return h.userLink(rq, pathValue, "role", "role-removed", "roles", func(ws *identity.Workspace, userID, roleID int64) error {
+		return ws.RemoveRole(rq.ctx, userID, roleID)
+	})
 }
 
 // addToGroup adds the user to the group the form names by id (a button
 // of the group search).
 func (h *Handler) addToGroup(rq *request) error {
-	ws, id, err := h.workspaceUser(rq)
-	if err != nil {
-		return err
-	}
-	groupID, err := strconv.ParseInt(rq.r.PostFormValue("group"), 10, 64)
-	if err != nil {
-		return errBadForm
-	}
-	if err := ws.AddGroupMember(rq.ctx, groupID, id); err != nil {
-		return err
-	}
-	return h.backToUser(rq, id, "group", url.Values{"group": {strconv.FormatInt(groupID, 10)}}, "groups")
+	return h.userLink(rq, formValue, "group", "group", "groups", func(ws *identity.Workspace, userID, groupID int64) error {
+		return ws.AddGroupMember(rq.ctx, groupID, userID)
+	})
 }
 
 func (h *Handler) removeFromGroup(rq *request) error {
+	return h.userLink(rq, pathValue, "group", "group-removed", "groups", func(ws *identity.Workspace, userID, groupID int64) error {
+		return ws.RemoveGroupMember(rq.ctx, groupID, userID)
+	})
+}
+
+// idSource is where userLink reads the other object's id: the path (a
+// bad one is a page not found) or the form (a bad one is a bad form).
+type idSource bool
+
+const (
+	pathValue idSource = true
+	formValue idSource = false
+)
+
+// userLink runs link between the path's user and the object whose id
+// the request carries under name, then goes back to the user's page
+// with the notice, the id and the anchor.
+func (h *Handler) userLink(rq *request, from idSource, name, notice, anchor string, link func(ws *identity.Workspace, userID, otherID int64) error) error {
 	ws, id, err := h.workspaceUser(rq)
 	if err != nil {
 		return err
 	}
-	groupID, err := strconv.ParseInt(rq.r.PathValue("group"), 10, 64)
-	if err != nil {
-		return errNotFound
+	raw, bad := rq.r.PathValue(name), errNotFound
+	if from == formValue {
+		raw, bad = rq.r.PostFormValue(name), errBadForm
 	}
-	if err := ws.RemoveGroupMember(rq.ctx, groupID, id); err != nil {
+	other, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return bad
+	}
+	if err := link(ws, id, other); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "group-removed", url.Values{"group": {strconv.FormatInt(groupID, 10)}}, "groups")
+	return h.backToUser(rq, id, notice, url.Values{name: {strconv.FormatInt(other, 10)}}, anchor)
 }
 
 func (h *Handler) revokeSession(rq *request) error {

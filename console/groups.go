@@ -47,7 +47,7 @@ func (h *Handler) serveGroup(rq *request) error {
 		// The notice of a change of members says only what is true now.
 		added := q.Get("added") != ""
 		id, _ := strconv.ParseInt(q.Get("added")+q.Get("removed"), 10, 64)
-		ws, err := h.workspaceOf(rq)
+		ws, err := h.pathWorkspace(rq)
 		if err != nil {
 			return err
 		}
@@ -71,11 +71,11 @@ func (h *Handler) serveGroup(rq *request) error {
 }
 
 func (h *Handler) groupView(rq *request) (*view, error) {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, err
 	}
-	id, err := idOf(rq, "id")
+	id, err := pathID(rq, "id")
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +123,11 @@ func (h *Handler) groupView(rq *request) (*view, error) {
 // memberAction reads the workspace, the group and the user of a
 // membership's form or path.
 func (h *Handler) memberAction(rq *request, user string) (*identity.Workspace, int64, int64, error) {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	gid, err := idOf(rq, "id")
+	gid, err := pathID(rq, "id")
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -175,11 +175,11 @@ func (h *Handler) removeMember(rq *request) error {
 
 // addGroupRole makes the group carry the role named in the form.
 func (h *Handler) addGroupRole(rq *request) error {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}
-	gid, err := idOf(rq, "id")
+	gid, err := pathID(rq, "id")
 	if err != nil {
 		return err
 	}
@@ -205,15 +205,15 @@ func (h *Handler) addGroupRole(rq *request) error {
 
 // removeGroupRole ends the group's role of the path.
 func (h *Handler) removeGroupRole(rq *request) error {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}
-	gid, err := idOf(rq, "id")
+	gid, err := pathID(rq, "id")
 	if err != nil {
 		return err
 	}
-	rid, err := idOf(rq, "role")
+	rid, err := pathID(rq, "role")
 	if err != nil {
 		return err
 	}

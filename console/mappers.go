@@ -56,7 +56,7 @@ func (h *Handler) mapperRow(slug string, m identity.ClaimMapper) mapperRow {
 }
 
 func (h *Handler) mappersView(rq *request) (*view, error) {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (h *Handler) serveMappers(rq *request) error {
 	}
 	// The notice of a deletion says only what is true now.
 	if key := rq.r.URL.Query().Get("deleted"); key != "" {
-		if ws, err := h.workspaceOf(rq); err == nil {
+		if ws, err := h.pathWorkspace(rq); err == nil {
 			if _, err := ws.GetClaimMapper(rq.ctx, key); identity.ErrorCode(err) == identity.CodeNotFound {
 				v.Notice = "The mapper of attribute " + key + " is deleted."
 			}
@@ -124,7 +124,7 @@ func mapperFieldError(err error) error {
 // createMapper creates a mapper; one for the attribute exists already is
 // refused, not replaced.
 func (h *Handler) createMapper(rq *request) error {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ type mapperData struct {
 }
 
 func (h *Handler) mapperView(rq *request, key string) (*view, error) {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (h *Handler) serveMapper(rq *request) error {
 // updateMapper replaces a mapper, if it is still at the version its page
 // showed.
 func (h *Handler) updateMapper(rq *request) error {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (h *Handler) serveDeleteMapper(rq *request) error {
 // deleteMapper deletes a mapper: its claim is in no token issued from
 // then on.
 func (h *Handler) deleteMapper(rq *request) error {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}

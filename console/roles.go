@@ -163,20 +163,6 @@ type namedListData struct {
 	Links listLinks
 }
 
-// workspaceOf returns the workspace of the request's path.
-func (h *Handler) workspaceOf(rq *request) (*identity.Workspace, error) {
-	return h.svc.GetWorkspace(rq.ctx, rq.r.PathValue("slug"))
-}
-
-// idOf reads the path's wildcard name as an id; anything else is no page.
-func idOf(rq *request, name string) (int64, error) {
-	id, err := strconv.ParseInt(rq.r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, errNotFound
-	}
-	return id, nil
-}
-
 func (h *Handler) namedListView(rq *request, k *named, ws *identity.Workspace) (*view, error) {
 	search := strings.TrimSpace(rq.r.URL.Query().Get("q"))
 	offset := offsetOf(rq.r)
@@ -196,7 +182,7 @@ func (h *Handler) namedListView(rq *request, k *named, ws *identity.Workspace) (
 // namedList is the list of roles or groups, searched by name prefix.
 func namedList(k *named) func(h *Handler, rq *request) error {
 	return func(h *Handler, rq *request) error {
-		ws, err := h.workspaceOf(rq)
+		ws, err := h.pathWorkspace(rq)
 		if err != nil {
 			return err
 		}
@@ -218,7 +204,7 @@ func namedList(k *named) func(h *Handler, rq *request) error {
 // namedCreate creates a role or a group and goes to its page.
 func namedCreate(k *named) func(h *Handler, rq *request) error {
 	return func(h *Handler, rq *request) error {
-		ws, err := h.workspaceOf(rq)
+		ws, err := h.pathWorkspace(rq)
 		if err != nil {
 			return err
 		}
@@ -278,11 +264,11 @@ func (h *Handler) serveRole(rq *request) error {
 }
 
 func (h *Handler) roleView(rq *request) (*view, error) {
-	ws, err := h.workspaceOf(rq)
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, err
 	}
-	id, err := idOf(rq, "id")
+	id, err := pathID(rq, "id")
 	if err != nil {
 		return nil, err
 	}
@@ -303,11 +289,11 @@ func (h *Handler) roleView(rq *request) (*view, error) {
 // namedUpdate renames or redescribes a role or a group.
 func namedUpdate(k *named) func(h *Handler, rq *request) error {
 	return func(h *Handler, rq *request) error {
-		ws, err := h.workspaceOf(rq)
+		ws, err := h.pathWorkspace(rq)
 		if err != nil {
 			return err
 		}
-		id, err := idOf(rq, "id")
+		id, err := pathID(rq, "id")
 		if err != nil {
 			return err
 		}
@@ -350,11 +336,11 @@ type namedDeleteData struct {
 // namedConfirmDelete asks to confirm the deletion of a role or a group.
 func namedConfirmDelete(k *named) func(h *Handler, rq *request) error {
 	return func(h *Handler, rq *request) error {
-		ws, err := h.workspaceOf(rq)
+		ws, err := h.pathWorkspace(rq)
 		if err != nil {
 			return err
 		}
-		id, err := idOf(rq, "id")
+		id, err := pathID(rq, "id")
 		if err != nil {
 			return err
 		}
@@ -372,11 +358,11 @@ func namedConfirmDelete(k *named) func(h *Handler, rq *request) error {
 // memberships.
 func namedDelete(k *named) func(h *Handler, rq *request) error {
 	return func(h *Handler, rq *request) error {
-		ws, err := h.workspaceOf(rq)
+		ws, err := h.pathWorkspace(rq)
 		if err != nil {
 			return err
 		}
-		id, err := idOf(rq, "id")
+		id, err := pathID(rq, "id")
 		if err != nil {
 			return err
 		}

@@ -424,7 +424,7 @@ func (h *Handler) brandingCSS(slug, accent string) string {
 // settingsOf returns the workspace of the request's path and its
 // settings.
 func (h *Handler) settingsOf(rq *request) (*identity.Workspace, identity.Settings, error) {
-	ws, err := h.svc.GetWorkspace(rq.ctx, rq.r.PathValue("slug"))
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, identity.Settings{}, err
 	}
@@ -575,7 +575,7 @@ func (h *Handler) serveBrandingCSS(rq *request) error {
 
 // serveLogo is the workspace's logo, as the library stored it.
 func (h *Handler) serveLogo(rq *request) error {
-	ws, err := h.svc.GetWorkspace(rq.ctx, rq.r.PathValue("slug"))
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}
@@ -621,7 +621,7 @@ func (h *Handler) uploadLogo(rq *request) error {
 
 // deleteLogo removes the workspace's logo.
 func (h *Handler) deleteLogo(rq *request) error {
-	ws, err := h.svc.GetWorkspace(rq.ctx, rq.r.PathValue("slug"))
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return err
 	}

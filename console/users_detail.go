@@ -96,13 +96,13 @@ const userAuditShown = 20
 
 // workspaceUser reads the path's workspace and user id.
 func (h *Handler) workspaceUser(rq *request) (*identity.Workspace, int64, error) {
-	ws, err := h.svc.GetWorkspace(rq.ctx, rq.r.PathValue("slug"))
+	ws, err := h.pathWorkspace(rq)
 	if err != nil {
 		return nil, 0, err
 	}
-	id, err := strconv.ParseInt(rq.r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return nil, 0, errNotFound
+	id, err := pathID(rq, "id")
+	if err != nil {
+		return nil, 0, err
 	}
 	return ws, id, nil
 }
@@ -664,13 +664,13 @@ func (h *Handler) userLink(rq *request, from idSource, name, notice, anchor stri
 	if err != nil {
 		return err
 	}
-	raw, bad := rq.r.PathValue(name), errNotFound
-	if from == formValue {
-		raw, bad = rq.r.PostFormValue(name), errBadForm
-	}
-	other, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil {
-		return bad
+	var other int64
+	if from == pathValue {
+		if other, err = pathID(rq, name); err != nil {
+			return err
+		}
+	} else if other, err = strconv.ParseInt(rq.r.PostFormValue(name), 10, 64); err != nil {
+		return errBadForm
 	}
 	if err := link(ws, id, other); err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestBrowserConfig(t *testing.T) {
 				chromedp.Click(chromedp.CSS(`button.secondary`)), chromedp.WaitVisible(chromedp.CSS(`.message.notice`)))
 			// The preview's style sheet loads after the page's.
 			var accent string
-			for deadline := time.Now().Add(10 * time.Second); accent != "rgb(122, 31, 31)" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			for deadline := time.Now().Add(browserWait); accent != "rgb(122, 31, 31)" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 				accent, err = chromedp.Run(bctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".sp-button")).backgroundColor`))
 			}
 			if err != nil || accent != "rgb(122, 31, 31)" {

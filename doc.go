@@ -63,7 +63,7 @@
 //
 //   - [Service.CreateWorkspace], [Service.GetWorkspace], [Service.ListWorkspaces], [Service.DeleteWorkspace]
 //   - [Workspace.Slug], [Workspace.CreatedAt], [Workspace.GetSettings], [Workspace.UpdateSettings]
-//   - [Workspace.GetOverview]: the figures of an operator's dashboard
+//   - [Workspace.GetOverview], [Overview]: the figures of an operator's dashboard
 //   - [Workspace.CreateAPIKey], [Workspace.ListAPIKeys], [Workspace.RevokeAPIKey]
 //   - [Service.AuthorizeAPIKey], [AuthorizedAPIKey], [Service.VerifyAPIKey]
 //
@@ -74,12 +74,12 @@
 // project them into the claims of the tokens the workspace issues.
 //
 //   - [Workspace.CreateUser], [Workspace.GetUser], [Workspace.UpdateUser], [Workspace.ListUsers], [Workspace.ListUsersByAttribute]
-//   - [Workspace.ListUsersFiltered]: a paged scan by state (disabled, locked, second factor, unverified email)
+//   - [Workspace.ListUsersFiltered], [UserFilter], [ScanOptions], [UserScanPage]: a paged scan by state (disabled, locked, second factor, unverified email)
 //   - [Workspace.DisableUser], [Workspace.EnableUser], [Workspace.DeleteUserPermanently]
 //   - [Workspace.ImportUsers], [Workspace.ExportUsers], [Workspace.ExportUsersJSONLines]
 //   - [Workspace.SetAttribute], [Workspace.ListAttributes], [Workspace.DeleteAttribute]
 //   - [Workspace.SetClaimMapper], [Workspace.GetClaimMapper], [Workspace.ListClaimMappers], [Workspace.DeleteClaimMapper], [Workspace.GetClaims]
-//   - [Workspace.GetClaimsPreview]: a user's token claims, each with the mapper or rule that puts it there
+//   - [Workspace.GetClaimsPreview], [ClaimsPreviewRequest], [ClaimsPreview]: a user's token claims, each with the mapper or rule that puts it there
 //
 // # Roles and groups
 //
@@ -108,16 +108,16 @@
 // request, trusting Options.TrustedProxies: Service.TrustsProxy).
 //
 //   - [Workspace.Authenticate], [Workspace.Login], [Workspace.UnlockUser], [Service.TrustsProxy]
-//   - [Workspace.GetLockState], [Workspace.ListLockedUsers]
+//   - [Workspace.GetLockState], [LockState], [Workspace.ListLockedUsers], [LockedUserPage], [LockedUser]
 //   - [Workspace.SetPassword], [Workspace.ChangePassword]
 //   - [Workspace.RequestPasswordReset], [Workspace.CheckPasswordResetToken], [Workspace.ResetPassword]
-//   - [Workspace.CreateAccountSetup], [Workspace.CheckAccountSetup], [Workspace.CompleteAccountSetup]: a
+//   - [Workspace.CreateAccountSetup], [AccountSetupOptions], [AccountSetup], [Workspace.CheckAccountSetup], [Workspace.CompleteAccountSetup]: a
 //     one-hour, single-use link that lets the holder of an account an administrator made choose its password
 //   - [Workspace.SendVerificationEmail], [Workspace.ConfirmEmail], [Workspace.SetEmailVerified]
 //   - [Workspace.SendTestEmail]: an email without a link, through the workspace's SMTP settings
 //   - [Workspace.CreateSession], [Workspace.VerifySession], [Workspace.GetSession], [Workspace.ListSessions]
 //   - [Workspace.RevokeSession], [Workspace.RevokeUserSession], [Workspace.RevokeUserSessions],
-//     [Workspace.VerifySessionWithin] (a session bounded more tightly: a program's own lifetime and idle timeout)
+//     [Workspace.VerifySessionWithin] with [SessionLimits] (a session bounded more tightly: a program's own lifetime and idle timeout)
 //
 // # Branding
 //
@@ -178,7 +178,7 @@
 // and what changed, secrets never included (docs/audit.md).
 //
 //   - [Workspace.ListAuditRecords], [AuditFilter], [ParseAuditRef], [AuditPageOptions], [AuditPage]
-//   - [Workspace.CountAuditRecords]: a count bounded by its max, for a dashboard
+//   - [Workspace.CountAuditRecords], [AuditCount]: a count bounded by its max, for a dashboard
 //   - [WithActor], [ActorFrom], [Actor], [UserActor], [AuditRecord], [Options.AuditSink]
 //   - the catalogues: [AuditActions], [ActorKinds], [AuditTargetKinds]
 //

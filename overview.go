@@ -27,7 +27,9 @@ type Overview struct {
 	// that the list goes on, so that the count is a floor ("100+").
 	LockedUsers     int  `json:"lockedUsers"`
 	LockedUsersMore bool `json:"lockedUsersMore"`
-	// Queue is the workspace's share of the delivery queue.
+	// Queue is the workspace's share of the delivery queue, as
+	// Workspace.GetQueueStats reads it: among the QueueStatsWalkMax
+	// earliest due jobs of every workspace, a floor when Capped.
 	Queue QueueStats `json:"queue"`
 	// FailingEndpoints are the webhook endpoints whose deliveries are
 	// failing (FailingSince set) or that the delivery rules disabled, in
@@ -40,7 +42,8 @@ type Overview struct {
 // trail, bounded counts), the accounts locked now, its share of the
 // delivery queue, and its failing or disabled webhook endpoints. It adds
 // no counter to any write: each figure is read where it is kept (the
-// stores' user count and queue index, the trail's index by action, the
+// stores' user count, the start of the queue's due index, at most
+// QueueStatsWalkMax jobs of it, the trail's index by action, the
 // account.locked records, the endpoints, at most Limits.WebhookEndpoints
 // of them), each in read transactions of its own, so the figures may be
 // of slightly different moments. It costs what CountAuditRecords does for

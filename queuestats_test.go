@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/identitylib/identity"
+	"github.com/identitylib/identity/store"
 )
 
 // TestQueueStats: the depth of the queue and its earliest due time, and
@@ -123,5 +124,106 @@ func TestWorkspaceQueueStats(t *testing.T) {
 	e.st.set(true, false)
 	if _, err := e.ws.GetQueueStats(e.ctx); identity.ErrorCode(err) != identity.CodeInternal {
 		t.Errorf("a failing store: %v, want CodeInternal", err)
+	}
+}
+
+// TestWorkspaceQueueStatsCapped: a workspace's share is counted among the
+// QueueStatsWalkMax earliest due jobs of every workspace, exactly while
+// the queue holds no more, a floor (Capped) once it holds more, with no
+// NextDue when none of the workspace's jobs is among them; GetOverview
+// carries the same; the Service's count stays exact.
+func TestWorkspaceQueueStatsCapped(t *testing.T) {
+	e := newTestEnv(t, nil)
+	if _, err := e.svc.CreateWorkspace(e.ctx, "globex", nil); err != nil {
+		t.Fatal(err)
+	}
+	base := e.clock.Now().UTC().Truncate(time.Microsecond)
+	mail := func(id int64, due time.Duration, status store.DeliveryStatus) store.Delivery {
+		return store.Delivery{ID: id, Kind: store.JobMail, EventType: "email.verification", Payload: []byte("{}"),
+			CreatedAt: base, Status: status, NextAttemptAt: base.Add(due)}
+	}
+	put := func(slug string, jobs ...store.Delivery) {
+		t.Helper()
+		err := e.st.Update(e.ctx, func(tx store.Tx) error {
+			for _, d := range jobs {
+				if err := tx.PutDelivery(slug, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// globex: QueueStatsWalkMax - 1 jobs, due 1 s to 9,999 s after base.
+	var globex []store.Delivery
+	for id := int64(1); id < identity.QueueStatsWalkMax; id++ {
+		globex = append(globex, mail(id, time.Duration(id)*time.Second, store.DeliveryPending))
+	}
+	put("globex", globex...)
+	stats := func() map[string]identity.QueueStats {
+		t.Helper()
+		out := map[string]identity.QueueStats{}
+		for _, slug := range []string{"acme", "globex"} {
+			ws, err := e.svc.GetWorkspace(e.ctx, slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out[slug], err = ws.GetQueueStats(e.ctx); err != nil {
+				t.Fatalf("%s: GetQueueStats: %v", slug, err)
+			}
+		}
+		o, err := e.ws.GetOverview(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(out["acme"], o.Queue); diff != "" {
+			t.Errorf("acme: GetOverview's Queue differs from GetQueueStats (-stats +overview):\n%s", diff)
+		}
+		if out["service"], err = e.svc.GetQueueStats(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, step := range []struct {
+		name         string
+		acme, globex []store.Delivery // changes of the jobs
+		want         map[string]identity.QueueStats
+	}{
+		{
+			"10,001 jobs: acme's second is past the walk",
+			[]store.Delivery{mail(901, 0, store.DeliveryPending), mail(902, 20000*time.Second, store.DeliveryPending)}, nil,
+			map[string]identity.QueueStats{
+				"acme":    {Pending: 1, NextDue: base, Capped: true},
+				"globex":  {Pending: 9999, NextDue: base.Add(time.Second), Capped: true},
+				"service": {Pending: 10001, NextDue: base},
+			},
+		},
+		{
+			"10,000 jobs: the walk reaches the end",
+			[]store.Delivery{mail(902, 20000*time.Second, store.DeliverySucceeded)}, nil,
+			map[string]identity.QueueStats{
+				"acme":    {Pending: 1, NextDue: base},
+				"globex":  {Pending: 9999, NextDue: base.Add(time.Second)},
+				"service": {Pending: 10000, NextDue: base},
+			},
+		},
+		{
+			"10,001 jobs: acme's one job is past the walk",
+			[]store.Delivery{mail(901, 0, store.DeliverySucceeded), mail(902, 20000*time.Second, store.DeliveryPending)},
+			[]store.Delivery{mail(10000, 10000*time.Second, store.DeliveryPending)},
+			map[string]identity.QueueStats{
+				"acme":    {Capped: true},
+				"globex":  {Pending: 10000, NextDue: base.Add(time.Second), Capped: true},
+				"service": {Pending: 10001, NextDue: base.Add(time.Second)},
+			},
+		},
+	} {
+		put("acme", step.acme...)
+		put("globex", step.globex...)
+		if diff := cmp.Diff(step.want, stats()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", step.name, diff)
+		}
 	}
 }

@@ -37,7 +37,9 @@ type workspaceFigures struct {
 	SignIns, Failures count
 	// Locked counts the accounts locked now (a floor when Capped).
 	Locked count
-	// Queue is the workspace's share of the delivery queue.
+	// Queue is the workspace's share of the delivery queue, counted
+	// among the identity.QueueStatsWalkMax earliest due jobs of every
+	// workspace.
 	Queue queueFigures
 	// Failing are the webhook endpoints failing or disabled.
 	Failing []identity.WebhookEndpoint
@@ -52,14 +54,32 @@ type dashboardData struct {
 	Queue *queueFigures
 	// Since is the start of the 24 hours counted.
 	Since time.Time
+	// CountMax is where the sign-in counts stop (identity.OverviewCountMax)
+	// and QueueWalk how many of the queue's earliest due jobs a
+	// workspace's share is counted among (identity.QueueStatsWalkMax).
+	CountMax, QueueWalk int
 }
 
-// queueFigures describe the delivery queue.
+// queueFigures describe the delivery queue, or a workspace's share of it.
 type queueFigures struct {
-	Pending int
+	// Pending counts the pending jobs: a floor when Capped (a workspace's
+	// jobs among the identity.QueueStatsWalkMax earliest of the queue).
+	Pending count
 	// OldestDue is how long the earliest due job has waited; zero when
 	// none is due.
 	OldestDue time.Duration
+	// Unseen says that the workspace's earliest job, if it has one, is
+	// not among the jobs counted, so that OldestDue is not known.
+	Unseen bool
+}
+
+// queueFiguresOf shows q at now.
+func queueFiguresOf(q identity.QueueStats, now time.Time) queueFigures {
+	return queueFigures{
+		Pending:   count{N: q.Pending, Capped: q.Capped},
+		OldestDue: q.OldestDueAge(now).Truncate(time.Second),
+		Unseen:    q.Capped && q.NextDue.IsZero(),
+	}
 }
 
 // serveDashboard shows, for each workspace the operator may read, its
@@ -74,7 +94,8 @@ func (h *Handler) serveDashboard(rq *request) error {
 	offset := min(offsetOf(rq.r), len(all))
 	shown := all[offset:min(offset+dashboardPageSize, len(all))]
 	now := h.svc.Now()
-	d := dashboardData{Since: now.Add(-24 * time.Hour), Pager: newPager(offset, len(shown), len(all))}
+	d := dashboardData{Since: now.Add(-24 * time.Hour), Pager: newPager(offset, len(shown), len(all)),
+		CountMax: identity.OverviewCountMax, QueueWalk: identity.QueueStatsWalkMax}
 	for _, ws := range shown {
 		f, err := h.figures(rq, ws, now)
 		if err != nil {
@@ -87,7 +108,8 @@ func (h *Handler) serveDashboard(rq *request) error {
 		if err != nil {
 			return err
 		}
-		d.Queue = &queueFigures{Pending: q.Pending, OldestDue: q.OldestDueAge(now).Truncate(time.Second)}
+		f := queueFiguresOf(q, now)
+		d.Queue = &f
 	}
 	h.render(rq, http.StatusOK, "dashboard", &view{Title: "Dashboard", Data: d})
 	return nil
@@ -105,7 +127,7 @@ func (h *Handler) figures(rq *request, ws *identity.Workspace, now time.Time) (w
 		SignIns:  count{N: o.SignIns.Count, Capped: o.SignIns.Capped},
 		Failures: count{N: o.SignInFailures.Count, Capped: o.SignInFailures.Capped},
 		Locked:   count{N: o.LockedUsers, Capped: o.LockedUsersMore},
-		Queue:    queueFigures{Pending: o.Queue.Pending, OldestDue: o.Queue.OldestDueAge(now).Truncate(time.Second)},
+		Queue:    queueFiguresOf(o.Queue, now),
 		Failing:  o.FailingEndpoints,
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/console"
+	"github.com/identitylib/identity/store"
 )
 
 // cardFacts reads the figures of a workspace's card on the dashboard.
@@ -98,5 +99,61 @@ func TestDashboard(t *testing.T) {
 	if !strings.Contains(r.body, `id="ws-acme"`) || strings.Contains(r.body, `id="ws-zeta"`) || strings.Contains(r.body, `id="ws-operators"`) ||
 		strings.Contains(r.body, "Delivery queue") {
 		t.Errorf("acme admin's dashboard:\n%s", r.body)
+	}
+}
+
+// TestDashboardQueueCapped: a workspace's share of the queue is counted
+// among the library's QueueStatsWalkMax earliest due jobs; past them the
+// card shows the count as a floor ("9999+"), and the oldest job's wait as
+// not known when none of the workspace's jobs is among them. The service's
+// own count stays exact.
+func TestDashboardQueueCapped(t *testing.T) {
+	e := newEnv(t)
+	for _, slug := range []string{"acme", "beta", "zeta"} {
+		e.workspace(slug)
+	}
+	now := e.clock.Now()
+	mail := func(id int64, due time.Duration) store.Delivery {
+		return store.Delivery{ID: id, Kind: store.JobMail, EventType: "email.verification", Payload: []byte("{}"),
+			CreatedAt: now, Status: store.DeliveryPending, NextAttemptAt: now.Add(due)}
+	}
+	// In due order: acme's first (an hour overdue), zeta's 9,999, then
+	// acme's second and beta's one, past the first 10,000.
+	jobs := map[string][]store.Delivery{
+		"acme": {mail(1, -time.Hour), mail(2, 20000*time.Second)},
+		"beta": {mail(1, 30000*time.Second)},
+	}
+	for id := int64(1); id < identity.QueueStatsWalkMax; id++ {
+		jobs["zeta"] = append(jobs["zeta"], mail(id, time.Duration(id)*time.Second))
+	}
+	err := e.st.Update(t.Context(), func(tx store.Tx) error {
+		for slug, list := range jobs {
+			for _, d := range list {
+				if err := tx.PutDelivery(slug, d); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.operator("root", console.RoleAdmin).get(e.url(""))
+	queue := func(slug string) map[string]string {
+		f := cardFacts(t, r.body, slug)
+		return map[string]string{"Pending deliveries": f["Pending deliveries"], "Oldest due delivery has waited": f["Oldest due delivery has waited"]}
+	}
+	got := map[string]map[string]string{"acme": queue("acme"), "beta": queue("beta"), "zeta": queue("zeta")}
+	want := map[string]map[string]string{
+		"acme": {"Pending deliveries": "1+", "Oldest due delivery has waited": "1h0m0s"},
+		"beta": {"Pending deliveries": "0+", "Oldest due delivery has waited": "not known: none among the queue's first 10000"},
+		"zeta": {"Pending deliveries": "9999+", "Oldest due delivery has waited": "nothing overdue"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the workspaces' queues (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(r.body, "Pending webhooks and emails</dt><dd>10002</dd>") {
+		t.Errorf("the service's queue is not 10002 exactly:\n%s", r.body)
 	}
 }

@@ -23,10 +23,13 @@ import (
 // OpenID Provider mounted at /t/ and the console at its base path, served
 // by httptest on one origin, and the operator workspace prepared.
 type env struct {
-	t       testing.TB
-	srv     *httptest.Server
-	clock   *testutil.Clock
-	svc     *identity.Service
+	t     testing.TB
+	srv   *httptest.Server
+	clock *testutil.Clock
+	svc   *identity.Service
+	// st is the store under svc, for a test to fill in bulk what the
+	// library would take long to write.
+	st      *memstore.Store
 	console *console.Handler
 	ops     *identity.Workspace
 	// base is the console's base path.
@@ -82,7 +85,7 @@ func newEnvFrom(t testing.TB, base string, opts *console.Options, start time.Tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, srv: srv, clock: clock, svc: svc, console: h, ops: ops, base: base}
+	return &env{t: t, srv: srv, clock: clock, svc: svc, st: st, console: h, ops: ops, base: base}
 }
 
 // url returns the absolute URL of a console path (relative to the base).

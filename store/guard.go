@@ -710,11 +710,11 @@ func (g *guarded) PendingDeliveries() (int, error) {
 	return g.tx.PendingDeliveries()
 }
 
-func (g *guarded) WorkspaceQueue(slug string) (WorkspaceQueue, error) {
+func (g *guarded) WorkspaceQueue(slug string, limit int) (WorkspaceQueue, error) {
 	if err := g.read(); err != nil {
 		return WorkspaceQueue{}, err
 	}
-	return g.tx.WorkspaceQueue(slug)
+	return g.tx.WorkspaceQueue(slug, limit)
 }
 
 func (g *guarded) DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error) {

@@ -246,7 +246,7 @@ func (f *fakeTx) NextDueAt() (time.Time, bool, error) {
 	return time.Time{}, false, nil
 }
 func (f *fakeTx) PendingDeliveries() (int, error) { f.call("PendingDeliveries"); return 0, nil }
-func (f *fakeTx) WorkspaceQueue(string) (store.WorkspaceQueue, error) {
+func (f *fakeTx) WorkspaceQueue(string, int) (store.WorkspaceQueue, error) {
 	f.call("WorkspaceQueue")
 	return store.WorkspaceQueue{}, nil
 }
@@ -436,7 +436,7 @@ var reads = []method{
 	{"DueDeliveries", func(tx store.Tx) error { _, err := tx.DueDeliveries(time.Time{}, 1); return err }},
 	{"NextDueAt", func(tx store.Tx) error { _, _, err := tx.NextDueAt(); return err }},
 	{"PendingDeliveries", func(tx store.Tx) error { _, err := tx.PendingDeliveries(); return err }},
-	{"WorkspaceQueue", func(tx store.Tx) error { _, err := tx.WorkspaceQueue("a"); return err }},
+	{"WorkspaceQueue", func(tx store.Tx) error { _, err := tx.WorkspaceQueue("a", 1); return err }},
 }
 
 // TestListsCoverTx checks that writes and reads together name every

@@ -484,15 +484,21 @@ type Queue interface {
 	NextDueAt() (time.Time, bool, error) //guard:read
 	// PendingDeliveries counts the pending deliveries of every workspace.
 	PendingDeliveries() (int, error) //guard:read
-	// WorkspaceQueue returns the pending jobs of one workspace (webhook
-	// and mail jobs alike): how many there are and the earliest DueAt
-	// among them (zero when none). A store keeps them in step with the
-	// due index (per workspace: a due index and a count in bbolt, an
-	// index by workspace and due time in PostgreSQL), so that it costs a
-	// read of the count and of the first entry, never a walk of the
-	// workspace's jobs (PostgreSQL counts the workspace's entries of its
-	// index; memstore, built for tests, scans).
-	WorkspaceQueue(slug string) (WorkspaceQueue, error) //guard:read
+	// WorkspaceQueue reads one workspace's share of the queue (webhook
+	// and mail jobs alike) off the due index that DueDeliveries reads,
+	// with no index or count of its own that a write would keep: it
+	// walks the due index from its start (every workspace's pending jobs
+	// in DueAt order) and looks at no more than limit entries (none when
+	// limit <= 0). Pending counts the workspace's entries among them and
+	// NextDue is the DueAt of the first of them (zero when none), the
+	// earliest of the workspace's, as the index is in DueAt order.
+	// Complete reports that the walk reached the end of the index: then
+	// Pending is exact. Otherwise Pending is a lower bound (the
+	// workspace's jobs among the limit earliest due of every workspace),
+	// and a zero NextDue means only that the workspace's first job is not
+	// among them. It costs at most limit index entries, however many jobs
+	// are pending; ErrNotFound for a workspace that does not exist.
+	WorkspaceQueue(slug string, limit int) (WorkspaceQueue, error) //guard:read
 	// DeleteFinishedDeliveries removes up to limit jobs of the workspace
 	// of the kind with the status (DeliverySucceeded or DeliveryFailed;
 	// pending jobs are never removed: 0 for DeliveryPending) whose
@@ -505,12 +511,18 @@ type Queue interface {
 	DeleteFinishedDeliveries(slug string, kind JobKind, status DeliveryStatus, before time.Time, limit int) (int, error) //guard:write
 }
 
-// WorkspaceQueue describes the pending jobs of one workspace.
+// WorkspaceQueue describes the pending jobs of one workspace, as far as
+// Tx.WorkspaceQueue's walk of the due index saw them.
 type WorkspaceQueue struct {
-	// Pending counts the workspace's pending jobs.
+	// Pending counts the workspace's pending jobs that the walk saw: all
+	// of them when Complete, a lower bound otherwise.
 	Pending int
-	// NextDue is the earliest DueAt of them; zero when none is pending.
+	// NextDue is the earliest DueAt of them; zero when the walk saw none.
 	NextDue time.Time
+	// Complete reports that the walk reached the end of the due index
+	// within its limit, so that Pending is exact and a zero NextDue means
+	// that none is pending.
+	Complete bool
 }
 
 // Sequence names a per-workspace id sequence.

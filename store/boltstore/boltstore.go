@@ -105,7 +105,11 @@
 // kept in delivery_endpoint lets PutDelivery and DeleteWebhook remove a
 // delivery's old delivery_due entry without decoding its record, and the
 // count in meta makes PendingDeliveries one read. Every write keeps the
-// three in step in its own transaction.
+// three in step in its own transaction. WorkspaceQueue walks delivery_due
+// from its start too, over at most its limit of keys, and counts those
+// that end with the workspace's slug: a workspace keeps no due index or
+// count of its own, so that an enqueue writes no more than the dispatcher
+// needs.
 //
 // A file written before a bucket existed opens cleanly: Open creates the
 // missing buckets (a file without assets gets an empty assets bucket per
@@ -113,7 +117,13 @@
 // none is pending and the empty due index agrees with them. The four
 // indexes that serve DeleteUser alone (user_mail, user_auth_requests,
 // user_tokens, grant_refresh_tokens) are built from the records when
-// Open creates them. DeleteUser reads a user's records off the per-user
+// Open creates them. A file written by the release before this one holds,
+// in each workspace's bucket, a bucket due (due time + job id -> empty,
+// one entry per pending job of the workspace) and under
+// "pending_deliveries" in the workspace's meta their number, which every
+// enqueue and every change of a job's status wrote: Open deletes both
+// (WorkspaceQueue reads delivery_due). That release, opening the file
+// again, builds them anew from delivery_endpoint. DeleteUser reads a user's records off the per-user
 // indexes and DeleteWorkspace deletes the workspace's bucket, with its
 // entries in the top-level buckets (see erasure.go).
 //

@@ -147,46 +147,32 @@ func (t *tx) moveDue(slug string, id int64, prev, next deliveryLink) error {
 			return err
 		}
 	}
-	if err := t.moveSpaceDue(slug, id, prev, next); err != nil {
-		return err
-	}
 	return t.addPending(boolInt(next.pending) - boolInt(prev.pending))
 }
 
-// moveSpaceDue does for the workspace's own due index and count what
-// moveDue does for delivery_due and the count of every workspace.
-func (t *tx) moveSpaceDue(slug string, id int64, prev, next deliveryLink) error {
-	sp, err := t.space(slug)
-	if err != nil {
-		return err
-	}
-	var from, to []byte
-	if prev.pending {
-		from = spaceDueKey(prev.due, id)
-	}
-	if next.pending {
-		to = spaceDueKey(next.due, id)
-	}
-	if err := moveEntry(sp.bucket(bucketSpaceDue), from, to); err != nil {
-		return err
-	}
-	if delta := boolInt(next.pending) - boolInt(prev.pending); delta != 0 {
-		return addCount(sp.bucket(bucketMeta), keyPendingDeliveries, delta, 8)
-	}
-	return nil
-}
-
-// WorkspaceQueue implements store.Tx by reading the workspace's pending
-// count and the first key of its due index.
-func (t *tx) WorkspaceQueue(slug string) (store.WorkspaceQueue, error) {
-	sp, err := t.space(slug)
-	if err != nil {
+// WorkspaceQueue implements store.Tx by walking delivery_due from its
+// start, the way DueDeliveries does, over at most limit keys: the slug
+// ends each key, so the walk decodes no job.
+func (t *tx) WorkspaceQueue(slug string, limit int) (store.WorkspaceQueue, error) {
+	if _, err := t.space(slug); err != nil {
 		return store.WorkspaceQueue{}, err
 	}
-	out := store.WorkspaceQueue{Pending: int(readCount(sp.bucket(bucketMeta).Get(keyPendingDeliveries)))}
-	if k, _ := sp.bucket(bucketSpaceDue).Cursor().First(); k != nil {
-		out.NextDue = decodeTime(k)
+	var out store.WorkspaceQueue
+	c := t.btx.Bucket(bucketDeliveryDue).Cursor()
+	k, _ := c.First()
+	for n := 0; k != nil && n < limit; n++ {
+		if len(k) <= dueKeyLen {
+			return store.WorkspaceQueue{}, fmt.Errorf("boltstore: corrupt delivery_due entry %x", k)
+		}
+		if string(k[dueKeyLen:]) == slug {
+			if out.Pending == 0 {
+				out.NextDue = decodeTime(k)
+			}
+			out.Pending++
+		}
+		k, _ = c.Next()
 	}
+	out.Complete = k == nil
 	return out, nil
 }
 
@@ -403,26 +389,4 @@ func (t *tx) jobsPage(slug string, endpointID int64, offset, limit int) ([]store
 		total++
 	}
 	return out, total, nil
-}
-
-// buildSpaceDue fills the workspace's due index and pending count, new in
-// a file whose jobs predate them, from delivery_endpoint.
-func buildSpaceDue(sp *space) error {
-	due, n := sp.bucket(bucketSpaceDue), 0
-	err := sp.bucket(bucketDeliveryEndpoint).ForEach(func(idk, _ []byte) error {
-		link, _, err := readLink(sp.bucket(bucketDeliveryEndpoint), idk)
-		if err != nil || !link.pending {
-			return err
-		}
-		n++
-		return due.Put(spaceDueKey(link.due, decodeID(idk)), nil)
-	})
-	if err != nil {
-		return err
-	}
-	// Set, not added to: the count goes with the index it counts.
-	if err := sp.bucket(bucketMeta).Delete(keyPendingDeliveries); err != nil {
-		return err
-	}
-	return addCount(sp.bucket(bucketMeta), keyPendingDeliveries, n, 8)
 }

@@ -142,8 +142,6 @@ func buildIndexes(sp *space, missing []nested, now time.Time) error {
 				}
 				return sp.moveWebhookEvents(k, nil, w.Events)
 			})
-		case bucketSpaceDue:
-			err = buildSpaceDue(sp)
 		case bucketGrantRefreshTokens:
 			err = sp.bucket(bucketRefreshTokens).ForEach(func(k, v []byte) error {
 				r, err := decodeRefreshToken(k, v)

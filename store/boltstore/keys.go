@@ -77,7 +77,6 @@ const (
 	bucketAssets
 	bucketAudit
 	bucketAuditIndex
-	bucketSpaceDue
 	numNested // the number of nested buckets
 )
 
@@ -154,12 +153,6 @@ var nestedNames = [numNested][]byte{
 	// built from them, after audit.
 	bucketAudit:      []byte("audit"),
 	bucketAuditIndex: []byte("audit_index"),
-	// The workspace's own due index (see WorkspaceQueue): its pending
-	// jobs by due time, beside the top-level delivery_due of every
-	// workspace, with their count in meta. A file without it has it
-	// built from delivery_endpoint, which links every job to its due
-	// time.
-	bucketSpaceDue: []byte("due"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.
@@ -173,15 +166,15 @@ var (
 )
 
 // keyPendingDeliveries is the key, in the top-level meta bucket, of the
-// number of pending deliveries of every workspace, and in a workspace's
-// meta bucket of the number of its own.
+// number of pending deliveries of every workspace.
 var keyPendingDeliveries = []byte("pending_deliveries")
 
-// spaceDueKey returns the key of a pending job in its workspace's due
-// index: when it is due, then its id, both encoded like ids.
-func spaceDueKey(dueMicros, id int64) []byte {
-	return appendID(appendID(make([]byte, 0, dueKeyLen), dueMicros), id)
-}
+// legacySpaceDue is the bucket that a workspace's bucket held in files of
+// the release before this one: the workspace's own due index, which every
+// change of a job kept in step, with the number of its entries under
+// keyPendingDeliveries in the workspace's meta bucket. WorkspaceQueue
+// reads delivery_due instead, so Open deletes both (dropLegacySpaceDue).
+var legacySpaceDue = []byte("due")
 
 // emptyStringKey stands for the empty string in the unique indexes: bbolt
 // rejects empty keys, and 0xFF never occurs in the valid UTF-8 that
@@ -192,8 +185,9 @@ var emptyStringKey = []byte{0xff}
 // nested bucket it lacks, so a file written by an older version that had
 // fewer buckets opens cleanly. A bucket created for an existing workspace
 // is built from the records it derives from (buildIndexes); its existence
-// marks that done, so a file is upgraded once. now dates the role records
-// that the upgrade to roles creates (see upgradeRoles).
+// marks that done, so a file is upgraded once. It deletes what a workspace
+// holds that this version no longer keeps (dropLegacySpaceDue). now dates
+// the role records that the upgrade to roles creates (see upgradeRoles).
 func ensureLayout(btx *bbolt.Tx, now time.Time) error {
 	for _, name := range topBuckets {
 		if _, err := btx.CreateBucketIfNotExists(name); err != nil {
@@ -224,8 +218,27 @@ func ensureLayout(btx *bbolt.Tx, now time.Time) error {
 		if err := buildIndexes(&space{b: b}, missing, now); err != nil {
 			return fmt.Errorf("workspace %q: %w", slug, err)
 		}
+		if err := dropLegacySpaceDue(b); err != nil {
+			return fmt.Errorf("workspace %q: %w", slug, err)
+		}
 	}
 	return nil
+}
+
+// dropLegacySpaceDue deletes, from the workspace's bucket b, the due index
+// and pending count of its own that a file of the release before this one
+// holds (see legacySpaceDue); a file without them is left as it is.
+func dropLegacySpaceDue(b *bbolt.Bucket) error {
+	if b.Bucket(legacySpaceDue) != nil {
+		if err := b.DeleteBucket(legacySpaceDue); err != nil {
+			return err
+		}
+	}
+	meta := b.Bucket(nestedNames[bucketMeta])
+	if meta.Get(keyPendingDeliveries) == nil {
+		return nil
+	}
+	return meta.Delete(keyPendingDeliveries)
 }
 
 // createSpaceBuckets creates the nested buckets of a workspace's bucket.

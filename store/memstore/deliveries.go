@@ -184,14 +184,15 @@ func (t *tx) PendingDeliveries() (int, error) {
 	return len(t.s.due), nil
 }
 
-// WorkspaceQueue implements store.Tx by scanning the due index (memstore
-// is built for tests).
-func (t *tx) WorkspaceQueue(slug string) (store.WorkspaceQueue, error) {
+// WorkspaceQueue implements store.Tx by reading the first limit entries
+// of the due index, which is sorted by DueAt.
+func (t *tx) WorkspaceQueue(slug string, limit int) (store.WorkspaceQueue, error) {
 	if _, err := t.ns(slug); err != nil {
 		return store.WorkspaceQueue{}, err
 	}
-	var out store.WorkspaceQueue
-	for _, e := range t.s.due {
+	seen := t.s.due[:max(0, min(limit, len(t.s.due)))]
+	out := store.WorkspaceQueue{Complete: len(seen) == len(t.s.due)}
+	for _, e := range seen {
 		if e.slug != slug {
 			continue
 		}

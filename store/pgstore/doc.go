@@ -114,7 +114,10 @@
 // Migration 0013 added audit_records, the audit trail (see The audit
 // trail), empty for the workspaces of an older schema
 // (TestUpgradeToAuditTrail). Migration 0014 indexed the pending jobs by
-// workspace and due time, for WorkspaceQueue.
+// workspace and due time, for WorkspaceQueue, and 0015 dropped that index
+// again: every enqueue and every change of a job's status paid for it,
+// and WorkspaceQueue now reads the start of deliveries_due instead
+// (TestUpgradeDropsWorkspaceDueIndex).
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so
@@ -510,8 +513,11 @@
 // PostgreSQL"). DueDeliveries and NextDueAt read the start of the due
 // index. PendingDeliveries counts the
 // due index's entries, in proportion to the pending deliveries: it serves
-// metrics, not the dispatcher; WorkspaceQueue counts one workspace's
-// entries of deliveries_workspace_due and reads its first.
+// metrics, not the dispatcher. WorkspaceQueue reads the start of the due
+// index too, in one query: its first limit entries, of which the
+// workspace's are counted and the first is its earliest, and whether one
+// more follows them (the count is then complete); two index-only scans of
+// at most limit + 1 entries, whatever the queue's length.
 //
 // # The delivery queue
 //

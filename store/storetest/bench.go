@@ -42,7 +42,8 @@ type Counter interface {
 // Updates on distinct rows and on one row; Deliveries reads the due index
 // of 100,000 pending deliveries of which 100 are due, claims due ones as
 // concurrent dispatchers do, and moves deliveries through a dispatcher's
-// transitions. Select one with -bench, for example -bench Store/Reads.
+// transitions; WorkspaceQueue reads one workspace's share of a queue of
+// 0, 1,000 and 100,000 pending jobs of two workspaces. Select one with -bench, for example -bench Store/Reads.
 //
 // newStore must return a fresh, empty, open store and register with
 // b.Cleanup whatever releases it. It may implement Settler and Counter.
@@ -50,6 +51,7 @@ func RunBenchmarks(b *testing.B, newStore func(b *testing.B) store.Store) {
 	b.Run("Reads", func(b *testing.B) { benchReads(b, newStore) })
 	b.Run("UpdateParallel", func(b *testing.B) { benchUpdateParallel(b, newStore) })
 	b.Run("Deliveries", func(b *testing.B) { benchDeliveries(b, newStore) })
+	b.Run("WorkspaceQueue", func(b *testing.B) { benchWorkspaceQueue(b, newStore) })
 }
 
 // benchSlug is the workspace of the benchmarks.
@@ -405,4 +407,56 @@ func benchTransitions(b *testing.B, s store.Store) {
 			i += 1000
 		}
 	})
+}
+
+// queueWalk is the limit benchWorkspaceQueue passes to WorkspaceQueue:
+// the identity package's QueueStatsWalkMax.
+const queueWalk = 10_000
+
+// benchWorkspaceQueue measures WorkspaceQueue with the limit queueWalk,
+// one View each, on a queue of 0, 1,000 and 100,000 pending jobs shared
+// in turn by two workspaces: a walk of the whole index below queueWalk
+// jobs, of queueWalk entries above.
+func benchWorkspaceQueue(b *testing.B, newStore func(b *testing.B) store.Store) {
+	s := benchStore(b, newStore)
+	benchUpdate(b, s, func(tx store.Tx) error {
+		if err := tx.PutWorkspace(workspace(slugB)); err != nil {
+			return err
+		}
+		for _, slug := range []string{benchSlug, slugB} {
+			if err := tx.PutWebhook(slug, store.Webhook{ID: 1, URL: "https://example.com/hook", CreatedAt: t0}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	put := func(tx store.Tx, i int) error {
+		return tx.PutDelivery([]string{benchSlug, slugB}[i%2], queued(i))
+	}
+	loaded := 0
+	for _, n := range []struct {
+		pending int
+		want    store.WorkspaceQueue
+	}{
+		{0, store.WorkspaceQueue{Complete: true}},
+		{1_000, store.WorkspaceQueue{Pending: 500, NextDue: t0, Complete: true}},
+		{100_000, store.WorkspaceQueue{Pending: queueWalk / 2, NextDue: t0}},
+	} {
+		from := loaded
+		load(b, s, n.pending-loaded, func(tx store.Tx, i int) error { return put(tx, from+i) })
+		loaded = n.pending
+		b.Run(fmt.Sprintf("pending=%d", n.pending), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var got store.WorkspaceQueue
+				err := s.View(context.Background(), func(tx store.Tx) (err error) {
+					got, err = tx.WorkspaceQueue(slugB, queueWalk)
+					return err
+				})
+				if err != nil || got.Pending != n.want.Pending || got.Complete != n.want.Complete || !got.NextDue.Equal(n.want.NextDue) {
+					b.Fatalf("WorkspaceQueue = %+v, %v; want %+v", got, err, n.want)
+				}
+			}
+		})
+	}
 }

@@ -695,62 +695,100 @@ func testConcurrentClaimDelivery(t *testing.T, newStore func(t *testing.T) store
 	checkPending(t, s, 2*perWorkspace)
 }
 
-// checkWorkspaceQueue checks WorkspaceQueue of each workspace of want.
-func checkWorkspaceQueue(t *testing.T, s store.Store, want map[string]store.WorkspaceQueue) {
+// checkWorkspaceQueue checks WorkspaceQueue, with the limit, of each
+// workspace of want.
+func checkWorkspaceQueue(t *testing.T, s store.Store, limit int, want map[string]store.WorkspaceQueue) {
 	t.Helper()
+	got := map[string]store.WorkspaceQueue{}
 	view(t, s, func(tx store.Tx) error {
-		for slug, w := range want {
-			got, err := tx.WorkspaceQueue(slug)
+		for slug := range want {
+			q, err := tx.WorkspaceQueue(slug, limit)
 			if err != nil {
-				t.Errorf("WorkspaceQueue(%q): %v", slug, err)
+				t.Errorf("WorkspaceQueue(%q, %d): %v", slug, limit, err)
 				continue
 			}
-			if got.Pending != w.Pending || !got.NextDue.Equal(w.NextDue) || !got.NextDue.IsZero() && got.NextDue.Location() != time.UTC {
-				t.Errorf("WorkspaceQueue(%q) = %+v, want %+v (in UTC)", slug, got, w)
+			if !q.NextDue.IsZero() && q.NextDue.Location() != time.UTC {
+				t.Errorf("WorkspaceQueue(%q, %d).NextDue = %v, want it in UTC", slug, limit, q.NextDue)
 			}
+			got[slug] = q
 		}
 		return nil
 	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WorkspaceQueue(_, %d) (-want +got):\n%s", limit, diff)
+	}
 }
 
-// testWorkspaceQueue checks WorkspaceQueue: each workspace's pending
-// jobs, webhook and mail alike, their count and the earliest DueAt (a
-// lease's end when later than the next attempt), kept in step by
-// PutDelivery, DeleteWebhook, DeleteUser and DeleteWorkspace, and
-// untouched by a transaction that fails.
+// testWorkspaceQueue checks WorkspaceQueue: a walk of the due index from
+// its start over at most limit entries, counting one workspace's pending
+// jobs (webhook and mail alike, finished ones never) and taking the
+// DueAt of the first (a lease's end when later than the next attempt);
+// Complete exactly when the walk reached the index's end. The index moves
+// with PutDelivery, DeleteWebhook, DeleteUser and DeleteWorkspace, and not
+// with a transaction that fails.
 func testWorkspaceQueue(t *testing.T, newStore func(t *testing.T) store.Store) {
 	s := newStoreWith(t, newStore, slugA, slugB)
-	none := store.WorkspaceQueue{}
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: none, slugB: none})
+	empty := store.WorkspaceQueue{Complete: true}
+	for _, limit := range []int{100, 1, 0, -1} {
+		checkWorkspaceQueue(t, s, limit, map[string]store.WorkspaceQueue{slugA: empty, slugB: empty})
+	}
 	view(t, s, func(tx store.Tx) error {
-		if _, err := tx.WorkspaceQueue(slugMissing); !errors.Is(err, store.ErrNotFound) {
+		if _, err := tx.WorkspaceQueue(slugMissing, 100); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("WorkspaceQueue(%q) = %v, want ErrNotFound", slugMissing, err)
 		}
 		return nil
 	})
 
+	// In due order: a6@3 a2@10 b1@20 a3@30 b3@40 a1@50 b2@70.
 	putWebhooks(t, s, slugA, 1, 2)
 	putWebhooks(t, s, slugB, 1)
 	putUsers(t, s, slugA, user(7, "u7", "u7@example.com", "U Seven"))
-	leased := dueDelivery(1, 1, 20)
-	leased.LeaseUntil, leased.LeaseOwner = at(70), "dispatcher"
-	putDeliveries(t, s, slugA, dueDelivery(1, 1, 50), dueDelivery(2, 1, 10), dueDelivery(3, 2, 30),
-		withStatus(dueDelivery(4, 2, 1), store.DeliveryFailed), withStatus(dueDelivery(5, 1, 1), store.DeliverySucceeded))
-	putDeliveries(t, s, slugB, leased)
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{
-		slugA: {Pending: 3, NextDue: at(10)},
-		slugB: {Pending: 1, NextDue: at(70)}, // the lease's end
-	})
-
-	// A job that succeeds leaves; one rescheduled moves.
-	putDeliveries(t, s, slugA, withStatus(dueDelivery(2, 1, 10), store.DeliverySucceeded), dueDelivery(3, 2, 5))
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 2, NextDue: at(5)}})
-
-	// Mail jobs count; DeleteUser takes the user's.
 	mail := mailJob(6, 7)
 	mail.NextAttemptAt, mail.LeaseUntil, mail.LeaseOwner = at(3), time.Time{}, ""
-	putDeliveries(t, s, slugA, mail, withStatus(mailJob(8, 0), store.DeliveryFailed))
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 3, NextDue: at(3)}})
+	putDeliveries(t, s, slugA, dueDelivery(1, 1, 50), dueDelivery(2, 1, 10), dueDelivery(3, 2, 30),
+		withStatus(dueDelivery(4, 2, 1), store.DeliveryFailed), withStatus(dueDelivery(5, 1, 1), store.DeliverySucceeded),
+		mail, withStatus(mailJob(8, 0), store.DeliveryFailed))
+	leased := dueDelivery(2, 1, 5)
+	leased.LeaseUntil, leased.LeaseOwner = at(70), "dispatcher"
+	putDeliveries(t, s, slugB, dueDelivery(1, 1, 20), leased, dueDelivery(3, 1, 40))
+	for _, step := range []struct {
+		limit int
+		want  map[string]store.WorkspaceQueue
+	}{
+		{100, map[string]store.WorkspaceQueue{
+			slugA: {Pending: 4, NextDue: at(3), Complete: true},
+			slugB: {Pending: 3, NextDue: at(20), Complete: true}, // b2 is due at its lease's end
+		}},
+		{7, map[string]store.WorkspaceQueue{ // the walk ends at the index's last entry
+			slugA: {Pending: 4, NextDue: at(3), Complete: true},
+			slugB: {Pending: 3, NextDue: at(20), Complete: true},
+		}},
+		{6, map[string]store.WorkspaceQueue{
+			slugA: {Pending: 4, NextDue: at(3)},
+			slugB: {Pending: 2, NextDue: at(20)},
+		}},
+		{3, map[string]store.WorkspaceQueue{
+			slugA: {Pending: 2, NextDue: at(3)},
+			slugB: {Pending: 1, NextDue: at(20)},
+		}},
+		{2, map[string]store.WorkspaceQueue{
+			slugA: {Pending: 2, NextDue: at(3)},
+			slugB: {}, // none of b's among the first two
+		}},
+		{0, map[string]store.WorkspaceQueue{slugA: {}, slugB: {}}},
+		{-1, map[string]store.WorkspaceQueue{slugA: {}, slugB: {}}},
+	} {
+		checkWorkspaceQueue(t, s, step.limit, step.want)
+	}
+
+	// A job that succeeds leaves; one rescheduled moves:
+	// a6@3 a3@5 b1@20 b3@40 a1@50 b2@70.
+	putDeliveries(t, s, slugA, withStatus(dueDelivery(2, 1, 10), store.DeliverySucceeded), dueDelivery(3, 2, 5))
+	checkWorkspaceQueue(t, s, 100, map[string]store.WorkspaceQueue{slugA: {Pending: 3, NextDue: at(3), Complete: true}})
+	checkWorkspaceQueue(t, s, 3, map[string]store.WorkspaceQueue{
+		slugA: {Pending: 2, NextDue: at(3)},
+		slugB: {Pending: 1, NextDue: at(20)},
+	})
 
 	// A transaction that fails changes nothing.
 	err := s.Update(t.Context(), func(tx store.Tx) error {
@@ -762,25 +800,31 @@ func testWorkspaceQueue(t *testing.T, newStore func(t *testing.T) store.Store) {
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("Update = %v, want errBoom", err)
 	}
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 3, NextDue: at(3)}})
+	checkWorkspaceQueue(t, s, 100, map[string]store.WorkspaceQueue{slugA: {Pending: 3, NextDue: at(3), Complete: true}})
 
+	// a1@50 alone is left of a's: DeleteUser takes the mail job,
+	// DeleteWebhook the endpoint's.
 	update(t, s, func(tx store.Tx) error { return tx.DeleteUser(slugA, 7) })
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 2, NextDue: at(5)}})
+	checkWorkspaceQueue(t, s, 100, map[string]store.WorkspaceQueue{slugA: {Pending: 2, NextDue: at(5), Complete: true}})
 	update(t, s, func(tx store.Tx) error { return tx.DeleteWebhook(slugA, 2) })
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{
-		slugA: {Pending: 1, NextDue: at(50)},
-		slugB: {Pending: 1, NextDue: at(70)},
+	checkWorkspaceQueue(t, s, 100, map[string]store.WorkspaceQueue{
+		slugA: {Pending: 1, NextDue: at(50), Complete: true},
+		slugB: {Pending: 3, NextDue: at(20), Complete: true},
 	})
-	checkPending(t, s, 2)
+	checkPending(t, s, 4)
 
-	// A workspace deleted and created again starts empty.
+	// A workspace deleted leaves the index; created again, it starts
+	// empty.
 	update(t, s, func(tx store.Tx) error { return tx.DeleteWorkspace(slugB) })
 	view(t, s, func(tx store.Tx) error {
-		if _, err := tx.WorkspaceQueue(slugB); !errors.Is(err, store.ErrNotFound) {
+		if _, err := tx.WorkspaceQueue(slugB, 100); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("WorkspaceQueue of a deleted workspace = %v, want ErrNotFound", err)
 		}
 		return nil
 	})
 	update(t, s, func(tx store.Tx) error { return tx.PutWorkspace(workspace(slugB)) })
-	checkWorkspaceQueue(t, s, map[string]store.WorkspaceQueue{slugA: {Pending: 1, NextDue: at(50)}, slugB: none})
+	checkWorkspaceQueue(t, s, 1, map[string]store.WorkspaceQueue{
+		slugA: {Pending: 1, NextDue: at(50), Complete: true},
+		slugB: empty,
+	})
 }

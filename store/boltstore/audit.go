@@ -19,9 +19,11 @@ import (
 // its index (byActor 1, byTarget 2, byAction 3, byOutcome 4), so that a
 // record touches two B+trees, not five: bbolt rewrites every page on the
 // path to each key a transaction changed, so each tree a record touches
-// adds its root and branch pages to the commit of every change. (The
-// four entries are in four ranges, so they still dirty up to four leaves
-// of audit_index, and the branches above them.)
+// adds its root and branch pages to the commit of every change. The four
+// entries are in four ranges, so they would still dirty up to four
+// leaves of audit_index and the branches above them: they are written by
+// the fold (see foldAudit), for many records at once, and a record's own
+// commit writes the record alone.
 //
 //	audit         record id -> audit record (binary, see encodeAudit)
 //	audit_index   byActor + uvarint length + actor kind + uvarint
@@ -35,17 +37,21 @@ import (
 // The strings of a prefix are length-prefixed, as in every composite key
 // of the file: with a separator byte instead, an id holding that byte
 // would run into the next field, and two records of different targets
-// could share an entry. PutAuditRecord moves a record's entries in the
-// transaction that writes it, and DeleteAuditRecords removes them with
-// it; DeleteWorkspace deletes the workspace's bucket, these two inside.
+// could share an entry. PutAuditRecord moves the entries of a record it
+// replaces that the fold has indexed, and DeleteAuditRecords removes a
+// record's entries with it; DeleteWorkspace deletes the workspace's
+// bucket, these inside.
 //
 // AuditRecords walks one index, or the records themselves when the query
 // names none: the target's when it names one, else the actor's, else the
 // actions' (one range per action, merged in id order), else the
-// outcome's. It reads the record of each entry between the bounds and
+// outcome's, up to the fold's watermark; and the records above it, the
+// tail, merged in id order (every id of the tail is above every id of the
+// index's walk). It reads the record of each entry between the bounds and
 // checks the query's other fields on it, so a page costs the entries it
-// walks: its length when the index is the query's only field, times the
-// number of actions for several, never the workspace's records.
+// walks and at most the tail: its length when the index is the query's
+// only field, times the number of actions for several, never the
+// workspace's records.
 //
 // Files written before the indexes shared a bucket have one bucket per
 // index (audit_actors, audit_targets, audit_actions, audit_outcomes,
@@ -112,7 +118,9 @@ func auditEntry(ix auditIndex, r *store.AuditRecord) []byte {
 	return append(prefix, r.ID...)
 }
 
-// PutAuditRecord implements store.Tx. A replaced record's entries that
+// PutAuditRecord implements store.Tx. A new record's entries are left to
+// foldAudit unless the record sorts at or below the fold's watermark (a
+// record with an id from the past). A replaced record's entries that
 // change are moved; those that stay are left alone, so rewriting a
 // record's displays (as erasure does) writes the record alone.
 func (t *tx) PutAuditRecord(slug string, r store.AuditRecord) error {
@@ -121,6 +129,7 @@ func (t *tx) PutAuditRecord(slug string, r store.AuditRecord) error {
 		return err
 	}
 	records, index, k := sp.bucket(bucketAudit), sp.bucket(bucketAuditIndex), []byte(r.ID)
+	indexed := bytes.Compare(k, auditFoldedThrough(sp)) <= 0
 	var old *store.AuditRecord
 	if v := records.Get(k); v != nil {
 		prev, err := decodeAudit(k, v)
@@ -136,13 +145,20 @@ func (t *tx) PutAuditRecord(slug string, r store.AuditRecord) error {
 			if bytes.Equal(prev, next) {
 				continue
 			}
+			// Deleting an entry the record never had changes nothing.
 			if err := index.Delete(prev); err != nil {
 				return err
 			}
 		}
+		if !indexed {
+			continue
+		}
 		if err := index.Put(next, nil); err != nil {
 			return err
 		}
+	}
+	if old == nil && !indexed {
+		t.noteUnfolded(slug)
 	}
 	return putRecord(records, k, r, encodeAudit)
 }
@@ -157,24 +173,43 @@ func (t *tx) AuditRecords(slug string, q store.AuditQuery) ([]store.AuditRecord,
 		return nil, nil
 	}
 	records, index := sp.bucket(bucketAudit), sp.bucket(bucketAuditIndex)
+	after, before := boundKey(q.After), boundKey(q.Before)
+	// The index holds the entries of the records up to the watermark;
+	// those after it, the tail, are walked among the records themselves
+	// and checked field by field, as a query that names no index is.
+	folded := auditFoldedThrough(sp)
+	indexBefore := before
+	if folded == nil {
+		indexBefore = []byte{} // nothing folded: no entry to walk
+	} else if through := append(slices.Clip(folded), 0); before == nil || bytes.Compare(through, before) < 0 {
+		indexBefore = through // the first key above the watermark
+	}
+	tailAfter := after
+	if folded != nil && (after == nil || bytes.Compare(folded, after) > 0) {
+		tailAfter = folded
+	}
+	indexWalk := func(prefix []byte) *auditWalk {
+		return newAuditWalk(index, prefix, q.Ascending, after, indexBefore)
+	}
 	var walks []*auditWalk
 	switch {
 	case q.TargetKind != "":
-		walks = []*auditWalk{newAuditWalk(index, pairPrefix(byTarget, q.TargetKind, q.TargetID), q)}
+		walks = []*auditWalk{indexWalk(pairPrefix(byTarget, q.TargetKind, q.TargetID))}
 	case q.ActorKind != "":
-		walks = []*auditWalk{newAuditWalk(index, pairPrefix(byActor, q.ActorKind, q.ActorID), q)}
+		walks = []*auditWalk{indexWalk(pairPrefix(byActor, q.ActorKind, q.ActorID))}
 	case len(q.Actions) > 0:
 		for i, action := range q.Actions {
 			if slices.Contains(q.Actions[:i], action) {
 				continue // one range per action, or its records come twice
 			}
-			walks = append(walks, newAuditWalk(index, valuePrefix(byAction, action), q))
+			walks = append(walks, indexWalk(valuePrefix(byAction, action)))
 		}
 	case q.Outcome != "":
-		walks = []*auditWalk{newAuditWalk(index, valuePrefix(byOutcome, q.Outcome), q)}
+		walks = []*auditWalk{indexWalk(valuePrefix(byOutcome, q.Outcome))}
 	default:
-		walks = []*auditWalk{newAuditWalk(records, nil, q)}
+		tailAfter = after // every record is walked
 	}
+	walks = append(walks, newAuditWalk(records, nil, q.Ascending, tailAfter, before))
 	// A page is usually what a console shows at once; a larger Limit
 	// grows the slice as it fills.
 	out := make([]store.AuditRecord, 0, min(q.Limit, 100))
@@ -237,15 +272,14 @@ type auditWalk struct {
 	key, value []byte // the current entry; key nil once the walk ended
 }
 
-// newAuditWalk returns a walk of the range of b that prefix names,
-// positioned on its first key in the bounds of q.
-func newAuditWalk(b *bbolt.Bucket, prefix []byte, q store.AuditQuery) *auditWalk {
-	w := &auditWalk{c: b.Cursor(), prefix: prefix, ascending: q.Ascending}
-	if q.After != "" {
-		w.after = []byte(q.After)
-	}
-	if q.Before != "" {
-		w.before = []byte(q.Before)
+// newAuditWalk returns a walk of the range of b that prefix names, in
+// ascending or descending order, of the ids above after and below before
+// (nil for no bound; an empty before ends the walk before it starts),
+// positioned on its first key.
+func newAuditWalk(b *bbolt.Bucket, prefix []byte, ascending bool, after, before []byte) *auditWalk {
+	w := &auditWalk{c: b.Cursor(), prefix: prefix, ascending: ascending, after: after, before: before}
+	if before != nil && len(before) == 0 {
+		return w // an empty range: key stays nil
 	}
 	var k, v []byte
 	if w.ascending {
@@ -520,4 +554,161 @@ func copyAuditEntries(ws *bbolt.Bucket, ix auditIndex, last []byte) ([]byte, boo
 		k, v = c.Next()
 	}
 	return last, k == nil, nil
+}
+
+// boundKey returns the key of a query's bound, nil for none.
+func boundKey(id string) []byte {
+	if id == "" {
+		return nil
+	}
+	return []byte(id)
+}
+
+// The fold. Four index entries per record cost a commit more than the
+// record itself: they lie in four ranges of audit_index, so each dirties
+// a leaf of its own and the branch pages above it, and every page a
+// commit dirties is written and synced (BENCHMARKS.md, "Audit trail: the
+// cost on the write path"). So PutAuditRecord writes the record alone,
+// and foldAudit writes the entries of many records at once, after the
+// commit that took a workspace's tail past auditFoldEvery records, where
+// entries of one actor, one action and one outcome share their leaves.
+//
+// The watermark in audit_folded is the id of the last record whose
+// entries are in audit_index (absent: none). Records above it are the
+// tail: AuditRecords walks them among the records and checks each, so a
+// query reads at most the tail besides its index's range, and the tail
+// is kept short: the committer folds it once it holds auditFoldEvery
+// records, Open folds what a crash left, and Close folds the rest, so a
+// file closed cleanly has every record indexed, as releases before the
+// fold expect.
+
+// keyAuditFolded is the key of the watermark in audit_folded.
+var keyAuditFolded = []byte("through")
+
+// auditFoldEvery is how many records a workspace's tail holds before the
+// committer folds it. A query that names an index reads the tail besides
+// its range, and each record costs a read and a decode (a microsecond or
+// two), so the bound keeps that under a millisecond; a fold of that many
+// records writes their entries in one commit, most of them on leaves
+// they share. (A variable for the tests.)
+var auditFoldEvery = 256
+
+// auditFoldBatch is the most records one fold transaction indexes: a
+// tail that grew while Open or Close was not running (a file written by a
+// release whose records were indexed one by one has none) is folded in
+// several. (A variable for the tests.)
+var auditFoldBatch = 10_000
+
+// auditFoldedThrough returns the workspace's watermark, nil when no
+// record has been folded.
+func auditFoldedThrough(sp *space) []byte {
+	v := sp.bucket(bucketAuditFolded).Get(keyAuditFolded)
+	if len(v) == 0 {
+		return nil
+	}
+	return v
+}
+
+// markAuditFolded sets the watermark of a workspace from a file without
+// audit_folded to its last record: the releases that wrote it indexed
+// every record with the record.
+func markAuditFolded(sp *space) error {
+	last, _ := sp.bucket(bucketAudit).Cursor().Last()
+	if last == nil {
+		return nil
+	}
+	return sp.bucket(bucketAuditFolded).Put(keyAuditFolded, bytes.Clone(last))
+}
+
+// noteUnfolded counts a new record of the workspace left to the fold in
+// the transaction's tally, which the committer adds to the store's once
+// the transaction commits.
+func (t *tx) noteUnfolded(slug string) {
+	if t.unfolded != nil {
+		t.unfolded[slug]++
+	}
+}
+
+// foldAuditTail writes into audit_index the entries of up to
+// auditFoldBatch records of the workspace above its watermark, moves the
+// watermark past them, and reports whether records remain above it.
+func foldAuditTail(ws *bbolt.Bucket) (more bool, err error) {
+	sp := &space{b: ws}
+	records, index := sp.bucket(bucketAudit), sp.bucket(bucketAuditIndex)
+	c := records.Cursor()
+	k, v := c.First()
+	if folded := auditFoldedThrough(sp); folded != nil {
+		if k, v = c.Seek(folded); bytes.Equal(k, folded) {
+			k, v = c.Next()
+		}
+	}
+	var last []byte
+	for n := 0; k != nil && n < auditFoldBatch; n++ {
+		r, err := decodeAudit(k, v)
+		if err != nil {
+			return false, err
+		}
+		for _, ix := range auditIndexes {
+			if err := index.Put(auditEntry(ix, &r), nil); err != nil {
+				return false, err
+			}
+		}
+		last = k
+		k, v = c.Next()
+	}
+	if last == nil {
+		return false, nil
+	}
+	// bbolt's keys are valid only for the transaction; Put copies
+	// nothing until commit, so the watermark gets a copy of its own.
+	return k != nil, sp.bucket(bucketAuditFolded).Put(keyAuditFolded, bytes.Clone(last))
+}
+
+// foldAudit folds the whole tail of the workspace slug, one transaction
+// per auditFoldBatch records. A workspace deleted meanwhile has nothing
+// to fold.
+func foldAudit(db *bbolt.DB, slug []byte) error {
+	for more := true; more; {
+		err := db.Update(func(btx *bbolt.Tx) error {
+			ws := btx.Bucket(bucketSpaces).Bucket(slug)
+			if ws == nil {
+				more = false
+				return nil
+			}
+			var err error
+			more, err = foldAuditTail(ws)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("workspace %q: fold the audit trail: %w", slug, err)
+		}
+	}
+	return nil
+}
+
+// foldEveryAudit folds the tail of every workspace: Open does, for what
+// a crash left, and Close, so that a file closed cleanly has every record
+// indexed.
+func foldEveryAudit(db *bbolt.DB) error {
+	var slugs [][]byte // the workspaces with a tail
+	err := db.View(func(btx *bbolt.Tx) error {
+		spaces := btx.Bucket(bucketSpaces)
+		return spaces.ForEachBucket(func(slug []byte) error {
+			sp := &space{b: spaces.Bucket(slug)}
+			last, _ := sp.bucket(bucketAudit).Cursor().Last()
+			if last != nil && bytes.Compare(last, auditFoldedThrough(sp)) > 0 {
+				slugs = append(slugs, bytes.Clone(slug))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, slug := range slugs {
+		if err := foldAudit(db, slug); err != nil {
+			return err
+		}
+	}
+	return nil
 }

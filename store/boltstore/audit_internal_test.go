@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +93,9 @@ func TestAuditRecordFormat(t *testing.T) {
 var auditIndexNames = [...]string{byActor: "actor", byTarget: "target", byAction: "action", byOutcome: "outcome"}
 
 // auditIndexDump returns the ids of the workspace's records, each
-// written "audit: record id", then the entries of audit_index, each
+// written "audit: record id", then the fold's watermark, "folded
+// through: record id", when the workspace has one, then the entries of
+// audit_index, each
 // written "actor: kind/id/record id" (and target), or "action:
 // value/record id" (and outcome), in key order, then the names of the
 // workspace's buckets of legacyAuditBuckets, which Open deletes.
@@ -106,6 +109,9 @@ func auditIndexDump(t *testing.T, s *Store, slug string) []string {
 			return nil
 		}); err != nil {
 			return err
+		}
+		if folded := ws.Bucket(nestedNames[bucketAuditFolded]).Get(keyAuditFolded); folded != nil {
+			out = append(out, "folded through: "+string(folded))
 		}
 		err := ws.Bucket(nestedNames[bucketAuditIndex]).ForEach(func(k, _ []byte) error {
 			if len(k) == 0 || k[0] < byte(byActor) || k[0] > byte(byOutcome) {
@@ -142,7 +148,7 @@ func auditIndexDump(t *testing.T, s *Store, slug string) []string {
 	return out
 }
 
-// TestAuditIndexEntries checks the entries PutAuditRecord,
+// TestAuditIndexEntries checks the entries PutAuditRecord, the fold,
 // DeleteAuditRecords and DeleteWorkspace leave in the indexes, byte for
 // byte: AuditRecords checks every field of the records it reads, so an
 // entry left behind would only cost time, which the conformance suite
@@ -165,6 +171,12 @@ func TestAuditIndexEntries(t *testing.T) {
 			t.Errorf("%s: the trail's buckets (-want +got):\n%s", step, diff)
 		}
 	}
+	fold := func() {
+		t.Helper()
+		if err := foldAudit(s.db, []byte("acme")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rec := func(id, actorKind, actorID, action, targetKind, targetID, outcome string) store.AuditRecord {
 		return store.AuditRecord{
 			ID: id, ActorKind: actorKind, ActorID: actorID, Action: action,
@@ -178,10 +190,14 @@ func TestAuditIndexEntries(t *testing.T) {
 		return errors.Join(tx.PutWorkspace(store.Workspace{Slug: "acme"}),
 			tx.PutAuditRecord("acme", a1), tx.PutAuditRecord("acme", a2), tx.PutAuditRecord("acme", a3))
 	})
+	check("three records, not folded yet", []string{"audit: a1", "audit: a2", "audit: a3"})
+
+	fold()
 	// Keys order by their index, then by the length of their first
 	// string, then its bytes.
-	check("three records", []string{
+	check("three records folded", []string{
 		"audit: a1", "audit: a2", "audit: a3",
+		"folded through: a3",
 		"actor: user/1/a1", "actor: system//a3", "actor: api_key/k/a2",
 		"target: user//a3", "target: user/1/a1", "target: user/12/a2",
 		"action: user.created/a2", "action: sign_in.failed/a3", "action: sign_in.succeeded/a1",
@@ -190,34 +206,312 @@ func TestAuditIndexEntries(t *testing.T) {
 
 	moved := rec("a1", "user", "1", "sign_in.failed", "user", "12", "failure")
 	moved.ActorDisplay = "alice"
-	update(func(tx store.Tx) error { return tx.PutAuditRecord("acme", moved) })
-	check("a1 replaced: another target, action and outcome", []string{
-		"audit: a1", "audit: a2", "audit: a3",
+	a4 := rec("a4", "user", "2", "user.updated", "user", "2", "success")
+	a4moved := rec("a4", "user", "2", "user.updated", "user", "3", "success")
+	update(func(tx store.Tx) error {
+		return errors.Join(tx.PutAuditRecord("acme", moved), tx.PutAuditRecord("acme", a4), tx.PutAuditRecord("acme", a4moved))
+	})
+	check("a1 replaced at once (another target, action and outcome), a4 written twice and left to the fold", []string{
+		"audit: a1", "audit: a2", "audit: a3", "audit: a4",
+		"folded through: a3",
 		"actor: user/1/a1", "actor: system//a3", "actor: api_key/k/a2",
 		"target: user//a3", "target: user/12/a1", "target: user/12/a2",
 		"action: user.created/a2", "action: sign_in.failed/a1", "action: sign_in.failed/a3",
 		"outcome: failure/a1", "outcome: failure/a3", "outcome: success/a2",
 	})
 
+	// A record with an id at or below the watermark (one from the past)
+	// is indexed with the record: the fold never goes back.
+	a0 := rec("a0", "user", "9", "user.deleted", "user", "9", "success")
+	update(func(tx store.Tx) error { return tx.PutAuditRecord("acme", a0) })
+	fold()
+	check("a0 below the watermark, a4 folded", []string{
+		"audit: a0", "audit: a1", "audit: a2", "audit: a3", "audit: a4",
+		"folded through: a4",
+		"actor: user/1/a1", "actor: user/2/a4", "actor: user/9/a0", "actor: system//a3", "actor: api_key/k/a2",
+		"target: user//a3", "target: user/3/a4", "target: user/9/a0", "target: user/12/a1", "target: user/12/a2",
+		"action: user.created/a2", "action: user.deleted/a0", "action: user.updated/a4",
+		"action: sign_in.failed/a1", "action: sign_in.failed/a3",
+		"outcome: failure/a1", "outcome: failure/a3", "outcome: success/a0", "outcome: success/a2", "outcome: success/a4",
+	})
+
 	update(func(tx store.Tx) error {
 		n, err := tx.DeleteAuditRecords("acme", "a3", 10)
-		if err == nil && n != 2 {
-			t.Errorf("DeleteAuditRecords(a3) = %d, want 2", n)
+		if err == nil && n != 3 {
+			t.Errorf("DeleteAuditRecords(a3) = %d, want 3", n)
 		}
 		return err
 	})
-	check("a1 and a2 removed", []string{
-		"audit: a3",
-		"actor: system//a3",
-		"target: user//a3",
-		"action: sign_in.failed/a3",
-		"outcome: failure/a3",
+	check("a0, a1 and a2 removed", []string{
+		"audit: a3", "audit: a4",
+		"folded through: a4",
+		"actor: user/2/a4", "actor: system//a3",
+		"target: user//a3", "target: user/3/a4",
+		"action: user.updated/a4", "action: sign_in.failed/a3",
+		"outcome: failure/a3", "outcome: success/a4",
 	})
 
 	update(func(tx store.Tx) error {
 		return errors.Join(tx.DeleteWorkspace("acme"), tx.PutWorkspace(store.Workspace{Slug: "acme"}))
 	})
 	check("the workspace deleted and created again", nil)
+}
+
+// TestAuditTail checks AuditRecords over records some of which are
+// folded (found through audit_index) and some not (found among the
+// records): every query's records come once, in order, within its
+// bounds, whichever side of the watermark they lie on.
+func TestAuditTail(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := func(id, actorID, action, targetID, outcome string) store.AuditRecord {
+		return store.AuditRecord{ID: id, ActorKind: "user", ActorID: actorID, Action: action, TargetKind: "user", TargetID: targetID, Outcome: outcome}
+	}
+	put := func(recs ...store.AuditRecord) {
+		t.Helper()
+		err := s.Update(t.Context(), func(tx store.Tx) error {
+			for _, r := range recs {
+				if err := tx.PutAuditRecord("acme", r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Update(t.Context(), func(tx store.Tx) error { return tx.PutWorkspace(store.Workspace{Slug: "acme"}) }); err != nil {
+		t.Fatal(err)
+	}
+	// b1-b4 folded, b5-b8 the tail.
+	put(rec("b1", "1", "sign_in.failed", "7", "failure"), rec("b2", "2", "user.updated", "7", "success"),
+		rec("b3", "1", "sign_in.succeeded", "8", "success"), rec("b4", "1", "sign_in.failed", "7", "failure"))
+	if err := foldAudit(s.db, []byte("acme")); err != nil {
+		t.Fatal(err)
+	}
+	put(rec("b5", "2", "sign_in.failed", "7", "failure"), rec("b6", "1", "user.updated", "8", "success"),
+		rec("b7", "1", "sign_in.failed", "7", "failure"), rec("b8", "3", "user.deleted", "9", "success"))
+	if diff := cmp.Diff([]string{"b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "folded through: b4"}, auditDumpHead(t, s, "acme")); diff != "" {
+		t.Fatalf("the records and the watermark (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct {
+		q    store.AuditQuery
+		want string
+	}{
+		{store.AuditQuery{Limit: 100}, "b8 b7 b6 b5 b4 b3 b2 b1"},
+		{store.AuditQuery{Ascending: true, Limit: 100}, "b1 b2 b3 b4 b5 b6 b7 b8"},
+		{store.AuditQuery{TargetKind: "user", TargetID: "7", Limit: 100}, "b7 b5 b4 b2 b1"},
+		{store.AuditQuery{TargetKind: "user", TargetID: "7", Ascending: true, Limit: 100}, "b1 b2 b4 b5 b7"},
+		{store.AuditQuery{TargetKind: "user", TargetID: "7", Limit: 3}, "b7 b5 b4"},
+		{store.AuditQuery{TargetKind: "user", TargetID: "7", Ascending: true, Limit: 3}, "b1 b2 b4"},
+		{store.AuditQuery{ActorKind: "user", ActorID: "1", Limit: 100}, "b7 b6 b4 b3 b1"},
+		{store.AuditQuery{Actions: []string{"sign_in.failed", "user.deleted"}, Limit: 100}, "b8 b7 b5 b4 b1"},
+		{store.AuditQuery{Actions: []string{"user.updated"}, Ascending: true, Limit: 100}, "b2 b6"},
+		{store.AuditQuery{Outcome: "success", Limit: 100}, "b8 b6 b3 b2"},
+		// Bounds on either side of the watermark, and across it.
+		{store.AuditQuery{Outcome: "failure", Before: "b7", Limit: 100}, "b5 b4 b1"},
+		{store.AuditQuery{Outcome: "failure", Before: "b4", Limit: 100}, "b1"},
+		{store.AuditQuery{Outcome: "failure", Before: "b5", After: "b1", Limit: 100}, "b4"},
+		{store.AuditQuery{Outcome: "failure", After: "b4", Ascending: true, Limit: 100}, "b5 b7"},
+		{store.AuditQuery{Outcome: "failure", After: "b3", Ascending: true, Limit: 100}, "b4 b5 b7"},
+		{store.AuditQuery{Outcome: "failure", After: "b5", Limit: 100}, "b7"},
+		{store.AuditQuery{Outcome: "failure", After: "b5", Before: "b7", Limit: 100}, ""},
+		{store.AuditQuery{TargetKind: "user", TargetID: "8", After: "b2", Before: "b8", Ascending: true, Limit: 100}, "b3 b6"},
+		{store.AuditQuery{ActorKind: "user", ActorID: "1", Outcome: "failure", Before: "b8", Limit: 2}, "b7 b4"},
+	} {
+		var got []string
+		err := s.View(t.Context(), func(tx store.Tx) error {
+			recs, err := tx.AuditRecords("acme", tt.q)
+			for _, r := range recs {
+				got = append(got, r.ID)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("AuditRecords(%+v) = %q, want %q", tt.q, g, tt.want)
+		}
+	}
+}
+
+// auditDumpHead returns the lines of auditIndexDump up to the watermark:
+// the records' ids and the watermark.
+func auditDumpHead(t *testing.T, s *Store, slug string) []string {
+	t.Helper()
+	var out []string
+	for _, line := range auditIndexDump(t, s, slug) {
+		if id, ok := strings.CutPrefix(line, "audit: "); ok {
+			out = append(out, id)
+			continue
+		}
+		if strings.HasPrefix(line, "folded through: ") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// TestAuditFoldWhen checks when a workspace's tail is folded: by the
+// committer once auditFoldEvery records of it have committed (records of
+// a transaction rolled back count for nothing), by Close, and by Open for
+// records a crash left unfolded.
+func TestAuditFoldWhen(t *testing.T) {
+	defer func(n int) { auditFoldEvery = n }(auditFoldEvery)
+	auditFoldEvery = 3
+	path := filepath.Join(t.TempDir(), "db")
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := func(id string) store.AuditRecord {
+		return store.AuditRecord{ID: id, ActorKind: "system", Action: "user.updated", TargetKind: "user", TargetID: "1", Outcome: "success"}
+	}
+	errRefused := errors.New("refused")
+	put := func(slug string, ids ...string) error {
+		return s.Update(t.Context(), func(tx store.Tx) error {
+			for _, id := range ids {
+				if err := tx.PutAuditRecord(slug, rec(id)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	check := func(step string, s *Store, slug string, want []string) {
+		t.Helper()
+		if diff := cmp.Diff(want, auditDumpHead(t, s, slug)); diff != "" {
+			t.Errorf("%s: %s (-want +got):\n%s", step, slug, diff)
+		}
+	}
+	err = s.Update(t.Context(), func(tx store.Tx) error {
+		return errors.Join(tx.PutWorkspace(store.Workspace{Slug: "acme"}), tx.PutWorkspace(store.Workspace{Slug: "beta"}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Update(t.Context(), func(tx store.Tx) error {
+		if err := tx.PutAuditRecord("acme", rec("c0")); err != nil {
+			return err
+		}
+		return errRefused
+	})
+	if !errors.Is(err, errRefused) {
+		t.Fatalf("the refused Update: %v", err)
+	}
+	if err := errors.Join(put("acme", "c1"), put("acme", "c2"), put("beta", "d1", "d2")); err != nil {
+		t.Fatal(err)
+	}
+	check("two records each, one rolled back", s, "acme", []string{"c1", "c2"})
+	check("two records each, one rolled back", s, "beta", []string{"d1", "d2"})
+	// The fold runs after the commit that reached the count, before that
+	// Update returns.
+	if err := put("acme", "c3"); err != nil {
+		t.Fatal(err)
+	}
+	check("the third record of acme", s, "acme", []string{"c1", "c2", "c3", "folded through: c3"})
+	check("the third record of acme", s, "beta", []string{"d1", "d2"})
+	if err := errors.Join(put("acme", "c4"), put("beta", "d3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A record written without its entries, as a crash would leave it
+	// after the commit and before the fold.
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closed []string
+	err = db.Update(func(btx *bbolt.Tx) error {
+		sp := &space{b: btx.Bucket(bucketSpaces).Bucket([]byte("acme"))}
+		closed = append(closed, "folded through: "+string(auditFoldedThrough(sp)))
+		closed = append(closed, "folded through: "+string(auditFoldedThrough(&space{b: btx.Bucket(bucketSpaces).Bucket([]byte("beta"))})))
+		return putRecord(sp.bucket(bucketAudit), []byte("c5"), rec("c5"), encodeAudit)
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"folded through: c4", "folded through: d3"}, closed); diff != "" {
+		t.Errorf("the watermarks after Close (-want +got):\n%s", diff)
+	}
+	s, err = Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	check("opened after a crash", s, "acme", []string{"c1", "c2", "c3", "c4", "c5", "folded through: c5"})
+	var found []string
+	err = s.View(t.Context(), func(tx store.Tx) error {
+		// Through the index alone: the watermark is the last record.
+		recs, err := tx.AuditRecords("acme", store.AuditQuery{Actions: []string{"user.updated"}, Limit: 10})
+		for _, r := range recs {
+			found = append(found, r.ID)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c5", "c4", "c3", "c2", "c1"}, found); diff != "" {
+		t.Errorf("AuditRecords by action after Open (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditFoldBatches: a tail longer than auditFoldBatch is folded in
+// several transactions, each resuming after the last record the one
+// before it folded.
+func TestAuditFoldBatches(t *testing.T) {
+	defer func(n int) { auditFoldBatch = n }(auditFoldBatch)
+	auditFoldBatch = 2
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	err = s.Update(t.Context(), func(tx store.Tx) error {
+		errs := []error{tx.PutWorkspace(store.Workspace{Slug: "acme"})}
+		for _, id := range []string{"e1", "e2", "e3", "e4", "e5"} {
+			errs = append(errs, tx.PutAuditRecord("acme", store.AuditRecord{ID: id, ActorKind: "system", Action: "user.updated", TargetKind: "user", TargetID: id, Outcome: "success"}))
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for more := true; more && len(steps) < 5; {
+		err := s.db.Update(func(btx *bbolt.Tx) error {
+			ws := btx.Bucket(bucketSpaces).Bucket([]byte("acme"))
+			var err error
+			more, err = foldAuditTail(ws)
+			steps = append(steps, fmt.Sprintf("%s more=%t", auditFoldedThrough(&space{b: ws}), more))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{"e2 more=true", "e4 more=true", "e5 more=false"}, steps); diff != "" {
+		t.Errorf("the fold's transactions (-want +got):\n%s", diff)
+	}
+	want := []string{
+		"audit: e1", "audit: e2", "audit: e3", "audit: e4", "audit: e5",
+		"folded through: e5",
+		"actor: system//e1", "actor: system//e2", "actor: system//e3", "actor: system//e4", "actor: system//e5",
+		"target: user/e1/e1", "target: user/e2/e2", "target: user/e3/e3", "target: user/e4/e4", "target: user/e5/e5",
+		"action: user.updated/e1", "action: user.updated/e2", "action: user.updated/e3", "action: user.updated/e4", "action: user.updated/e5",
+		"outcome: success/e1", "outcome: success/e2", "outcome: success/e3", "outcome: success/e4", "outcome: success/e5",
+	}
+	if diff := cmp.Diff(want, auditIndexDump(t, s, "acme")); diff != "" {
+		t.Errorf("the trail's buckets (-want +got):\n%s", diff)
+	}
 }
 
 // TestPrefixEnd checks the first key past a prefix's range.

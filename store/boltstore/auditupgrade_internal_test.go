@@ -56,6 +56,7 @@ var fourIndexesRecords = map[string]store.AuditRecord{
 // fourIndexesUpgraded is auditIndexDump of fourIndexesFile upgraded.
 var fourIndexesUpgraded = []string{
 	"audit: " + fourID1, "audit: " + fourID2, "audit: " + fourID3, "audit: " + fourID4, "audit: " + fourID5,
+	"folded through: " + fourID5,
 	"actor: user/1/" + fourID3,
 	"actor: system//" + fourID2, "actor: system//" + fourID5,
 	"actor: api_key/k_deploy/" + fourID1, "actor: api_key/k_deploy/" + fourID4,
@@ -188,6 +189,7 @@ func TestFourAuditIndexesFile(t *testing.T) {
 	}
 	after := []string{
 		"audit: " + fourID2, "audit: " + fourID3, "audit: " + fourID4, "audit: " + fourID5,
+		"folded through: " + fourID5,
 		"actor: user/1/" + fourID3,
 		"actor: system//" + fourID2, "actor: system//" + fourID5,
 		"actor: api_key/k_deploy/" + fourID4,
@@ -204,7 +206,7 @@ func TestFourAuditIndexesFile(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"audit", "audit_index"}, auditBucketNames(t, path, "acme")); diff != "" {
+	if diff := cmp.Diff([]string{"audit", "audit_folded", "audit_index"}, auditBucketNames(t, path, "acme")); diff != "" {
 		t.Errorf("the buckets of the upgraded file (-want +got):\n%s", diff)
 	}
 	s = open()
@@ -257,6 +259,7 @@ func TestFourAuditIndexesFile(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	check(s, "written to by an older release", []string{
 		"audit: " + fourID3, "audit: " + fourID4, "audit: " + fourID5, "audit: " + sixth.ID,
+		"folded through: " + sixth.ID,
 		"actor: user/1/" + fourID3, "actor: user/2/" + sixth.ID,
 		"actor: system//" + fourID5,
 		"actor: api_key/k_deploy/" + fourID4,

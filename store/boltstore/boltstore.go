@@ -92,6 +92,8 @@
 //	                         id; or uvarint length + action, or outcome)
 //	                         + record id -> empty: the trail's four
 //	                         indexes in one bucket (see audit.go)
+//	  audit_folded           "through" -> the id of the last record
+//	                         whose entries are in audit_index
 //	  meta                   "user_count", "role_count", "group_count"
 //	                         -> uint64 number of users, roles, groups
 //	  seq                    one nested bucket per sequence; its bbolt
@@ -182,10 +184,15 @@
 // with the record's id, so that a page of records filtered by any one of
 // them is a walk of one range in id order (one per action for several,
 // merged), whatever the size of the trail (see audit.go). The four
-// indexes share audit_index, so that a record dirties the pages of two
-// B+trees, not five. A file written before the trail gets its two
-// buckets, empty, from Open; a file written when each index had a
-// bucket of its own gets audit_index filled from them, and them deleted.
+// indexes share audit_index, and a record's entries are written by a
+// fold of many records at once (the committer's, every 256 records of a
+// workspace, and Open's and Close's), not by the commit that writes the
+// record: a query reads the records past the fold's watermark besides
+// its index's range. A file written before the trail gets its buckets,
+// empty, from Open; a file written when each index had a bucket of its
+// own gets audit_index filled from them, and them deleted; a file written
+// before the fold has every record indexed, and gets its watermark set to
+// the last.
 //
 // A lookup by attribute value (UsersByAttribute) reads its total from
 // attr_value_counts and its page from a prefix scan of attr_values:
@@ -327,6 +334,10 @@ type Store struct {
 	closeErr  error
 
 	stats commitStats
+
+	// unfolded counts, per workspace, the audit records committed since
+	// its last fold (see foldAudit). Only the committer uses it.
+	unfolded map[string]int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -364,12 +375,17 @@ func Open(path string, opts *Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("boltstore: open %s: create buckets: %w", path, err)
 	}
+	if err := foldEveryAudit(db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
 	s := &Store{
 		db:            db,
 		maxGroupSize:  o.MaxGroupSize,
 		requests:      make(chan *updateCall),
 		closing:       make(chan struct{}),
 		committerDone: make(chan struct{}),
+		unfolded:      make(map[string]int),
 	}
 	s.startCommitter(nil)
 	return s, nil
@@ -435,8 +451,11 @@ func (s *Store) Close() error {
 		first = true
 		close(s.closing)
 		<-s.committerDone
+		// A file closed cleanly has every audit record indexed, as
+		// releases before the fold expect (see foldAudit).
+		foldErr := foldEveryAudit(s.db)
 		// bbolt's Close waits for open read transactions.
-		s.closeErr = s.db.Close()
+		s.closeErr = errors.Join(foldErr, s.db.Close())
 	})
 	if !first {
 		return store.ErrClosed

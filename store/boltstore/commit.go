@@ -100,6 +100,24 @@ func (c *committer) loop(carried []*updateCall) {
 	}
 }
 
+// foldDue folds the audit trail of every workspace whose tail has reached
+// auditFoldEvery records (see foldAudit). runTx calls it after the commit
+// that took a tail there and before the group's calls are answered, so
+// the writes that leave records to the fold pay for it, one in
+// auditFoldEvery, rather than whichever call comes next. A fold that
+// fails leaves the count, to be tried again after the next commit; the
+// tail stays readable as it is, and the calls' own writes committed.
+func (c *committer) foldDue() {
+	for slug, n := range c.s.unfolded {
+		if n < auditFoldEvery {
+			continue
+		}
+		if foldAudit(c.s.db, []byte(slug)) == nil {
+			delete(c.s.unfolded, slug)
+		}
+	}
+}
+
 // next waits for a call. It reports false once the store is closing, and
 // checks for that first so that a steady stream of calls cannot delay Close.
 func (c *committer) next() (*updateCall, bool) {
@@ -196,20 +214,25 @@ func (c *committer) runTx(calls []*updateCall) (failed int, res updateResult) {
 	}
 	// After a commit Rollback only reports that the tx is closed.
 	defer func() { _ = btx.Rollback() }()
+	unfolded := make(map[string]int)
 	for i, call := range calls {
-		if res := c.runFn(call, btx); res.err != nil || res.panicked {
+		if res := c.runFn(call, btx, unfolded); res.err != nil || res.panicked {
 			return i, res
 		}
 	}
 	if err := btx.Commit(); err != nil {
 		return -1, updateResult{err: fmt.Errorf("boltstore: commit: %w", err)}
 	}
+	for slug, n := range unfolded {
+		c.s.unfolded[slug] += n
+	}
+	c.foldDue()
 	return -1, updateResult{}
 }
 
 // runFn runs one call's fn, turning a panic into a result. It leaves
 // c.running set if fn calls runtime.Goexit, for handOver to find.
-func (c *committer) runFn(call *updateCall, btx *bbolt.Tx) (res updateResult) {
+func (c *committer) runFn(call *updateCall, btx *bbolt.Tx, unfolded map[string]int) (res updateResult) {
 	c.running = call
 	returned := false
 	defer func() {
@@ -223,7 +246,7 @@ func (c *committer) runFn(call *updateCall, btx *bbolt.Tx) (res updateResult) {
 		// recover() == nil without a return: runtime.Goexit. Let it go on.
 	}()
 	// A fresh Tx for every call of fn, even in the same bbolt transaction.
-	err := store.RunUpdate(&tx{btx: btx}, call.fn)
+	err := store.RunUpdate(&tx{btx: btx, unfolded: unfolded}, call.fn)
 	returned = true
 	c.running = nil
 	return updateResult{err: err}

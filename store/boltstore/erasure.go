@@ -134,6 +134,8 @@ func buildIndexes(sp *space, missing []nested, now time.Time) error {
 			err = buildAccessIndex(sp, n)
 		case bucketAuditIndex:
 			err = buildAuditIndex(sp)
+		case bucketAuditFolded:
+			err = markAuditFolded(sp)
 		case bucketWebhookEvents:
 			err = sp.bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
 				w, err := decodeWebhook(k, v)

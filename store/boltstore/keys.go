@@ -77,6 +77,7 @@ const (
 	bucketAssets
 	bucketAudit
 	bucketAuditIndex
+	bucketAuditFolded
 	numNested // the number of nested buckets
 )
 
@@ -153,6 +154,11 @@ var nestedNames = [numNested][]byte{
 	// built from them, after audit.
 	bucketAudit:      []byte("audit"),
 	bucketAuditIndex: []byte("audit_index"),
+	// How far the records have their entries in audit_index (see
+	// foldAudit). A file without it has every record indexed (releases
+	// before it wrote a record's entries with the record), so Open sets
+	// it to the last record.
+	bucketAuditFolded: []byte("audit_folded"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

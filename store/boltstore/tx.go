@@ -19,6 +19,10 @@ type tx struct {
 	// last is the workspace last used, named lastSlug.
 	last     *space
 	lastSlug string
+	// unfolded counts, per workspace, the audit records written and left
+	// to the fold (see foldAudit); nil in a View. The committer adds it to
+	// the store's count once the transaction commits.
+	unfolded map[string]int
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -29,6 +29,8 @@ type consoleBench struct {
 	cookie *http.Cookie
 	// slug is the workspace of the users.
 	slug string
+	// path is the bbolt file.
+	path string
 }
 
 // newConsoleBench opens path (a new file is filled with n users like the
@@ -82,7 +84,7 @@ func newConsoleBench(b *testing.B, path string, n int) *consoleBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &consoleBench{h: h, cookie: &http.Cookie{Name: "identity_console", Value: s.Secret}, slug: "bench"}
+	return &consoleBench{h: h, cookie: &http.Cookie{Name: "identity_console", Value: s.Secret}, slug: "bench", path: path}
 }
 
 // fillBench imports n users shaped like the root benchmarks' (usernames
@@ -138,6 +140,43 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// serveCold measures GETs of the console's path with the file dropped
+// from memory before each (see evictFile), the timer stopped meanwhile:
+// every page of the file the request reads comes from the disk. It
+// reports the process's CPU time and its major page faults (reads of the
+// file from the disk, each of one page or more with the kernel's
+// read-ahead) per request.
+func (cb *consoleBench) serveCold(b *testing.B, path string) {
+	if !coldSupported {
+		b.Skip("cold reads need Linux")
+	}
+	var cpu time.Duration
+	var faults int64
+	for b.Loop() {
+		b.StopTimer()
+		if _, err := evictFile(cb.path); err != nil {
+			b.Fatal(err)
+		}
+		cpu0 := cpuTime(b)
+		f0, err := pageFaults()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		cb.serve(b, path)
+		b.StopTimer()
+		f1, err := pageFaults()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime(b) - cpu0
+		faults += f1 - f0
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(faults)/float64(b.N), "major-faults/op")
+}
+
 // serve answers one GET of the console's path and checks its status.
 func (cb *consoleBench) serve(b *testing.B, path string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, "/console/"+path, nil)
@@ -153,8 +192,9 @@ func (cb *consoleBench) serve(b *testing.B, path string) *httptest.ResponseRecor
 // BenchmarkUsersPages measures the server time of the users pages (the
 // handler's ServeHTTP, with the session check, the library's reads and
 // the template, without the network) over a bbolt file of 100,000 users,
-// warm, and over -console.bench.db when given; cpu-ns/op is the process's
-// CPU time per request:
+// warm and cold (each page also as NAME/cold, the file dropped from
+// memory before each request), and over -console.bench.db when given;
+// cpu-ns/op is the process's CPU time per request:
 //
 //	go test -run '^$' -bench UsersPages -benchtime 2s ./console/
 //	go test -run '^$' -bench UsersPages -benchtime 2s ./console/ -args -console.bench.db /var/tmp/copy/users-v3-10000000.db
@@ -199,6 +239,7 @@ func BenchmarkUsersPages(b *testing.B) {
 					}
 					b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 				})
+				b.Run(p.name+"/cold", func(b *testing.B) { cb.serveCold(b, p.path) })
 			}
 		})
 	}

@@ -208,14 +208,17 @@ func TestAuditIndexEntries(t *testing.T) {
 	moved.ActorDisplay = "alice"
 	a4 := rec("a4", "user", "2", "user.updated", "user", "2", "success")
 	a4moved := rec("a4", "user", "2", "user.updated", "user", "3", "success")
+	// a3 is the watermark itself: indexed, so replaced at once too.
+	a3moved := rec("a3", "system", "", "sign_in.failed", "user", "5", "failure")
 	update(func(tx store.Tx) error {
-		return errors.Join(tx.PutAuditRecord("acme", moved), tx.PutAuditRecord("acme", a4), tx.PutAuditRecord("acme", a4moved))
+		return errors.Join(tx.PutAuditRecord("acme", moved), tx.PutAuditRecord("acme", a3moved),
+			tx.PutAuditRecord("acme", a4), tx.PutAuditRecord("acme", a4moved))
 	})
-	check("a1 replaced at once (another target, action and outcome), a4 written twice and left to the fold", []string{
+	check("a1 and a3 replaced at once (another target, action and outcome), a4 written twice and left to the fold", []string{
 		"audit: a1", "audit: a2", "audit: a3", "audit: a4",
 		"folded through: a3",
 		"actor: user/1/a1", "actor: system//a3", "actor: api_key/k/a2",
-		"target: user//a3", "target: user/12/a1", "target: user/12/a2",
+		"target: user/5/a3", "target: user/12/a1", "target: user/12/a2",
 		"action: user.created/a2", "action: sign_in.failed/a1", "action: sign_in.failed/a3",
 		"outcome: failure/a1", "outcome: failure/a3", "outcome: success/a2",
 	})
@@ -229,7 +232,7 @@ func TestAuditIndexEntries(t *testing.T) {
 		"audit: a0", "audit: a1", "audit: a2", "audit: a3", "audit: a4",
 		"folded through: a4",
 		"actor: user/1/a1", "actor: user/2/a4", "actor: user/9/a0", "actor: system//a3", "actor: api_key/k/a2",
-		"target: user//a3", "target: user/3/a4", "target: user/9/a0", "target: user/12/a1", "target: user/12/a2",
+		"target: user/3/a4", "target: user/5/a3", "target: user/9/a0", "target: user/12/a1", "target: user/12/a2",
 		"action: user.created/a2", "action: user.deleted/a0", "action: user.updated/a4",
 		"action: sign_in.failed/a1", "action: sign_in.failed/a3",
 		"outcome: failure/a1", "outcome: failure/a3", "outcome: success/a0", "outcome: success/a2", "outcome: success/a4",
@@ -246,7 +249,7 @@ func TestAuditIndexEntries(t *testing.T) {
 		"audit: a3", "audit: a4",
 		"folded through: a4",
 		"actor: user/2/a4", "actor: system//a3",
-		"target: user//a3", "target: user/3/a4",
+		"target: user/3/a4", "target: user/5/a3",
 		"action: user.updated/a4", "action: sign_in.failed/a3",
 		"outcome: failure/a3", "outcome: success/a4",
 	})
@@ -322,6 +325,74 @@ func TestAuditTail(t *testing.T) {
 		{store.AuditQuery{Outcome: "failure", After: "b5", Before: "b7", Limit: 100}, ""},
 		{store.AuditQuery{TargetKind: "user", TargetID: "8", After: "b2", Before: "b8", Ascending: true, Limit: 100}, "b3 b6"},
 		{store.AuditQuery{ActorKind: "user", ActorID: "1", Outcome: "failure", Before: "b8", Limit: 2}, "b7 b4"},
+	} {
+		var got []string
+		err := s.View(t.Context(), func(tx store.Tx) error {
+			recs, err := tx.AuditRecords("acme", tt.q)
+			for _, r := range recs {
+				got = append(got, r.ID)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("AuditRecords(%+v) = %q, want %q", tt.q, g, tt.want)
+		}
+	}
+}
+
+// TestAuditTailWithEntries: records above the watermark that have their
+// entries already, as a release from before the fold writes them, come
+// once, from the tail, whatever the query's bounds.
+func TestAuditTailWithEntries(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := func(id, outcome string) store.AuditRecord {
+		return store.AuditRecord{ID: id, ActorKind: "system", Action: "user.updated", TargetKind: "user", TargetID: "1", Outcome: outcome}
+	}
+	err = s.Update(t.Context(), func(tx store.Tx) error {
+		return errors.Join(tx.PutWorkspace(store.Workspace{Slug: "acme"}),
+			tx.PutAuditRecord("acme", rec("f1", "success")), tx.PutAuditRecord("acme", rec("f2", "failure")))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := foldAudit(s.db, []byte("acme")); err != nil {
+		t.Fatal(err)
+	}
+	// f3 and f4 written with their entries, the watermark left at f2.
+	err = s.db.Update(func(btx *bbolt.Tx) error {
+		sp := &space{b: btx.Bucket(bucketSpaces).Bucket([]byte("acme"))}
+		for _, r := range []store.AuditRecord{rec("f3", "success"), rec("f4", "success")} {
+			for _, ix := range auditIndexes {
+				if err := sp.bucket(bucketAuditIndex).Put(auditEntry(ix, &r), nil); err != nil {
+					return err
+				}
+			}
+			if err := putRecord(sp.bucket(bucketAudit), []byte(r.ID), r, encodeAudit); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		q    store.AuditQuery
+		want string
+	}{
+		{store.AuditQuery{Outcome: "success", Limit: 10}, "f4 f3 f1"},
+		{store.AuditQuery{Outcome: "success", Ascending: true, Limit: 10}, "f1 f3 f4"},
+		{store.AuditQuery{Outcome: "success", Before: "fz", Limit: 10}, "f4 f3 f1"},
+		{store.AuditQuery{Outcome: "success", Before: "f4", Ascending: true, Limit: 10}, "f1 f3"},
+		{store.AuditQuery{Outcome: "success", After: "f1", Limit: 10}, "f4 f3"},
+		{store.AuditQuery{TargetKind: "user", TargetID: "1", After: "f2", Ascending: true, Limit: 10}, "f3 f4"},
 	} {
 		var got []string
 		err := s.View(t.Context(), func(tx store.Tx) error {

@@ -411,6 +411,92 @@ func TestAuditTailWithEntries(t *testing.T) {
 	}
 }
 
+// TestAuditWalkBounds: a query reads no record outside its bounds and no
+// index entry above the watermark. Every record AuditRecords reads is
+// checked against the whole query, so a walk that started too early
+// would return the same page, only slower; here the records it must not
+// read are unreadable (bytes no release writes) and the entry it must not
+// read names a missing record, so reading either is an error.
+func TestAuditWalkBounds(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rec := func(id string) store.AuditRecord {
+		return store.AuditRecord{ID: id, ActorKind: "system", Action: "user.updated", TargetKind: "user", TargetID: "1", Outcome: "success"}
+	}
+	err = s.Update(t.Context(), func(tx store.Tx) error {
+		errs := []error{tx.PutWorkspace(store.Workspace{Slug: "acme"}), tx.PutWorkspace(store.Workspace{Slug: "beta"})}
+		for _, id := range []string{"g1", "g2", "g3", "g4", "g5", "g6"} {
+			errs = append(errs, tx.PutAuditRecord("acme", rec(id)))
+		}
+		for _, id := range []string{"h1", "h2", "h3"} {
+			errs = append(errs, tx.PutAuditRecord("beta", rec(id)))
+		}
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Folded through g3, as if g4-g6 had come after the fold; then g2
+	// and g5 made unreadable, and an entry above the watermark for a
+	// record that does not exist.
+	err = s.db.Update(func(btx *bbolt.Tx) error {
+		sp := &space{b: btx.Bucket(bucketSpaces).Bucket([]byte("acme"))}
+		for _, id := range []string{"g1", "g2", "g3"} {
+			r := rec(id)
+			for _, ix := range auditIndexes {
+				if err := sp.bucket(bucketAuditIndex).Put(auditEntry(ix, &r), nil); err != nil {
+					return err
+				}
+			}
+		}
+		ghost := rec("g4a")
+		beta := &space{b: btx.Bucket(bucketSpaces).Bucket([]byte("beta"))}
+		return errors.Join(sp.bucket(bucketAuditFolded).Put(keyAuditFolded, []byte("g3")),
+			beta.bucket(bucketAudit).Put([]byte("h2"), []byte{0xee}),
+			sp.bucket(bucketAudit).Put([]byte("g2"), []byte{0xee}),
+			sp.bucket(bucketAudit).Put([]byte("g5"), []byte{0xee}),
+			sp.bucket(bucketAuditIndex).Put(auditEntry(byOutcome, &ghost), nil))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		q    store.AuditQuery
+		want string
+	}{
+		{store.AuditQuery{Outcome: "success", After: "g5", Ascending: true, Limit: 10}, "g6"},
+		{store.AuditQuery{Outcome: "success", After: "g5", Limit: 10}, "g6"},
+		{store.AuditQuery{Outcome: "success", Before: "g2", Limit: 10}, "g1"},
+		{store.AuditQuery{Outcome: "success", Before: "g2", Ascending: true, Limit: 10}, "g1"},
+		{store.AuditQuery{Outcome: "success", After: "g2", Before: "g5", Ascending: true, Limit: 10}, "g3 g4"},
+		{store.AuditQuery{Outcome: "success", After: "g2", Before: "g5", Limit: 10}, "g4 g3"},
+		{store.AuditQuery{After: "g5", Limit: 10}, "g6"},
+		{store.AuditQuery{Before: "g2", Ascending: true, Limit: 10}, "g1"},
+		// beta has nothing folded: its records are all the tail.
+		{store.AuditQuery{Outcome: "success", After: "h2", Ascending: true, Limit: 10}, "h3"},
+		{store.AuditQuery{Outcome: "success", Before: "h2", Limit: 10}, "h1"},
+	} {
+		slug := "acme"
+		if strings.HasPrefix(tt.want, "h") {
+			slug = "beta"
+		}
+		var got []string
+		err := s.View(t.Context(), func(tx store.Tx) error {
+			recs, err := tx.AuditRecords(slug, tt.q)
+			for _, r := range recs {
+				got = append(got, r.ID)
+			}
+			return err
+		})
+		if g := strings.Join(got, " "); err != nil || g != tt.want {
+			t.Errorf("AuditRecords(%+v) = %q, %v; want %q", tt.q, g, err, tt.want)
+		}
+	}
+}
+
 // auditDumpHead returns the lines of auditIndexDump up to the watermark:
 // the records' ids and the watermark.
 func auditDumpHead(t *testing.T, s *Store, slug string) []string {

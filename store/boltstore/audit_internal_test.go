@@ -687,3 +687,46 @@ func TestPrefixEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkAuditFolded: a workspace of a file written before the fold gets
+// its last record as the watermark (every record there has its entries),
+// so that Open does not fold the whole trail again; one without records
+// gets none.
+func TestMarkAuditFolded(t *testing.T) {
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var got []string
+	err = db.Update(func(btx *bbolt.Tx) error {
+		for _, slug := range []string{"acme", "empty"} {
+			ws, err := btx.CreateBucketIfNotExists([]byte(slug))
+			if err != nil {
+				return err
+			}
+			if err := createSpaceBuckets(ws); err != nil {
+				return err
+			}
+			sp := &space{b: ws}
+			if slug == "acme" {
+				for _, id := range []string{"k1", "k3", "k2"} {
+					if err := sp.bucket(bucketAudit).Put([]byte(id), []byte{1}); err != nil {
+						return err
+					}
+				}
+			}
+			if err := markAuditFolded(sp); err != nil {
+				return err
+			}
+			got = append(got, fmt.Sprintf("%s: %q", slug, auditFoldedThrough(sp)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{`acme: "k3"`, `empty: ""`}, got); diff != "" {
+		t.Errorf("the watermarks (-want +got):\n%s", diff)
+	}
+}

@@ -47,7 +47,7 @@ func (w *Workspace) CountAuditRecords(ctx context.Context, filter *AuditFilter, 
 	q, err := auditQuery(filter, nil)
 	var p problems
 	if e, ok := errors.AsType[*Error](err); ok {
-		p = append(p, e.Fields...)
+		p.addFrom(e)
 	} else if err != nil {
 		return AuditCount{}, err
 	}

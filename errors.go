@@ -127,9 +127,15 @@ type Error struct {
 	Code Code
 	// Message is a human-readable sentence safe to show to the caller.
 	Message string
-	// Fields lists every validation problem (CodeInvalid) or every clashing
-	// entry (CodeConflict in a bulk import).
+	// Fields lists the validation problems (CodeInvalid) or the clashing
+	// entries (CodeConflict in a bulk import), at most MaxFieldErrors of
+	// them.
 	Fields []FieldError
+	// Omitted counts the validation problems found beyond the
+	// MaxFieldErrors in Fields: an input with more reports its first
+	// MaxFieldErrors and this count, so that an error's size does not
+	// grow with the input's.
+	Omitted int
 	// Scope is the scope that was missing, for CodeForbidden.
 	Scope Scope
 	// LockedUntil is when the lock ends, for CodeLocked.
@@ -200,6 +206,9 @@ func (e *Error) Error() string {
 	for i, f := range e.Fields {
 		parts[i] = f.Field + ": " + f.Message
 	}
+	if e.Omitted > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", e.Omitted))
+	}
 	return "identity: " + msg + " (" + strings.Join(parts, "; ") + ")"
 }
 
@@ -252,17 +261,61 @@ func fromStore(err error, what string) error {
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 
-// problems collects validation failures so one call reports all of them.
-type problems []FieldError
+// MaxFieldErrors is the most validation problems an Error lists in
+// Fields; Error.Omitted counts the others.
+const MaxFieldErrors = 100
 
-func (p *problems) add(field, rule, format string, args ...any) {
-	*p = append(*p, FieldError{Field: field, Rule: rule, Message: fmt.Sprintf(format, args...)})
+// problems collects validation failures so one call reports all of them:
+// the first MaxFieldErrors, and how many more.
+type problems struct {
+	list    []FieldError
+	omitted int
 }
 
-// err returns nil when nothing was collected, else one CodeInvalid Error.
-func (p problems) err(message string) error {
-	if len(p) == 0 {
+// add records a problem of field. Past MaxFieldErrors it only counts it,
+// without formatting its message: a request of a megabyte can break a
+// rule hundreds of thousands of times.
+func (p *problems) add(field, rule, format string, args ...any) {
+	if p.full() {
+		p.omitted++
+		return
+	}
+	p.list = append(p.list, FieldError{Field: field, Rule: rule, Message: fmt.Sprintf(format, args...)})
+}
+
+// addFrom adds the problems of e, a CodeInvalid Error of a check this one
+// includes.
+func (p *problems) addFrom(e *Error) {
+	for _, f := range e.Fields {
+		if p.full() {
+			p.omitted++
+			continue
+		}
+		p.list = append(p.list, f)
+	}
+	p.omitted += e.Omitted
+}
+
+// conflict returns nil when nothing was collected, else one CodeConflict
+// Error: the problems are values already in use.
+func (p *problems) conflict(message string) error {
+	if p.empty() {
 		return nil
 	}
-	return &Error{Code: CodeInvalid, Message: message, Fields: p}
+	return &Error{Code: CodeConflict, Message: message, Fields: p.list, Omitted: p.omitted}
+}
+
+// full reports whether p lists MaxFieldErrors problems: add only counts
+// the next.
+func (p *problems) full() bool { return len(p.list) >= MaxFieldErrors }
+
+// empty reports whether no problem was found.
+func (p *problems) empty() bool { return len(p.list) == 0 }
+
+// err returns nil when nothing was collected, else one CodeInvalid Error.
+func (p *problems) err(message string) error {
+	if p.empty() {
+		return nil
+	}
+	return &Error{Code: CodeInvalid, Message: message, Fields: p.list, Omitted: p.omitted}
 }

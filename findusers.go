@@ -33,7 +33,7 @@ func (w *Workspace) ListUsersByAttribute(ctx context.Context, key, value string,
 		if !ok {
 			return List[User]{}, err
 		}
-		p = append(p, e.Fields...)
+		p.addFrom(e)
 	}
 	if err := p.err("invalid attribute lookup"); err != nil {
 		return List[User]{}, err

@@ -322,10 +322,7 @@ func (w *Workspace) checkImportUnique(tx store.Tx, batch []ImportedUser) error {
 			}
 		}
 	}
-	if len(p) > 0 {
-		return &Error{Code: CodeConflict, Message: "usernames or emails of the batch are already in use", Fields: p}
-	}
-	return nil
+	return p.conflict("usernames or emails of the batch are already in use")
 }
 
 // importKeysTaken returns a function that reports whether the username

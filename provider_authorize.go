@@ -274,10 +274,10 @@ func (req AuthorizationRequest) validate(c OAuthClient) error {
 			p.add(f.name, RuleUTF8, "must be valid UTF-8")
 		}
 	}
-	if len(p) > 0 {
-		return p.err(p[0].Field + " " + p[0].Message)
+	if p.empty() {
+		return nil
 	}
-	return nil
+	return p.err(p.list[0].Field + " " + p.list[0].Message)
 }
 
 // isS256Challenge reports whether s has the form of an S256 challenge:

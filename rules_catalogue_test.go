@@ -884,6 +884,21 @@ func webhookRows() []catalogueRow {
 				"unknown event types: a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 and 2 more",
 				"unknown event types: " + strings.Repeat("x", 64) + "…"}, messages)
 		}, "", nil},
+		{evs, "the first 100 problems listed, the rest counted", func(e *testEnv) error {
+			many := make([]string, 152)
+			for i := range many {
+				many[i] = "x" + strconv.Itoa(i)
+			}
+			many[150], many[151] = "user.created", "user.created"
+			var ie *identity.Error
+			if err := events(many...)(e); !errors.As(err, &ie) {
+				return fmt.Errorf("CreateWebhook with 152 events = %v, want an *identity.Error", err)
+			}
+			last := ie.Fields[len(ie.Fields)-1]
+			got := []any{len(ie.Fields), last.Field, last.Rule, ie.Omitted, ie.Message, ie.Error()[len(ie.Error())-14:]}
+			return mismatch("the error", []any{100, "events[99]", "unknown", 51,
+				"unknown event types: x0, x1, x2, x3, x4, x5, x6, x7, x8, x9 and 140 more", "; and 51 more)"}, got)
+		}, "", nil},
 		{evs, "all sixteen", events("user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 			"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
 			"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset"), "", nil},

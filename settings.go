@@ -315,7 +315,8 @@ func DefaultSettings() Settings {
 }
 
 func (s Settings) validate() error {
-	return s.problems().err("invalid settings")
+	p := s.problems()
+	return p.err("invalid settings")
 }
 
 // problems returns every rule the settings break.

@@ -203,10 +203,7 @@ func (w *Workspace) checkUnique(tx store.Tx, self int64, username, email string)
 	if err := taken("email", tx.UserIDByEmail, email); err != nil {
 		return err
 	}
-	if len(p) > 0 {
-		return &Error{Code: CodeConflict, Message: "username or email already in use", Fields: p}
-	}
-	return nil
+	return p.conflict("username or email already in use")
 }
 
 // GetUser returns the user with the id. Disabled users are returned too.

@@ -157,44 +157,60 @@ func (nw NewWebhook) validate(allowPrivate bool) error {
 		p.add("events", RuleRequired, "must name at least one event type")
 	}
 	seen := map[string]bool{}
+	// The first unknown names, for the message, and how many there are.
 	var unknown []string
+	unknowns := 0
 	for i, e := range nw.Events {
-		field := fmt.Sprintf("events[%d]", i)
+		// The field's name is formatted only for an event with a
+		// problem, and past MaxFieldErrors of them not at all.
+		field := func() string { return eventField(&p, i) }
 		switch {
 		case !utf8.ValidString(e):
-			p.add(field, RuleUTF8, "must be valid UTF-8")
+			p.add(field(), RuleUTF8, "must be valid UTF-8")
 		case !EventType(e).Known():
-			unknown = append(unknown, e)
-			p.add(field, RuleUnknown, "unknown event type %q", e)
+			if unknowns++; len(unknown) < maxNamesInMessage {
+				unknown = append(unknown, e)
+			}
+			p.add(field(), RuleUnknown, "unknown event type %q", e)
 		case seen[e]:
-			p.add(field, RuleDuplicate, "event type %q is listed twice", e)
+			p.add(field(), RuleDuplicate, "event type %q is listed twice", e)
+		default:
+			seen[e] = true
 		}
-		seen[e] = true
 	}
 	message := "invalid webhook endpoint"
-	if len(unknown) > 0 {
-		message = "unknown event types: " + listSome(unknown, maxNamesInMessage)
+	if unknowns > 0 {
+		message = "unknown event types: " + listSome(unknown, unknowns)
 	}
 	return p.err(message)
+}
+
+// eventField names the i-th event of a webhook's list, or nothing once p
+// is full: add will only count the problem.
+func eventField(p *problems, i int) string {
+	if p.full() {
+		return ""
+	}
+	return fmt.Sprintf("events[%d]", i)
 }
 
 // maxNamesInMessage bounds the names an error message lists, so that a
 // request naming thousands of bad ones gets a message of bounded size.
 const maxNamesInMessage = 10
 
-// listSome joins the first max names with ", " (each cut to 64
-// characters) and says how many more there are.
-func listSome(names []string, max int) string {
-	shown := make([]string, 0, min(len(names), max))
-	for _, n := range names[:min(len(names), max)] {
+// listSome joins names, the first of total names, with ", " (each cut to
+// 64 characters) and says how many more there are.
+func listSome(names []string, total int) string {
+	shown := make([]string, 0, len(names))
+	for _, n := range names {
 		if r := []rune(n); len(r) > 64 {
 			n = string(r[:64]) + "…"
 		}
 		shown = append(shown, n)
 	}
 	s := strings.Join(shown, ", ")
-	if len(names) > max {
-		s += fmt.Sprintf(" and %d more", len(names)-max)
+	if total > len(names) {
+		s += fmt.Sprintf(" and %d more", total-len(names))
 	}
 	return s
 }

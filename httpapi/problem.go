@@ -144,6 +144,7 @@ func problemFor(err error) *problem {
 		}
 		p.Errors = append(p.Errors, fieldError{Field: f.Field, Rule: f.Rule, Message: f.Message})
 	}
+	p.MoreErrors += e.Omitted
 	switch {
 	case e.Code == identity.CodeRateLimited:
 		p.retryAfter = retryAfterSeconds(e.RetryAfter)

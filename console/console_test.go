@@ -106,7 +106,8 @@ func TestWorkspacesPage(t *testing.T) {
 	scoped := e.operator("acme-admin", console.WorkspaceRole(console.RoleAdmin, "acme"))
 
 	r := admin.get(e.url("workspaces"))
-	for _, s := range []string{">acme<", ">zeta<", ">operators <", `action="` + e.base + `workspaces"`, `href="` + e.base + `workspaces/acme/delete"`} {
+	for _, s := range []string{`<a href="` + e.base + `workspaces/acme/users">acme</a>`, ">zeta<", `>operators</a> <span class="tag">console operators`,
+		`action="` + e.base + `workspaces"`, `href="` + e.base + `workspaces/acme/delete"`} {
 		if !strings.Contains(r.body, s) {
 			t.Errorf("admin's list lacks %q:\n%s", s, r.body)
 		}

@@ -96,7 +96,8 @@ func TestDashboard(t *testing.T) {
 	// service's queue.
 	scoped := e.operator("acme-admin", console.WorkspaceRole(console.RoleAdmin, "acme"))
 	r = scoped.get(e.url(""))
-	if !strings.Contains(r.body, `id="ws-acme"`) || strings.Contains(r.body, `id="ws-zeta"`) || strings.Contains(r.body, `id="ws-operators"`) ||
+	// The card's heading links to the workspace's users.
+	if !strings.Contains(r.body, `<h3 id="ws-acme"><a href="`+e.base+`workspaces/acme/users">acme</a></h3>`) || strings.Contains(r.body, `id="ws-zeta"`) || strings.Contains(r.body, `id="ws-operators"`) ||
 		strings.Contains(r.body, "Delivery queue") {
 		t.Errorf("acme admin's dashboard:\n%s", r.body)
 	}

@@ -76,8 +76,13 @@
 //     (pager, "offset" in the query, pageSize rows) with their total.
 //   - No inline script or style (the CSP forbids them): static/console.css
 //     styles everything, static/console.js enhances (data-confirm on a
-//     form asks before sending it, data-live on a search form sends it
-//     while typing). Every page works without JavaScript.
+//     form asks before sending it, in a dialog the keyboard operates;
+//     data-live on a search form sends it while typing and puts the
+//     focus back in the field). Every page works without JavaScript.
+//   - The keyboard: the layout's first message (Error, else Notice)
+//     takes the focus as the page loads, so a redirect after a POST
+//     carries no fragment (a fragment would cancel the autofocus).
+//     TestBrowserKeyboard walks the main journeys with keys alone.
 //   - Tests: env_test.go gives a test a console over a real Service and
 //     OpenID Provider, and e.operator(name, roles...) a browser signed in
 //     with the roles chosen. A new POST route needs its row in csrfRows

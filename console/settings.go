@@ -497,7 +497,7 @@ func (h *Handler) settingsFormError(rq *request, ws *identity.Workspace, s ident
 }
 
 func (h *Handler) redirectSaved(rq *request, slug, section string) {
-	http.Redirect(rq.w, rq.r, h.href("workspaces", slug, "settings")+"?saved="+url.QueryEscape(section)+"#"+section, http.StatusSeeOther)
+	http.Redirect(rq.w, rq.r, h.href("workspaces", slug, "settings")+"?saved="+url.QueryEscape(section), http.StatusSeeOther)
 }
 
 // deleteSMTP removes the workspace's SMTP settings: it sends no email
@@ -662,7 +662,7 @@ func (h *Handler) sendTestEmail(rq *request) error {
 	if err != nil {
 		return h.settingsFormError(rq, ws, s, "test-email", err)
 	}
-	http.Redirect(rq.w, rq.r, h.href("workspaces", ws.Slug(), "settings")+"?mailed="+strconv.FormatInt(id, 10)+"#smtp", http.StatusSeeOther)
+	http.Redirect(rq.w, rq.r, h.href("workspaces", ws.Slug(), "settings")+"?mailed="+strconv.FormatInt(id, 10), http.StatusSeeOther)
 	return nil
 }
 

@@ -119,7 +119,7 @@ func TestSettingsSections(t *testing.T) {
 	}
 	for _, s := range saves {
 		r := admin.post(e.url("workspaces/acme/settings/"+s.section), s.form)
-		if want := e.base + "workspaces/acme/settings?saved=" + s.section + "#" + s.section; r.status != http.StatusSeeOther || r.location() != want {
+		if want := e.base + "workspaces/acme/settings?saved=" + s.section; r.status != http.StatusSeeOther || r.location() != want {
 			t.Errorf("save %s: %d %q, want 303 %q\n%s", s.section, r.status, r.location(), want, r.body)
 		}
 	}

@@ -123,12 +123,14 @@ func (e *env) operatorCookie(ctx context.Context, username string, roles ...stri
 	}
 }
 
-// waitFor waits until the expression is true in the page.
+// waitFor waits until the expression is true in the page, loaded whole
+// (chromedp has then seen the new document, and a query that follows
+// finds its nodes, not the last page's).
 func waitFor(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && (`+expr+`)`))
 		if err == nil && ok {
 			return
 		}
@@ -206,11 +208,16 @@ func TestBrowserUsers(t *testing.T) {
 			}
 			run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 				t.Helper()
-				// data-confirm asks through window.confirm: the operator says
-				// yes (the page at hand is loaded: each step waits for it).
-				chromedp.Run(bctx, chromedp.Evaluate[bool](`window.confirm = () => true; true`))
 				if err := chromedp.Do(bctx, actions...); err != nil {
 					t.Fatalf("%s: %v", what, err)
+				}
+			}
+			// confirm says yes in the dialog a data-confirm form opens with
+			// JavaScript (without, the form goes straight).
+			confirm := func(what string) {
+				t.Helper()
+				if javascript {
+					run(what+": the dialog", chromedp.WaitVisible(chromedp.ID("confirm-yes")), chromedp.Click(chromedp.ID("confirm-yes")))
 				}
 			}
 			userLink := func(name string) string {
@@ -247,6 +254,7 @@ func TestBrowserUsers(t *testing.T) {
 
 			// Revoke her session: her refresh token is refused.
 			run("revoke the session", chromedp.Click(chromedp.CSS(`form[action*="/sessions/"][action$="/revoke"]:not([action$="/sessions/revoke"]) button`)))
+			confirm("revoke the session")
 			waitFor(t, bctx, "revoked", noticeIs("Session revoked."))
 			check("user-session-revoked", "User "+ada.Username)
 			refused := e.token(url.Values{"grant_type": {"refresh_token"}, "client_id": {client.Client.ID}, "refresh_token": {refreshed.body["refresh_token"].(string)}})
@@ -256,6 +264,7 @@ func TestBrowserUsers(t *testing.T) {
 
 			// Disable and enable her.
 			run("disable", chromedp.Click(chromedp.CSS(`form[action$="/disable"] button`)))
+			confirm("disable")
 			waitFor(t, bctx, "disabled", noticeIs("User disabled: their sessions and tokens are revoked."))
 			check("user-disabled", "User "+ada.Username)
 			run("enable", chromedp.Click(chromedp.CSS(`form[action$="/enable"] button`)))
@@ -277,6 +286,7 @@ func TestBrowserUsers(t *testing.T) {
 			run("unlock", chromedp.Click(chromedp.CSS(`form[action$="/unlock"] button`)))
 			waitFor(t, bctx, "unlocked", noticeIs("Account unlocked."))
 			run("reset the second factor", chromedp.Click(chromedp.CSS(`form[action$="/mfa/reset"] button`)))
+			confirm("reset the second factor")
 			waitFor(t, bctx, "reset", noticeIs("Second factor reset: the user enrols again at their next sign-in if the workspace requires one."))
 			if st, _ := ws.GetLockState(ctx, lena.ID); st.Locked {
 				t.Error("lena is still locked")

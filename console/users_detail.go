@@ -465,16 +465,15 @@ func (h *Handler) activeSessions(rq *request, ws *identity.Workspace, id int64) 
 }
 
 // backToUser redirects to the user page with the notice done and its
-// parameters.
-func (h *Handler) backToUser(rq *request, id int64, done string, params url.Values, anchor string) error {
+// parameters. No fragment: the page's notice takes the focus (an
+// autofocus, which a fragment would cancel), so that the keyboard and a
+// screen reader start from what the action did.
+func (h *Handler) backToUser(rq *request, id int64, done string, params url.Values) error {
 	if params == nil {
 		params = url.Values{}
 	}
 	params.Set("done", done)
 	u := h.href("workspaces", rq.r.PathValue("slug"), "users", id) + "?" + params.Encode()
-	if anchor != "" {
-		u += "#" + anchor
-	}
 	http.Redirect(rq.w, rq.r, u, http.StatusSeeOther)
 	return nil
 }
@@ -521,7 +520,7 @@ func (h *Handler) updateUser(rq *request) error {
 			}
 		})
 	}
-	return h.backToUser(rq, id, "saved", url.Values{"version": {strconv.FormatInt(u.Version, 10)}}, "")
+	return h.backToUser(rq, id, "saved", url.Values{"version": {strconv.FormatInt(u.Version, 10)}})
 }
 
 func (h *Handler) enableUser(rq *request) error {
@@ -532,7 +531,7 @@ func (h *Handler) enableUser(rq *request) error {
 	if err := ws.EnableUser(rq.ctx, id); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "enabled", nil, "")
+	return h.backToUser(rq, id, "enabled", nil)
 }
 
 func (h *Handler) disableUser(rq *request) error {
@@ -543,7 +542,7 @@ func (h *Handler) disableUser(rq *request) error {
 	if err := ws.DisableUser(rq.ctx, id); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "disabled", nil, "")
+	return h.backToUser(rq, id, "disabled", nil)
 }
 
 // setEmailVerified marks the email verified (verified=true) or not.
@@ -557,9 +556,9 @@ func (h *Handler) setEmailVerified(rq *request) error {
 		return err
 	}
 	if verified {
-		return h.backToUser(rq, id, "verified", nil, "")
+		return h.backToUser(rq, id, "verified", nil)
 	}
-	return h.backToUser(rq, id, "unverified", nil, "")
+	return h.backToUser(rq, id, "unverified", nil)
 }
 
 // requestPasswordReset queues a password reset email to the user's
@@ -576,7 +575,7 @@ func (h *Handler) requestPasswordReset(rq *request) error {
 	if err := ws.RequestPasswordReset(rq.ctx, u.Email, nil); err != nil {
 		return h.userFormError(rq, ws, id, err, "", nil)
 	}
-	return h.backToUser(rq, id, "reset", nil, "")
+	return h.backToUser(rq, id, "reset", nil)
 }
 
 func (h *Handler) setAttribute(rq *request) error {
@@ -588,7 +587,7 @@ func (h *Handler) setAttribute(rq *request) error {
 	if _, err := ws.SetAttribute(rq.ctx, id, key, value, nil); err != nil {
 		return h.userFormError(rq, ws, id, err, "key", func(d *userData) { d.AttrKey, d.AttrValue = key, value })
 	}
-	return h.backToUser(rq, id, "attr", url.Values{"key": {key}}, "attributes")
+	return h.backToUser(rq, id, "attr", url.Values{"key": {key}})
 }
 
 func (h *Handler) deleteAttribute(rq *request) error {
@@ -600,7 +599,7 @@ func (h *Handler) deleteAttribute(rq *request) error {
 	if _, err := ws.DeleteAttribute(rq.ctx, id, key, nil); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "attr-deleted", url.Values{"key": {key}}, "attributes")
+	return h.backToUser(rq, id, "attr-deleted", url.Values{"key": {key}})
 }
 
 // assignRole assigns the role named in the form directly.
@@ -624,11 +623,11 @@ func (h *Handler) assignRole(rq *request) error {
 		}
 		return h.userFormError(rq, ws, id, err, "role", func(d *userData) { d.RoleName = name })
 	}
-	return h.backToUser(rq, id, "role", url.Values{"role": {strconv.FormatInt(r.ID, 10)}}, "roles")
+	return h.backToUser(rq, id, "role", url.Values{"role": {strconv.FormatInt(r.ID, 10)}})
 }
 
 func (h *Handler) removeRole(rq *request) error {
-	return h.userLink(rq, pathValue, "role", "role-removed", "roles", func(ws *identity.Workspace, userID, roleID int64) error {
+	return h.userLink(rq, pathValue, "role", "role-removed", func(ws *identity.Workspace, userID, roleID int64) error {
 		return ws.RemoveRole(rq.ctx, userID, roleID)
 	})
 }
@@ -636,13 +635,13 @@ func (h *Handler) removeRole(rq *request) error {
 // addToGroup adds the user to the group the form names by id (a button
 // of the group search).
 func (h *Handler) addToGroup(rq *request) error {
-	return h.userLink(rq, formValue, "group", "group", "groups", func(ws *identity.Workspace, userID, groupID int64) error {
+	return h.userLink(rq, formValue, "group", "group", func(ws *identity.Workspace, userID, groupID int64) error {
 		return ws.AddGroupMember(rq.ctx, groupID, userID)
 	})
 }
 
 func (h *Handler) removeFromGroup(rq *request) error {
-	return h.userLink(rq, pathValue, "group", "group-removed", "groups", func(ws *identity.Workspace, userID, groupID int64) error {
+	return h.userLink(rq, pathValue, "group", "group-removed", func(ws *identity.Workspace, userID, groupID int64) error {
 		return ws.RemoveGroupMember(rq.ctx, groupID, userID)
 	})
 }
@@ -658,8 +657,8 @@ const (
 
 // userLink runs link between the path's user and the object whose id
 // the request carries under name, then goes back to the user's page
-// with the notice, the id and the anchor.
-func (h *Handler) userLink(rq *request, from idSource, name, notice, anchor string, link func(ws *identity.Workspace, userID, otherID int64) error) error {
+// with the notice and the id.
+func (h *Handler) userLink(rq *request, from idSource, name, notice string, link func(ws *identity.Workspace, userID, otherID int64) error) error {
 	ws, id, err := h.workspaceUser(rq)
 	if err != nil {
 		return err
@@ -675,7 +674,7 @@ func (h *Handler) userLink(rq *request, from idSource, name, notice, anchor stri
 	if err := link(ws, id, other); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, notice, url.Values{name: {strconv.FormatInt(other, 10)}}, anchor)
+	return h.backToUser(rq, id, notice, url.Values{name: {strconv.FormatInt(other, 10)}})
 }
 
 func (h *Handler) revokeSession(rq *request) error {
@@ -687,7 +686,7 @@ func (h *Handler) revokeSession(rq *request) error {
 	if err := ws.RevokeUserSession(rq.ctx, id, sid); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "session", url.Values{"session": {sid}}, "sessions")
+	return h.backToUser(rq, id, "session", url.Values{"session": {sid}})
 }
 
 func (h *Handler) revokeAllSessions(rq *request) error {
@@ -698,7 +697,7 @@ func (h *Handler) revokeAllSessions(rq *request) error {
 	if _, err := ws.RevokeUserSessions(rq.ctx, id); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "sessions", nil, "sessions")
+	return h.backToUser(rq, id, "sessions", nil)
 }
 
 func (h *Handler) resetMFA(rq *request) error {
@@ -709,7 +708,7 @@ func (h *Handler) resetMFA(rq *request) error {
 	if err := ws.ResetMFA(rq.ctx, id); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "mfa-reset", nil, "security")
+	return h.backToUser(rq, id, "mfa-reset", nil)
 }
 
 func (h *Handler) unlockUser(rq *request) error {
@@ -720,7 +719,7 @@ func (h *Handler) unlockUser(rq *request) error {
 	if err := ws.UnlockUser(rq.ctx, id); err != nil {
 		return err
 	}
-	return h.backToUser(rq, id, "unlocked", nil, "security")
+	return h.backToUser(rq, id, "unlocked", nil)
 }
 
 // userAuditData is the data of the user's audit page.

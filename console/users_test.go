@@ -269,7 +269,7 @@ func TestUserActions(t *testing.T) {
 			t.Errorf("%s: %v", s.name, err)
 		}
 		r = admin.get(e.srv.URL + r.location())
-		if !strings.Contains(r.body, `<div class="message notice" role="status"><p>`+html.EscapeString(s.notice)+`</p>`) {
+		if !strings.Contains(r.body, `<div class="message notice" role="status" tabindex="-1" autofocus><p>`+html.EscapeString(s.notice)+`</p>`) {
 			t.Errorf("%s: no notice %q", s.name, s.notice)
 		}
 	}

@@ -91,6 +91,7 @@ func newConfigEnv(t *testing.T) *configEnv {
 	sink := &auditSink{}
 	opts := tokenOpts()
 	opts.AuditSink = sink
+	opts.PasskeyCeremony = fakeCeremony{}
 	e := newOIDCEnvOver(t, opts, func(st store.Store) store.Store { return snapshotStore{st} })
 	return &configEnv{oidcEnv: e, sink: sink}
 }

@@ -43,6 +43,9 @@ type methodFixture struct {
 	requestID string
 	token     string
 	challenge string
+	// passkey is a begun passkey ceremony, and bobHandle bob's handle.
+	passkey   identity.PasskeyChallenge
+	bobHandle []byte
 }
 
 const bobPassword = "correct horse battery"
@@ -166,6 +169,60 @@ func (f *methodFixture) setupToken() {
 }
 
 // auditCase is one call of a method and the action it must produce.
+// bobPasskey registers passkey AQ for bob.
+func (f *methodFixture) bobPasskey() { _, f.bobHandle = f.register(f.ws, f.bob.ID, []byte{1}, nil) }
+
+// bobRegistration begins a passkey registration of bob's.
+func (f *methodFixture) bobRegistration() {
+	var err error
+	f.passkey, err = f.ws.BeginPasskeyRegistration(f.ctx, f.bob.ID)
+	must(f.t, err)
+}
+
+// bobPasskeySignIn registers bob's passkey and begins a discoverable
+// sign-in.
+func (f *methodFixture) bobPasskeySignIn() {
+	f.bobPasskey()
+	var err error
+	f.passkey, err = f.ws.BeginPasskeySignIn(f.ctx, nil)
+	must(f.t, err)
+}
+
+// passkeyResponse is an honest response to f.passkey with credential AQ,
+// edited by edit.
+func (f *methodFixture) passkeyResponse(edit func(*fakeResponse)) []byte {
+	r := goodResponse(fakeOpts(f.t, f.passkey), []byte{1})
+	if f.bobHandle != nil {
+		r.UserHandle = f.bobHandle
+	}
+	if edit != nil {
+		edit(&r)
+	}
+	return encode(f.t, r)
+}
+
+// bobPasskeyChallenge makes passkeys required and signs bob in with his
+// password, for the challenge of his enrolment.
+func (f *methodFixture) bobPasskeyChallenge() {
+	set, err := f.ws.GetSettings(f.ctx)
+	must(f.t, err)
+	set.Passkeys = identity.PasskeysRequired
+	must(f.t, f.ws.UpdateSettings(f.ctx, set))
+	_, err = f.ws.Authenticate(f.ctx, "bob", bobPassword)
+	var ie *identity.Error
+	if !errors.As(err, &ie) || ie.Code != identity.CodePasskeyEnrollmentRequired {
+		f.t.Fatalf("Authenticate(bob) = %v, want CodePasskeyEnrollmentRequired", err)
+	}
+	f.challenge = ie.Challenge
+}
+
+// bobPasskeySignInAgain begins another discoverable sign-in.
+func (f *methodFixture) bobPasskeySignInAgain() {
+	var err error
+	f.passkey, err = f.ws.BeginPasskeySignIn(f.ctx, nil)
+	must(f.t, err)
+}
+
 type auditCase struct {
 	// action is the action the call must produce; "" for a read or a
 	// method of transient state, which may write no record at all.
@@ -529,6 +586,56 @@ var auditMethods = map[string][]auditCase{
 			return f.ws.RemoveSecondFactor(ctx, f.ada.ID, "000000")
 		}},
 	},
+	"Workspace.ListPasskeys": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.ListPasskeys(ctx, f.bob.ID))
+	}),
+	"Workspace.BeginPasskeyRegistration": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.BeginPasskeyRegistration(ctx, f.bob.ID))
+	}),
+	"Workspace.ConfirmPasskeyRegistration": {{action: identity.AuditPasskeyAdded, prep: (*methodFixture).bobRegistration,
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.ConfirmPasskeyRegistration(ctx, f.bob.ID, f.passkey.State, f.passkeyResponse(nil), "Laptop"))
+		}}},
+	"Workspace.UpdatePasskey": {{action: identity.AuditPasskeyRenamed, prep: (*methodFixture).bobPasskey,
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.UpdatePasskey(ctx, f.bob.ID, "AQ", "Work"))
+		}}},
+	"Workspace.DeletePasskey": {{action: identity.AuditPasskeyRemoved, prep: (*methodFixture).bobPasskey,
+		call: func(ctx context.Context, f *methodFixture) error { return f.ws.DeletePasskey(ctx, f.bob.ID, "AQ") }}},
+	"Workspace.BeginPasskeySignIn": read(func(ctx context.Context, f *methodFixture) error {
+		return resultErr(f.ws.BeginPasskeySignIn(ctx, &identity.PasskeySignInOptions{Login: "bob"}))
+	}),
+	"Workspace.VerifyPasskeySignIn": {
+		{action: identity.AuditSignInSucceeded, prep: (*methodFixture).bobPasskeySignIn,
+			call: func(ctx context.Context, f *methodFixture) error {
+				return resultErr(f.ws.VerifyPasskeySignIn(ctx, f.passkey.State, f.passkeyResponse(nil)))
+			}},
+		{action: identity.AuditSignInFailed, prep: (*methodFixture).bobPasskeySignIn,
+			call: func(ctx context.Context, f *methodFixture) error {
+				return resultErr(f.ws.VerifyPasskeySignIn(ctx, f.passkey.State, f.passkeyResponse(func(r *fakeResponse) { r.UV = false })))
+			}},
+		{action: identity.AuditPasskeyCloneSuspected, prep: (*methodFixture).bobPasskeySignIn,
+			call: func(ctx context.Context, f *methodFixture) error {
+				// The count goes from 0 to 5, then back to 3.
+				must(f.t, resultErr(f.ws.VerifyPasskeySignIn(ctx, f.passkey.State, f.passkeyResponse(func(r *fakeResponse) { r.SignCount = 5 }))))
+				f.bobPasskeySignInAgain()
+				return resultErr(f.ws.VerifyPasskeySignIn(ctx, f.passkey.State, f.passkeyResponse(func(r *fakeResponse) { r.SignCount = 3 })))
+			}},
+	},
+	"Workspace.BeginChallengePasskeyRegistration": {{prep: (*methodFixture).bobPasskeyChallenge,
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.BeginChallengePasskeyRegistration(ctx, f.challenge))
+		}}},
+	"Workspace.ConfirmChallengePasskeyRegistration": {{action: identity.AuditPasskeyAdded,
+		prep: func(f *methodFixture) {
+			f.bobPasskeyChallenge()
+			var err error
+			f.passkey, err = f.ws.BeginChallengePasskeyRegistration(f.ctx, f.challenge)
+			must(f.t, err)
+		},
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.ConfirmChallengePasskeyRegistration(ctx, f.challenge, f.passkey.State, f.passkeyResponse(nil), "Phone"))
+		}}},
 	"Workspace.ResetMFA": writes(identity.AuditSecondFactorReset, func(ctx context.Context, f *methodFixture) error {
 		return f.ws.ResetMFA(ctx, f.ada.ID)
 	}),
@@ -713,6 +820,12 @@ var auditMethods = map[string][]auditCase{
 	},
 	// A success writes nothing of its own: the completion writes the
 	// sign-in's record (TestProviderSecondFactorSignInRecordedOnce).
+	"Provider.VerifyPasskeySignIn": {{action: identity.AuditSignInFailed,
+		prep: func(f *methodFixture) { f.authorizeWeb(); f.bobPasskeySignIn() },
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.Provider().VerifyPasskeySignIn(ctx, f.requestID, f.passkey.State,
+				f.passkeyResponse(func(r *fakeResponse) { r.Key = []byte("forged") })))
+		}}},
 	"Provider.VerifySecondFactor": {
 		{
 			action: identity.AuditSignInFailed, prep: func(f *methodFixture) { f.authorizeWeb(); f.adaChallenge() },

@@ -82,6 +82,10 @@ const (
 	AuditSecondFactorReset         AuditAction = "second_factor.reset"
 	AuditSecondFactorCodesRenewed  AuditAction = "second_factor.recovery_codes_regenerated"
 	AuditSecondFactorRecoveryUsed  AuditAction = "second_factor.recovery_code_used"
+	AuditPasskeyAdded              AuditAction = "user.passkey.added"
+	AuditPasskeyRenamed            AuditAction = "user.passkey.renamed"
+	AuditPasskeyRemoved            AuditAction = "user.passkey.removed"
+	AuditPasskeyCloneSuspected     AuditAction = "passkey.clone_suspected"
 	AuditSessionCreated            AuditAction = "session.created"
 	AuditSessionRevoked            AuditAction = "session.revoked"
 	AuditTokenIssued               AuditAction = "token.issued"
@@ -109,6 +113,7 @@ func AuditActions() []AuditAction {
 		AuditPasswordSet, AuditPasswordChanged, AuditPasswordResetRequested, AuditPasswordReset,
 		AuditSecondFactorEnrollStarted, AuditSecondFactorEnrolled, AuditSecondFactorRemoved,
 		AuditSecondFactorReset, AuditSecondFactorCodesRenewed, AuditSecondFactorRecoveryUsed,
+		AuditPasskeyAdded, AuditPasskeyRenamed, AuditPasskeyRemoved, AuditPasskeyCloneSuspected,
 		AuditSessionCreated, AuditSessionRevoked, AuditTokenIssued, AuditTokenRefreshed,
 		AuditTokenRefreshReused, AuditTokenCodeReused, AuditTokenRevoked,
 	}

@@ -138,6 +138,20 @@
 //   - [Workspace.VerifySecondFactor], [VerifiedSecondFactor.SessionOptions], [Workspace.BeginChallengeEnrollment]
 //   - [Workspace.RegenerateRecoveryCodes], [Workspace.RemoveSecondFactor], [Workspace.ResetMFA]
 //
+// # Passkeys
+//
+// A user registers passkeys (discoverable WebAuthn credentials, user
+// verification required) and signs in with one, with or without a
+// username; a passkey sign-in is phishing-resistant MFA. The ceremony is
+// the Options.PasskeyCeremony's (package webauthn, over go-webauthn), so
+// this package imports no WebAuthn library; every rule is here.
+//
+//   - [Workspace.BeginPasskeyRegistration], [Workspace.ConfirmPasskeyRegistration], [Workspace.ListPasskeys]
+//   - [Workspace.UpdatePasskey], [Workspace.DeletePasskey]
+//   - [Workspace.BeginPasskeySignIn], [Workspace.VerifyPasskeySignIn], [Provider.VerifyPasskeySignIn],
+//     [VerifiedPasskey.SessionOptions]
+//   - [Workspace.BeginChallengePasskeyRegistration], [Workspace.ConfirmChallengePasskeyRegistration]
+//
 // # OAuth clients, tokens and the provider
 //
 // Each workspace is an OpenID Provider with its own issuer, clients and

@@ -91,6 +91,12 @@ const (
 	// page started without the client's ID token), so the user must
 	// confirm it first; the same call with the confirmation goes through.
 	CodeConfirmationRequired Code = "confirmation_required"
+	// CodePasskeyEnrollmentRequired: the password was right and the
+	// workspace requires passkeys (PasskeysRequired), which the user has
+	// none of: register one for Error.Challenge
+	// (Workspace.BeginChallengePasskeyRegistration, then
+	// FinishChallengePasskeyRegistration), which completes the sign-in.
+	CodePasskeyEnrollmentRequired Code = "passkey_enrollment_required"
 )
 
 // Sentinel errors for errors.Is, one for every Code: an *Error matches the
@@ -120,6 +126,8 @@ var (
 	ErrRateLimited           = &Error{Code: CodeRateLimited}
 	ErrEmailUnverified       = &Error{Code: CodeEmailUnverified}
 	ErrConfirmationRequired  = &Error{Code: CodeConfirmationRequired}
+
+	ErrPasskeyEnrollmentRequired = &Error{Code: CodePasskeyEnrollmentRequired}
 )
 
 // Error is the one error type of the library.
@@ -143,7 +151,8 @@ type Error struct {
 	// RetryAfter is how long to wait before trying again, for
 	// CodeRateLimited.
 	RetryAfter time.Duration
-	// Challenge, for CodeMFARequired and CodeMFAEnrollmentRequired, is
+	// Challenge, for CodeMFARequired, CodeMFAEnrollmentRequired and
+	// CodePasskeyEnrollmentRequired (valid as long), is
 	// the token of the sign-in waiting for its second factor: single-use,
 	// valid for MFAChallengeLifetime, to be passed to VerifySecondFactor.
 	Challenge string

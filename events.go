@@ -80,6 +80,12 @@ const (
 	// EventUserMFAReset: an administrator cleared a user's second factor
 	// and recovery codes (ResetMFA). Data: {"userId": int}.
 	EventUserMFAReset EventType = "user.mfa.reset"
+	// EventUserPasskeyAdded: a user registered a passkey. Data:
+	// {"userId": int, "passkeyId": string}.
+	EventUserPasskeyAdded EventType = "user.passkey.added"
+	// EventUserPasskeyRemoved: a passkey was deleted (DeletePasskey).
+	// Data: {"userId": int, "passkeyId": string}.
+	EventUserPasskeyRemoved EventType = "user.passkey.removed"
 	// EventUserDeleted: DeleteUserPermanently deleted a user and every
 	// record of it. Data: {"userId": int, "username": string}, nothing
 	// more: the event outlives the user.
@@ -128,7 +134,7 @@ func EventTypes() []EventType {
 		EventUserPasswordChanged, EventUserRoleAssigned, EventUserRoleRemoved,
 		EventLoginFailed, EventSessionRevoked, EventLoginSucceeded, EventTokenRefreshReused,
 		EventUserLocked, EventUserUnlocked, EventUserMFAEnrolled, EventUserMFARemoved, EventUserMFAReset,
-		EventUserDeleted,
+		EventUserPasskeyAdded, EventUserPasskeyRemoved, EventUserDeleted,
 		EventRoleCreated, EventRoleUpdated, EventRoleDeleted,
 		EventGroupCreated, EventGroupUpdated, EventGroupDeleted,
 		EventGroupMemberAdded, EventGroupMemberRemoved, EventGroupRoleAssigned, EventGroupRoleRemoved,
@@ -167,6 +173,12 @@ const (
 	loginLocked        = "locked"
 	loginWrongCode     = "wrong_code"
 	loginThrottled     = "throttled"
+	// loginWrongPasskey: a passkey's assertion did not verify (or its
+	// sign count went backwards).
+	loginWrongPasskey = "wrong_passkey"
+	// loginUnknownPasskey: no passkey of the workspace has the credential
+	// id (or not the one the username-first options allowed).
+	loginUnknownPasskey = "unknown_passkey"
 )
 
 // loginFailedEvent is the data of login.failed.

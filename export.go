@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +22,8 @@ var errExportStopped = errors.New("export stopped by its callback")
 // order, as an ImportedUser that ImportUsers takes back: the password
 // hash, EmailVerified, Disabled (not Enabled), MFAEnabled, CreatedAt,
 // the attributes, the directly assigned roles and the groups (by name),
-// and the confirmed TOTP
+// the passkeys with the user's WebAuthn handle (credential ids, public
+// keys, metadata), and the confirmed TOTP
 // factor (its secret opened with the Service's KeyEncryptionKey, and the
 // hashes of the unused recovery codes). Ids, versions and UpdatedAt are
 // not exported; neither is an enrolment still waiting for its first code,
@@ -150,6 +152,9 @@ func (w *Workspace) exportOne(tx store.Tx, u store.User, names exportNames) (Imp
 		}
 		iu.Groups = append(iu.Groups, name)
 	}
+	if err := w.exportPasskeys(tx, u.ID, &iu); err != nil {
+		return iu, err
+	}
 	f, err := tx.SecondFactor(w.slug, u.ID)
 	switch {
 	case isNotFound(err):
@@ -192,4 +197,28 @@ func (w *Workspace) ExportUsersJSONLines(ctx context.Context, out io.Writer) (in
 		return nil
 	})
 	return n, err
+}
+
+// exportPasskeys sets the user's passkeys and handle in iu.
+func (w *Workspace) exportPasskeys(tx store.Tx, userID int64, iu *ImportedUser) error {
+	pks, err := tx.UserPasskeys(w.slug, userID)
+	if err != nil || len(pks) == 0 {
+		return err
+	}
+	h, err := tx.PasskeyHandle(w.slug, userID)
+	if err != nil {
+		return err
+	}
+	iu.PasskeyHandle = base64.RawURLEncoding.EncodeToString(h.Handle)
+	for _, p := range pks {
+		ip := ImportedPasskey{
+			ID: p.ID, Name: p.Name, PublicKey: base64.RawURLEncoding.EncodeToString(p.PublicKey), SignCount: uint32(p.SignCount),
+			BackupEligible: p.BackupEligible, BackupState: p.BackupState, CreatedAt: p.CreatedAt, LastUsedAt: p.LastUsedAt,
+		}
+		if len(p.AAGUID) == 16 {
+			ip.AAGUID = formatAAGUID(p.AAGUID)
+		}
+		iu.Passkeys = append(iu.Passkeys, ip)
+	}
+	return nil
 }

@@ -59,6 +59,17 @@ type Options struct {
 	// (jws.Signer{}). Default: none, and then the token methods return
 	// CodeInternal.
 	TokenSigner TokenSigner
+	// PasskeyCeremony runs the WebAuthn ceremony of passkeys; package
+	// webauthn provides one (webauthn.New()). The relying party is the
+	// host of IssuerBase, its origin the one allowed. Default: none, and
+	// then the passkey methods return CodeInternal.
+	PasskeyCeremony PasskeyCeremony
+	// PasskeyOrigins are origins allowed besides IssuerBase's for passkey
+	// responses (scheme://host[:port], no path): the pages served on
+	// another host under the same registrable domain as the RP id, or
+	// listed in the RP id host's /.well-known/webauthn (WebAuthn related
+	// origins). Default: none.
+	PasskeyOrigins []string
 	// SigningAlgorithm is the algorithm of new signing keys: RS256 or
 	// ES256. Default: RS256.
 	SigningAlgorithm string
@@ -125,6 +136,8 @@ type Service struct {
 	// Tokens: see Options.
 	issuerBase        string
 	tokenSigner       TokenSigner
+	passkeys          PasskeyCeremony
+	passkeyOrigins    []string
 	signingAlgorithm  string
 	keyRotationPeriod time.Duration
 	kek               cipher.AEAD

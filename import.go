@@ -3,6 +3,8 @@ package identity
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +63,33 @@ type ImportedUser struct {
 	Groups []string `json:"groups,omitempty"`
 	// TOTP, when not nil, is the user's confirmed TOTP second factor.
 	TOTP *ImportedTOTP `json:"totp,omitempty"`
+	// PasskeyHandle is the user's WebAuthn user handle, base64url without
+	// padding (1 to 64 bytes), which the user's passkeys hold: kept, so
+	// that they keep signing the user in. Required with Passkeys; unique
+	// in the workspace (CodeConflict otherwise).
+	PasskeyHandle string `json:"passkeyHandle,omitempty"`
+	// Passkeys are the user's passkeys, at most MaxPasskeysPerUser; a
+	// credential id the workspace has already is CodeConflict.
+	Passkeys []ImportedPasskey `json:"passkeys,omitempty"`
+}
+
+// ImportedPasskey is a passkey of an ImportedUser: the credential and
+// its metadata, as ExportUsers writes it. Its public key is the
+// credential's, nothing secret; the relying party (the issuer's host)
+// must be the same where it is imported, or the browser will not offer
+// it.
+type ImportedPasskey struct {
+	// ID is the credential id, base64url without padding.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// PublicKey is the COSE_Key, base64url without padding.
+	PublicKey      string    `json:"publicKey"`
+	SignCount      uint32    `json:"signCount,omitempty"`
+	AAGUID         string    `json:"aaguid,omitempty"`
+	BackupEligible bool      `json:"backupEligible,omitempty"`
+	BackupState    bool      `json:"backupState,omitempty"`
+	CreatedAt      time.Time `json:"createdAt,omitzero"`
+	LastUsedAt     time.Time `json:"lastUsedAt,omitzero"`
 }
 
 // RoleRef names a role of an ImportedUser: by its name, a JSON string, or
@@ -159,6 +188,9 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 				}
 				created = append(created, rec)
 			}
+			if err := w.importPasskeys(tx, batch, created); err != nil {
+				return err
+			}
 			return w.auditImported(ctx, tx, created)
 		}
 		// The store writes the whole batch in one request: the same
@@ -173,6 +205,9 @@ func (w *Workspace) ImportUsers(ctx context.Context, batch []ImportedUser) ([]Us
 			created = append(created, ins.User)
 		}
 		if err := bulk.InsertUsers(w.slug, inserts); err != nil {
+			return err
+		}
+		if err := w.importPasskeys(tx, batch, created); err != nil {
 			return err
 		}
 		return w.auditImported(ctx, tx, created)
@@ -241,6 +276,16 @@ func validateImport(batch []ImportedUser) error {
 		}
 		if iu.TOTP != nil {
 			checkImportedTOTP(&p, field("totp"), iu.TOTP)
+		}
+		checkImportedPasskeys(&p, field, iu)
+	}
+	seen := map[string]bool{}
+	for i, iu := range batch {
+		for j, pk := range iu.Passkeys {
+			if seen[pk.ID] {
+				p.add(fmt.Sprintf("users[%d].passkeys[%d].id", i, j), RuleDuplicate, "is another passkey's of the batch")
+			}
+			seen[pk.ID] = true
 		}
 	}
 	return p.err("invalid import")
@@ -535,4 +580,79 @@ func (w *Workspace) importedFactor(userID int64, t *ImportedTOTP) (store.SecondF
 		CreatedAt: confirmedAt, ConfirmedAt: confirmedAt, LastStep: t.LastStep,
 		RecoveryCodes: slices.Clone(t.RecoveryCodes),
 	}, nil
+}
+
+// checkImportedPasskeys reports the problems of an imported user's
+// passkeys and handle.
+func checkImportedPasskeys(p *problems, field func(string) string, iu ImportedUser) {
+	if len(iu.Passkeys) == 0 && iu.PasskeyHandle == "" {
+		return
+	}
+	if h, err := base64.RawURLEncoding.DecodeString(iu.PasskeyHandle); err != nil || len(h) == 0 || len(h) > 64 {
+		p.add(field("passkeyHandle"), RuleFormat, "must be 1 to 64 bytes in base64url without padding")
+	}
+	if len(iu.Passkeys) > MaxPasskeysPerUser {
+		p.add(field("passkeys"), RuleMaxLength, "must have at most %d passkeys", MaxPasskeysPerUser)
+	}
+	for j, pk := range iu.Passkeys {
+		f := func(name string) string { return field(fmt.Sprintf("passkeys[%d].%s", j, name)) }
+		if id, err := base64.RawURLEncoding.DecodeString(pk.ID); err != nil || len(id) == 0 || len(id) > 1023 {
+			p.add(f("id"), RuleFormat, "must be 1 to 1023 bytes in base64url without padding")
+		}
+		checkText(p, f("name"), pk.Name, 1, MaxPasskeyNameLength)
+		if key, err := base64.RawURLEncoding.DecodeString(pk.PublicKey); err != nil || len(key) == 0 {
+			p.add(f("publicKey"), RuleFormat, "must be a COSE key in base64url without padding")
+		}
+		if _, ok := parseAAGUID(pk.AAGUID); !ok {
+			p.add(f("aaguid"), RuleFormat, "must be a UUID")
+		}
+	}
+}
+
+// parseAAGUID reads an AAGUID in its UUID form ("" for none).
+func parseAAGUID(s string) ([]byte, bool) {
+	if s == "" {
+		return nil, true
+	}
+	b, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
+	return b, err == nil && len(b) == 16 && len(s) == 36
+}
+
+// importPasskeys writes the handles and passkeys of the imported users
+// (created[i] is batch[i]'s record) in tx: a credential id or a handle the
+// workspace has already is CodeConflict.
+func (w *Workspace) importPasskeys(tx store.Tx, batch []ImportedUser, created []store.User) error {
+	for i, iu := range batch {
+		if len(iu.Passkeys) == 0 && iu.PasskeyHandle == "" {
+			continue
+		}
+		u := created[i]
+		handle, _ := base64.RawURLEncoding.DecodeString(iu.PasskeyHandle)
+		if _, err := tx.UserIDByPasskeyHandle(w.slug, handle); err == nil {
+			return errorf(CodeConflict, "users[%d].passkeyHandle is another user's of the workspace", i)
+		} else if !isNotFound(err) {
+			return err
+		}
+		if err := tx.PutPasskeyHandle(w.slug, store.PasskeyHandle{UserID: u.ID, Handle: handle, CreatedAt: u.CreatedAt}); err != nil {
+			return err
+		}
+		for j, pk := range iu.Passkeys {
+			if _, err := tx.Passkey(w.slug, pk.ID); err == nil {
+				return errorf(CodeConflict, "users[%d].passkeys[%d] is a passkey the workspace has already", i, j)
+			} else if !isNotFound(err) {
+				return err
+			}
+			key, _ := base64.RawURLEncoding.DecodeString(pk.PublicKey)
+			aaguid, _ := parseAAGUID(pk.AAGUID)
+			err := tx.PutPasskey(w.slug, store.Passkey{
+				ID: pk.ID, UserID: u.ID, Name: pk.Name, PublicKey: key, SignCount: int64(pk.SignCount), AAGUID: aaguid,
+				BackupEligible: pk.BackupEligible, BackupState: pk.BackupState,
+				CreatedAt: pk.CreatedAt.UTC().Truncate(time.Microsecond), LastUsedAt: pk.LastUsedAt.UTC().Truncate(time.Microsecond),
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -37,6 +37,13 @@ const (
 	DefaultClaimNames = 100
 	// MaxClaimNames bounds Limits.ClaimNames.
 	MaxClaimNames = 1_000
+	// DefaultPasskeysPerUser is how many passkeys a user may have when
+	// Limits.PasskeysPerUser is zero.
+	DefaultPasskeysPerUser = 10
+	// MaxPasskeysPerUser bounds Limits.PasskeysPerUser: every passkey's
+	// id goes into the options of a username-first sign-in and of a
+	// registration (excluded), which a browser must take.
+	MaxPasskeysPerUser = 100
 )
 
 // Limits cap what a workspace holds, so that no user and no workspace
@@ -74,6 +81,9 @@ type Limits struct {
 	// roles_overage) true, and the whole list from userinfo: a token
 	// must stay small enough for a header.
 	ClaimNames int `json:"claimNames,omitempty"`
+	// PasskeysPerUser is how many passkeys one user may have: 1 to
+	// MaxPasskeysPerUser; 0 means DefaultPasskeysPerUser (10).
+	PasskeysPerUser int `json:"passkeysPerUser,omitempty"`
 }
 
 // limitSpec is one field of Limits: its name, value, default and bound.
@@ -93,6 +103,7 @@ func (l Limits) specs() []limitSpec {
 		{"limits.groupsPerUser", l.GroupsPerUser, DefaultGroupsPerUser, MaxGroupsPerUser},
 		{"limits.rolesPerGroup", l.RolesPerGroup, DefaultRolesPerGroup, MaxRolesPerGroup},
 		{"limits.claimNames", l.ClaimNames, DefaultClaimNames, MaxClaimNames},
+		{"limits.passkeysPerUser", l.PasskeysPerUser, DefaultPasskeysPerUser, MaxPasskeysPerUser},
 	}
 }
 
@@ -111,6 +122,7 @@ func (l Limits) groups() int            { return or(l.Groups, DefaultGroups) }
 func (l Limits) groupsPerUser() int     { return or(l.GroupsPerUser, DefaultGroupsPerUser) }
 func (l Limits) rolesPerGroup() int     { return or(l.RolesPerGroup, DefaultRolesPerGroup) }
 func (l Limits) claimNames() int        { return or(l.ClaimNames, DefaultClaimNames) }
+func (l Limits) passkeysPerUser() int   { return or(l.PasskeysPerUser, DefaultPasskeysPerUser) }
 
 func (l Limits) validate(p *problems) {
 	for _, s := range l.specs() {

@@ -99,6 +99,9 @@ type attempter struct {
 	// sign_in.failed for a sign-in, or the action the attempt was for
 	// (password.changed for ChangePassword's current password).
 	action AuditAction
+	// reason is the reason a failed check of codeAttempt is recorded
+	// with; "" for wrong_code.
+	reason string
 }
 
 // target is the target of the attempt's audit records: the user, or,

@@ -111,6 +111,8 @@ type signInState struct {
 	lockedUntil time.Time
 	needsFactor bool
 	enrolled    bool
+	// needsPasskey: the workspace requires passkeys and the user has none.
+	needsPasskey bool
 }
 
 // readSignIn reads the settings and the user login names, with what the
@@ -142,6 +144,13 @@ func (w *Workspace) readSignIn(ctx context.Context, login string) (signInState, 
 				return err
 			}
 			st.enrolled = err == nil && f.Confirmed
+		}
+		if st.set.Passkeys == PasskeysRequired {
+			have, err := tx.UserPasskeys(w.slug, id)
+			if err != nil {
+				return err
+			}
+			st.needsPasskey = len(have) == 0
 		}
 		if st.set.Lockout.Disabled {
 			return nil
@@ -261,6 +270,13 @@ func (w *Workspace) checkPassword(ctx context.Context, login, password string, t
 	}
 	if st.needsFactor {
 		return store.User{}, nil, w.challengeSecondFactor(ctx, att, rec, !st.enrolled)
+	}
+	if st.needsPasskey {
+		err := w.challengePasskeyEnrollment(ctx, att, rec)
+		if ErrorCode(err) == CodePasskeyEnrollmentRequired {
+			w.svc.signedIn(SignInPasskeyEnrollmentRequired)
+		}
+		return store.User{}, nil, err
 	}
 	var record func(tx store.Tx) error
 	if requestID == "" {

@@ -586,7 +586,7 @@ func (w *Workspace) codeAttempt(ctx context.Context, who attempter, check func(t
 				if err != nil || ok {
 					return err
 				}
-				if err := w.attemptFailed(ctx, tx, who, loginWrongCode); err != nil {
+				if err := w.attemptFailed(ctx, tx, who, who.failReason()); err != nil {
 					return err
 				}
 				return refuse(errInvalidCode())
@@ -619,8 +619,17 @@ func (w *Workspace) checkCode(ctx context.Context, tx store.Tx, st *store.LoginA
 		st.Failures = 0
 		return nil
 	}
-	if err := w.countFailure(ctx, tx, st, policy, who, loginWrongCode, now); err != nil {
+	if err := w.countFailure(ctx, tx, st, policy, who, who.failReason(), now); err != nil {
 		return err
 	}
 	return refuse(errInvalidCode())
+}
+
+// failReason is the reason a failed check of the attempter's codeAttempt
+// is recorded with.
+func (a attempter) failReason() string {
+	if a.reason == "" {
+		return loginWrongCode
+	}
+	return a.reason
 }

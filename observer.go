@@ -109,6 +109,14 @@ const (
 	// SignInEmailUnverified: the password was right; the workspace wants
 	// a verified address first (CodeEmailUnverified).
 	SignInEmailUnverified SignInOutcome = "email_unverified"
+	// SignInWrongPasskey: a passkey's assertion was refused.
+	SignInWrongPasskey SignInOutcome = loginWrongPasskey
+	// SignInUnknownPasskey: no passkey of the workspace has the
+	// credential.
+	SignInUnknownPasskey SignInOutcome = loginUnknownPasskey
+	// SignInPasskeyEnrollmentRequired: the password was right; the user
+	// must register a passkey (CodePasskeyEnrollmentRequired).
+	SignInPasskeyEnrollmentRequired SignInOutcome = "passkey_enrollment_required"
 )
 
 // SignInOutcomes returns every SignInOutcome in a stable order.
@@ -117,7 +125,7 @@ func SignInOutcomes() []SignInOutcome {
 		SignInSucceeded, SignInMFARequired, SignInMFAEnrollmentRequired,
 		SignInUnknownUser, SignInWrongPassword, SignInNoPassword,
 		SignInDisabled, SignInLocked, SignInWrongCode, SignInThrottled,
-		SignInEmailUnverified,
+		SignInEmailUnverified, SignInWrongPasskey, SignInUnknownPasskey, SignInPasskeyEnrollmentRequired,
 	}
 }
 

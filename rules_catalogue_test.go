@@ -1613,7 +1613,8 @@ func TestRefusedAddressCatalogue(t *testing.T) {
 func TestCataloguesOfNames(t *testing.T) {
 	events := []identity.EventType{"user.created", "user.updated", "user.disabled", "user.enabled", "user.password.changed",
 		"user.role.assigned", "user.role.removed", "login.failed", "session.revoked", "login.succeeded", "token.refresh_reused",
-		"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset", "user.deleted",
+		"user.locked", "user.unlocked", "user.mfa.enrolled", "user.mfa.removed", "user.mfa.reset",
+		"user.passkey.added", "user.passkey.removed", "user.deleted",
 		"role.created", "role.updated", "role.deleted", "group.created", "group.updated", "group.deleted",
 		"group.member.added", "group.member.removed", "group.role.assigned", "group.role.removed",
 		"user.attributes.changed"}
@@ -1646,10 +1647,11 @@ func TestCataloguesOfNames(t *testing.T) {
 		"locked": identity.ErrLocked, "mfa_required": identity.ErrMFARequired,
 		"mfa_enrollment_required": identity.ErrMFAEnrollmentRequired,
 		"rate_limited":            identity.ErrRateLimited, "email_unverified": identity.ErrEmailUnverified,
-		"confirmation_required": identity.ErrConfirmationRequired,
+		"confirmation_required":       identity.ErrConfirmationRequired,
+		"passkey_enrollment_required": identity.ErrPasskeyEnrollmentRequired,
 	}
-	if len(codes) != 22 {
-		t.Fatalf("%d documented codes, want 22", len(codes))
+	if len(codes) != 23 {
+		t.Fatalf("%d documented codes, want 23", len(codes))
 	}
 	if diff := cmp.Diff(slices.Sorted(maps.Keys(codes)), declaredCodes(t)); diff != "" {
 		t.Errorf("codes with a sentinel (-want +declared):\n%s", diff)

@@ -28,6 +28,9 @@ type Settings struct {
 	// MFA says whether users need a second factor: MFAOptional (the zero
 	// value) or MFARequired.
 	MFA MFAPolicy `json:"mfa,omitempty"`
+	// Passkeys says whether users may, or must, have passkeys:
+	// PasskeysAllowed (the zero value), PasskeysOff or PasskeysRequired.
+	Passkeys PasskeyPolicy `json:"passkeys,omitempty"`
 	// Limits cap attributes per user and webhook endpoints; the zero
 	// value is the defaults (100 and 50).
 	Limits Limits `json:"limits,omitzero"`
@@ -341,6 +344,11 @@ func (s Settings) problems() problems {
 	case "", MFAOptional, MFARequired:
 	default:
 		p.add("mfa", RuleUnknown, "must be %q or %q", MFAOptional, MFARequired)
+	}
+	switch s.Passkeys {
+	case "", PasskeysAllowed, PasskeysOff, PasskeysRequired:
+	default:
+		p.add("passkeys", RuleUnknown, "must be %q, %q or %q", PasskeysAllowed, PasskeysOff, PasskeysRequired)
 	}
 	return p
 }

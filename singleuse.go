@@ -26,6 +26,10 @@ type singleUse struct {
 	// userCheck refuses a token its user may not use now (a user disabled
 	// since, an address changed since), or returns nil.
 	userCheck func(u store.User, t store.VerificationToken) error
+	// noUser lets a token name no user (UserID 0): a passkey sign-in that
+	// does not know its user until the authenticator answers. Such a
+	// token's check returns the zero user.
+	noUser bool
 }
 
 // The kinds of single-use token.
@@ -84,15 +88,22 @@ func (k singleUse) parse(token string) (id, secret string, err error) {
 // issueSingleUse stores a new token of the kind for the user, valid for
 // lifetime from now, and returns it: shown only to whom it is for.
 func (w *Workspace) issueSingleUse(tx store.Tx, k singleUse, u store.User, now time.Time, lifetime time.Duration) (string, error) {
+	token, _, err := w.issueSingleUseSecret(tx, k, u, now, lifetime)
+	return token, err
+}
+
+// issueSingleUseSecret is issueSingleUse that returns the token's secret
+// too, for a kind that derives a value of it (a passkey challenge).
+func (w *Workspace) issueSingleUseSecret(tx store.Tx, k singleUse, u store.User, now time.Time, lifetime time.Duration) (token, secret string, err error) {
 	id, secret, token, err := newToken(k.prefix)
 	if err != nil {
-		return "", internal(err)
+		return "", "", internal(err)
 	}
 	err = tx.PutVerificationToken(w.slug, store.VerificationToken{
 		ID: id, UserID: u.ID, Email: u.Email, SecretHash: hashSecret(secret),
 		Purpose: k.purpose, CreatedAt: now, ExpiresAt: now.Add(lifetime),
 	})
-	return token, err
+	return token, secret, err
 }
 
 // checkSingleUse returns the token of the kind with the id, and its user,
@@ -110,6 +121,9 @@ func (w *Workspace) checkSingleUse(tx store.Tx, k singleUse, id, secret string, 
 		return t, store.User{}, errorf(CodeTokenUsed, "%s", k.used)
 	case !now.Before(t.ExpiresAt):
 		return t, store.User{}, errorf(CodeTokenExpired, "%s", k.expired)
+	}
+	if k.noUser && t.UserID == 0 {
+		return t, store.User{}, nil
 	}
 	u, err := w.user(tx, t.UserID)
 	switch {

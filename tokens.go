@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,6 +121,14 @@ func (s *Service) setTokenOptions(opts *Options) error {
 	}
 	s.issuerBase = opts.IssuerBase
 	s.tokenSigner = opts.TokenSigner
+	s.passkeys = opts.PasskeyCeremony
+	for i, o := range opts.PasskeyOrigins {
+		u, err := url.Parse(o)
+		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+			return errorf(CodeInvalid, "Options.PasskeyOrigins[%d] %q must be scheme://host[:port]", i, o)
+		}
+	}
+	s.passkeyOrigins = slices.Clone(opts.PasskeyOrigins)
 	switch opts.SigningAlgorithm {
 	case "":
 		s.signingAlgorithm = RS256

@@ -21,6 +21,8 @@
 //	POST   /users/{userId}/enable              users:write            204 (enables the user)
 //	POST   /users/{userId}/unlock              users:write            204 (ends a lockout)
 //	DELETE /users/{userId}/mfa                 users:write            204 (clears the second factor)
+//	GET    /users/{userId}/passkeys            users:read             200 {"passkeys": [...]}
+//	DELETE /users/{userId}/passkeys/{id}       users:write            204 (409 for the last under "required")
 //	PUT    /users/{userId}/email-verified      users:write            200 user, ETag (body {"emailVerified": bool})
 //	GET    /users/{userId}/claims?token=       users:read and         200 {"claims": {...}} (token access or id)
 //	                                             claim_mappers:read

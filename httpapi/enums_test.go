@@ -49,6 +49,7 @@ var libraryCodes = []codeStatus{
 	{string(identity.CodeLocked), 423},
 	{string(identity.CodeMFARequired), 401},
 	{string(identity.CodeMFAEnrollmentRequired), 401},
+	{string(identity.CodePasskeyEnrollmentRequired), 401},
 	{string(identity.CodeRateLimited), 429},
 	{string(identity.CodeEmailUnverified), 403},
 	{string(identity.CodeConfirmationRequired), 409},

@@ -71,6 +71,10 @@ func newTestEnv(tb testing.TB) *testEnv {
 		PasswordHashing: &identity.Argon2Params{Memory: 64, Time: 1, Threads: 1},
 		// As identityd over a bbolt file has it (the store's default).
 		KeyCacheTTL: identity.KeyCacheNoExpiry,
+		// Passkeys are registered through the library with a fake
+		// ceremony (passkeys_test.go); the API only lists and removes them.
+		IssuerBase:      "https://id.example.com",
+		PasskeyCeremony: passkeyCeremony{},
 	})
 	if err != nil {
 		tb.Fatal(err)

@@ -58,6 +58,9 @@ var statusByCode = map[identity.Code]int{
 	// of this API signs in.
 	identity.CodeMFARequired:           http.StatusUnauthorized,
 	identity.CodeMFAEnrollmentRequired: http.StatusUnauthorized,
+	// A password sign-in's next step under PasskeysRequired: register a
+	// passkey; no route of this API signs in.
+	identity.CodePasskeyEnrollmentRequired: http.StatusUnauthorized,
 	// Too many attempts from the client's address or at one login, or a
 	// mail asked for again too soon; the problem carries Retry-After. No
 	// route of this API is throttled today.

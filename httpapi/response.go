@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/identitylib/identity"
 )
@@ -59,6 +60,40 @@ type rolesResponse struct {
 // reason (the groupsPerUser limit); groups is [] and never null.
 type groupsResponse struct {
 	Groups []identity.Group `json:"groups"`
+}
+
+// passkeysResponse is the body of GET of a user's passkeys; passkeys is
+// [] and never null.
+type passkeysResponse struct {
+	Passkeys []passkeyJSON `json:"passkeys"`
+}
+
+// passkeyJSON is a passkey as the API shows it: lastUsedAt null until
+// it signs the user in, authenticatorName null for a model the library
+// does not name.
+type passkeyJSON struct {
+	ID                string     `json:"id"`
+	Name              string     `json:"name"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	LastUsedAt        *time.Time `json:"lastUsedAt"`
+	AAGUID            string     `json:"aaguid"`
+	AuthenticatorName *string    `json:"authenticatorName"`
+	BackupEligible    bool       `json:"backupEligible"`
+	BackupState       bool       `json:"backupState"`
+	SignCount         uint32     `json:"signCount"`
+}
+
+func passkeyOf(p identity.Passkey) passkeyJSON {
+	out := passkeyJSON{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt.UTC(), AAGUID: p.AAGUID,
+		BackupEligible: p.BackupEligible, BackupState: p.BackupState, SignCount: p.SignCount}
+	if !p.LastUsedAt.IsZero() {
+		t := p.LastUsedAt.UTC()
+		out.LastUsedAt = &t
+	}
+	if p.AuthenticatorName != "" {
+		out.AuthenticatorName = &p.AuthenticatorName
+	}
+	return out
 }
 
 // userRolesResponse is the body of GET of a user's roles: each role the

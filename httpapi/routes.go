@@ -40,6 +40,8 @@ var routes = []route{
 	{http.MethodPost, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, assignRole},
 	{http.MethodDelete, "/users/:userId/roles/:roleId", scopes{identity.ScopeUsersWrite}, removeRole},
 	{http.MethodGet, "/users/:userId/groups", scopes{identity.ScopeUsersRead}, listUserGroups},
+	{http.MethodGet, "/users/:userId/passkeys", scopes{identity.ScopeUsersRead}, listPasskeys},
+	{http.MethodDelete, "/users/:userId/passkeys/:passkeyId", scopes{identity.ScopeUsersWrite}, deletePasskey},
 
 	{http.MethodGet, "/users/:userId/attributes", scopes{identity.ScopeUserAttributesRead}, getAttributes},
 	{http.MethodPut, "/users/:userId/attributes/:key", scopes{identity.ScopeUserAttributesWrite}, setAttribute},
@@ -327,6 +329,35 @@ func resetMFA(ctx context.Context, w http.ResponseWriter, c *call) error {
 		return err
 	}
 	return writeNoContent(w, c.ws.ResetMFA(ctx, id))
+}
+
+// listPasskeys answers the user's passkeys (an extension: GET
+// /users/{userId}/passkeys, {"passkeys": [...]}, oldest first).
+func listPasskeys(ctx context.Context, w http.ResponseWriter, c *call) error {
+	id, err := c.id("userId", "user")
+	if err != nil {
+		return err
+	}
+	list, err := c.ws.ListPasskeys(ctx, id)
+	if err != nil {
+		return err
+	}
+	out := passkeysResponse{Passkeys: make([]passkeyJSON, len(list))}
+	for i, p := range list {
+		out.Passkeys[i] = passkeyOf(p)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// deletePasskey removes the user's passkey (an extension: DELETE
+// /users/{userId}/passkeys/{passkeyId}, 204); under a workspace that
+// requires passkeys the user's last one is 409.
+func deletePasskey(ctx context.Context, w http.ResponseWriter, c *call) error {
+	id, err := c.id("userId", "user")
+	if err != nil {
+		return err
+	}
+	return writeNoContent(w, c.ws.DeletePasskey(ctx, id, c.param("passkeyId")))
 }
 
 // setEmailVerified marks the user's email address verified or not (an

@@ -520,6 +520,61 @@ func (g *guarded) DeleteSecondFactor(slug string, userID int64) error {
 	return g.tx.DeleteSecondFactor(slug, userID)
 }
 
+func (g *guarded) PutPasskey(slug string, p Passkey) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := checkPutPasskey(slug, p); err != nil {
+		return err
+	}
+	return g.tx.PutPasskey(slug, p)
+}
+
+func (g *guarded) Passkey(slug, id string) (Passkey, error) {
+	if err := g.read(); err != nil {
+		return Passkey{}, err
+	}
+	return g.tx.Passkey(slug, id)
+}
+
+func (g *guarded) UserPasskeys(slug string, userID int64) ([]Passkey, error) {
+	if err := g.read(); err != nil {
+		return nil, err
+	}
+	return g.tx.UserPasskeys(slug, userID)
+}
+
+func (g *guarded) DeletePasskey(slug, id string) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	return g.tx.DeletePasskey(slug, id)
+}
+
+func (g *guarded) PutPasskeyHandle(slug string, h PasskeyHandle) error {
+	if err := g.write(); err != nil {
+		return err
+	}
+	if err := checkPutPasskeyHandle(slug, h); err != nil {
+		return err
+	}
+	return g.tx.PutPasskeyHandle(slug, h)
+}
+
+func (g *guarded) PasskeyHandle(slug string, userID int64) (PasskeyHandle, error) {
+	if err := g.read(); err != nil {
+		return PasskeyHandle{}, err
+	}
+	return g.tx.PasskeyHandle(slug, userID)
+}
+
+func (g *guarded) UserIDByPasskeyHandle(slug string, handle []byte) (int64, error) {
+	if err := g.read(); err != nil {
+		return 0, err
+	}
+	return g.tx.UserIDByPasskeyHandle(slug, handle)
+}
+
 func (g *guarded) PutVerificationToken(slug string, t VerificationToken) error {
 	if err := g.write(); err != nil {
 		return err

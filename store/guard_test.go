@@ -155,6 +155,34 @@ func (f *fakeTx) SecondFactor(string, int64) (store.SecondFactor, error) {
 	f.call("SecondFactor")
 	return store.SecondFactor{}, nil
 }
+func (f *fakeTx) PutPasskey(string, store.Passkey) error {
+	f.call("PutPasskey")
+	return nil
+}
+func (f *fakeTx) Passkey(string, string) (store.Passkey, error) {
+	f.call("Passkey")
+	return store.Passkey{}, nil
+}
+func (f *fakeTx) UserPasskeys(string, int64) ([]store.Passkey, error) {
+	f.call("UserPasskeys")
+	return nil, nil
+}
+func (f *fakeTx) DeletePasskey(string, string) error {
+	f.call("DeletePasskey")
+	return nil
+}
+func (f *fakeTx) PutPasskeyHandle(string, store.PasskeyHandle) error {
+	f.call("PutPasskeyHandle")
+	return nil
+}
+func (f *fakeTx) PasskeyHandle(string, int64) (store.PasskeyHandle, error) {
+	f.call("PasskeyHandle")
+	return store.PasskeyHandle{}, nil
+}
+func (f *fakeTx) UserIDByPasskeyHandle(string, []byte) (int64, error) {
+	f.call("UserIDByPasskeyHandle")
+	return 0, nil
+}
 func (f *fakeTx) DeleteSecondFactor(string, int64) error {
 	f.call("DeleteSecondFactor")
 	return nil
@@ -353,6 +381,11 @@ var writes = []method{
 	{"PutLoginAttempts", func(tx store.Tx) error { return tx.PutLoginAttempts("a", store.LoginAttempts{UserID: 1}) }},
 	{"PutSecondFactor", func(tx store.Tx) error { return tx.PutSecondFactor("a", store.SecondFactor{UserID: 1}) }},
 	{"DeleteSecondFactor", func(tx store.Tx) error { return tx.DeleteSecondFactor("a", 1) }},
+	{"PutPasskey", func(tx store.Tx) error { return tx.PutPasskey("a", store.Passkey{ID: "p", UserID: 1}) }},
+	{"DeletePasskey", func(tx store.Tx) error { return tx.DeletePasskey("a", "p") }},
+	{"PutPasskeyHandle", func(tx store.Tx) error {
+		return tx.PutPasskeyHandle("a", store.PasskeyHandle{UserID: 1, Handle: []byte{1}})
+	}},
 	{"PutVerificationToken", func(tx store.Tx) error { return tx.PutVerificationToken("a", store.VerificationToken{}) }},
 	{"PutAsset", func(tx store.Tx) error { return tx.PutAsset("a", store.Asset{Name: "logo"}) }},
 	{"DeleteAsset", func(tx store.Tx) error { return tx.DeleteAsset("a", "logo") }},
@@ -423,6 +456,10 @@ var reads = []method{
 	{"RefreshToken", func(tx store.Tx) error { _, err := tx.RefreshToken("a", "t"); return err }},
 	{"LoginAttempts", func(tx store.Tx) error { _, err := tx.LoginAttempts("a", 1); return err }},
 	{"SecondFactor", func(tx store.Tx) error { _, err := tx.SecondFactor("a", 1); return err }},
+	{"Passkey", func(tx store.Tx) error { _, err := tx.Passkey("a", "p"); return err }},
+	{"UserPasskeys", func(tx store.Tx) error { _, err := tx.UserPasskeys("a", 1); return err }},
+	{"PasskeyHandle", func(tx store.Tx) error { _, err := tx.PasskeyHandle("a", 1); return err }},
+	{"UserIDByPasskeyHandle", func(tx store.Tx) error { _, err := tx.UserIDByPasskeyHandle("a", []byte{1}); return err }},
 	{"VerificationToken", func(tx store.Tx) error { _, err := tx.VerificationToken("a", "t"); return err }},
 	{"Asset", func(tx store.Tx) error { _, err := tx.Asset("a", "logo"); return err }},
 	{"Idempotency", func(tx store.Tx) error { _, err := tx.Idempotency("a", "s", "k"); return err }},
@@ -719,6 +756,38 @@ func TestPutSecondFactorChecksUserID(t *testing.T) {
 		})
 		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
 			t.Errorf("PutSecondFactor(user %d): error = %v, store saw %v; want passed on = %v", c.id, err, f.calls, c.ok)
+		}
+	}
+}
+
+// TestPutPasskeyChecks checks that the front passes on a passkey with an
+// id of a positive user id only, and a non-empty handle of a positive
+// user id only.
+func TestPutPasskeyChecks(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		put  func(tx store.Tx) error
+		ok   bool
+	}{
+		{"passkey", func(tx store.Tx) error { return tx.PutPasskey("a", store.Passkey{ID: "p", UserID: 1}) }, true},
+		{"passkey of user 0", func(tx store.Tx) error { return tx.PutPasskey("a", store.Passkey{ID: "p"}) }, false},
+		{"passkey without id", func(tx store.Tx) error { return tx.PutPasskey("a", store.Passkey{UserID: 1}) }, false},
+		{"handle", func(tx store.Tx) error {
+			return tx.PutPasskeyHandle("a", store.PasskeyHandle{UserID: 1, Handle: []byte{1}})
+		}, true},
+		{"handle of user -1", func(tx store.Tx) error {
+			return tx.PutPasskeyHandle("a", store.PasskeyHandle{UserID: -1, Handle: []byte{1}})
+		}, false},
+		{"empty handle", func(tx store.Tx) error { return tx.PutPasskeyHandle("a", store.PasskeyHandle{UserID: 1}) }, false},
+	} {
+		f := &fakeTx{}
+		var err error
+		_ = store.RunUpdate(f, func(tx store.Tx) error {
+			err = c.put(tx)
+			return nil
+		})
+		if c.ok != (err == nil) || c.ok != (len(f.calls) == 1) {
+			t.Errorf("%s: error = %v, store saw %v; want passed on = %v", c.name, err, f.calls, c.ok)
 		}
 	}
 }

@@ -98,6 +98,29 @@ func checkPutSecondFactor(_ string, f SecondFactor) error {
 	return nil
 }
 
+// checkPutPasskey refuses the empty id and a user id that no user has.
+func checkPutPasskey(_ string, p Passkey) error {
+	if p.ID == "" {
+		return errors.New("store: the passkey id is empty")
+	}
+	if p.UserID < 1 {
+		return fmt.Errorf("store: passkey %q of user %d; user ids are positive", p.ID, p.UserID)
+	}
+	return nil
+}
+
+// checkPutPasskeyHandle refuses a user id that no user has and the empty
+// handle.
+func checkPutPasskeyHandle(_ string, h PasskeyHandle) error {
+	if h.UserID < 1 {
+		return fmt.Errorf("store: passkey handle of user %d; user ids are positive", h.UserID)
+	}
+	if len(h.Handle) == 0 {
+		return fmt.Errorf("store: the passkey handle of user %d is empty", h.UserID)
+	}
+	return nil
+}
+
 // checkPutDelivery refuses a job that is not well-formed: a store tells
 // mail jobs from webhook jobs by EndpointID 0 and indexes mail jobs by
 // their user.

@@ -88,7 +88,9 @@ type Store interface {
 // and PutGroup only a positive id (ids come from NextID), PutOAuthClient, PutSigningKey,
 // PutAuthRequest, PutGrant and PutRefreshToken only a non-empty id (a key
 // every store can hold), PutRefreshToken only a non-empty GrantID,
-// PutLoginAttempts and PutSecondFactor only a positive UserID, and
+// PutLoginAttempts, PutSecondFactor, PutPasskey and PutPasskeyHandle
+// only a positive UserID (PutPasskey only a non-empty ID, and
+// PutPasskeyHandle only a non-empty Handle), and
 // PutDelivery only a well-formed job: Kind JobWebhook with a positive
 // EndpointID and UserID 0, or JobMail with EndpointID 0 and a UserID
 // that is not negative. So no endpoint shares EndpointID 0 with the mail
@@ -344,6 +346,30 @@ type Records interface {
 	// ErrNotFound when it has none.
 	DeleteSecondFactor(slug string, userID int64) error //guard:write
 
+	// PutPasskey creates or replaces the passkey with p.ID (its credential
+	// id) and keeps the per-user index in step: a passkey replaced with
+	// another UserID leaves its former user's index.
+	PutPasskey(slug string, p Passkey) error //guard:write
+	// Passkey returns the workspace's passkey with the credential id.
+	Passkey(slug, id string) (Passkey, error) //guard:read
+	// UserPasskeys returns the user's passkeys in ascending CreatedAt
+	// order, ties by id; none is an empty slice (or nil), not an error.
+	UserPasskeys(slug string, userID int64) ([]Passkey, error) //guard:read
+	// DeletePasskey removes the passkey with its index entry, or returns
+	// ErrNotFound.
+	DeletePasskey(slug, id string) error //guard:write
+	// PutPasskeyHandle creates or replaces the WebAuthn user handle of the
+	// user h.UserID and keeps the index by handle in step. If h.Handle
+	// already belongs to another user of the workspace it returns
+	// ErrConflict and writes nothing.
+	PutPasskeyHandle(slug string, h PasskeyHandle) error //guard:write
+	// PasskeyHandle returns the user's handle, or ErrNotFound when the
+	// user has none.
+	PasskeyHandle(slug string, userID int64) (PasskeyHandle, error) //guard:read
+	// UserIDByPasskeyHandle returns the id of the user whose handle is
+	// handle (compared byte for byte).
+	UserIDByPasskeyHandle(slug string, handle []byte) (int64, error) //guard:read
+
 	// PutVerificationToken creates or replaces the token with t.ID.
 	PutVerificationToken(slug string, t VerificationToken) error //guard:write
 	// VerificationToken returns the token with the id.
@@ -363,8 +389,9 @@ type Records interface {
 	// ways) and what it held through them, its sessions, its grants (UserID
 	// id) and every refresh token of them, its authorization requests
 	// (UserID id), its single-use tokens (VerificationToken.UserID id), its
-	// lockout state, its second factor, and its mail jobs (Delivery.UserID
-	// id) with their due-index entries. It returns ErrNotFound, and
+	// lockout state, its second factor, its passkeys and passkey handle
+	// (with their index entries), and its mail jobs (Delivery.UserID id)
+	// with their due-index entries. It returns ErrNotFound, and
 	// removes nothing, when there is no such user. Webhook jobs are not the
 	// user's (their payloads are the events' own) and stay; so do records
 	// that name no user (a grant with UserID 0, an authorization request
@@ -384,7 +411,7 @@ type Records interface {
 	// NextDueAt and PendingDeliveries no longer count them), API keys
 	// (APIKey no longer finds them), OAuth clients, signing keys,
 	// authorization requests, grants, refresh tokens, single-use tokens,
-	// lockout states, second factors, assets, idempotency records and its
+	// lockout states, second factors, passkeys and passkey handles, assets, idempotency records and its
 	// audit trail. It returns ErrNotFound when the workspace does not exist. A workspace created
 	// again with the slug starts empty, its sequences at 1.
 	DeleteWorkspace(slug string) error //guard:write
@@ -909,6 +936,14 @@ const (
 	// PurposeSecondFactor is a sign-in that passed its password and waits
 	// for a second factor.
 	PurposeSecondFactor TokenPurpose = "second_factor"
+	// PurposePasskeyRegistration is the state of a passkey registration.
+	PurposePasskeyRegistration TokenPurpose = "passkey_registration"
+	// PurposePasskeySignIn is the state of a passkey sign-in; it may name
+	// no user (UserID 0).
+	PurposePasskeySignIn TokenPurpose = "passkey_sign_in"
+	// PurposePasskeyEnrollment is a sign-in that passed its password and
+	// waits for the user to register a passkey.
+	PurposePasskeyEnrollment TokenPurpose = "passkey_enrollment"
 )
 
 // VerificationToken is a single-use token: email verification, password
@@ -1088,4 +1123,36 @@ type SecondFactor struct {
 	// RecoveryCodes are the hashes of the unused recovery codes (each a
 	// byte slice; order as written).
 	RecoveryCodes [][]byte
+}
+
+// Passkey is a user's WebAuthn credential (a passkey). What the fields
+// mean is the identity package's business; a store keeps them as given
+// and finds a passkey by (workspace, ID) and by its user.
+type Passkey struct {
+	// ID is the credential id, base64url without padding: unique within
+	// the workspace.
+	ID     string
+	UserID int64
+	// Name is the name its user gave it.
+	Name string
+	// PublicKey is the credential public key, COSE_Key encoded.
+	PublicKey []byte
+	// SignCount is the authenticator's signature counter as last seen.
+	SignCount int64
+	// AAGUID is the authenticator model's AAGUID (16 bytes; zeros when the
+	// authenticator did not say).
+	AAGUID         []byte
+	BackupEligible bool
+	BackupState    bool
+	CreatedAt      time.Time
+	// LastUsedAt is zero until the passkey signs a user in.
+	LastUsedAt time.Time
+}
+
+// PasskeyHandle is a user's WebAuthn user handle: random bytes the
+// identity package makes, unique within the workspace.
+type PasskeyHandle struct {
+	UserID    int64
+	Handle    []byte
+	CreatedAt time.Time
 }

@@ -27,6 +27,7 @@
 //	identityd [-db FILE] user export -workspace SLUG [-o FILE]
 //	identityd [-db FILE] user delete -workspace SLUG ID
 //	identityd [-db FILE] user roles -workspace SLUG USER
+//	identityd [-db FILE] user passkeys -workspace SLUG USER
 //	identityd [-db FILE] user verify-email -workspace SLUG USER [-unverified]
 //	identityd [-db FILE] role create -workspace SLUG NAME [-description TEXT]
 //	identityd [-db FILE] role list -workspace SLUG
@@ -134,6 +135,12 @@
 // the sign-in page shows for a client, from a PNG file (- for standard
 // input; at most 100 KiB and 1024 pixels a side, stored re-encoded), or
 // remove it with -delete.
+//
+// user passkeys lists a user's passkeys, oldest first: the credential id,
+// the name, when it was registered and last used ("-" for never), the
+// authenticator model when it is a well-known one, and whether it may be
+// synced to other devices. The REST API removes one
+// (DELETE /users/{userId}/passkeys/{id}).
 //
 // user verify-email marks a user's email address verified, for an
 // administrator who checked it another way, or with -unverified not

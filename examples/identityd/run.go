@@ -85,6 +85,7 @@ func commands() []command {
 		{name: "user export", args: "-workspace SLUG [-o FILE]", run: userExport, help: exportHelp},
 		{name: "user delete", args: "-workspace SLUG ID", run: userDelete},
 		{name: "user roles", args: "-workspace SLUG USER", run: userRoles, help: refsHelp},
+		{name: "user passkeys", args: "-workspace SLUG USER", run: userPasskeys, help: refsHelp},
 		{name: "user verify-email", args: "-workspace SLUG USER [-unverified]", run: userVerifyEmail, help: refsHelp},
 		{name: "role create", args: "-workspace SLUG NAME [-description TEXT]", run: roleCreate},
 		{name: "role list", args: "-workspace SLUG", run: roleList},

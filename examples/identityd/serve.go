@@ -21,6 +21,7 @@ import (
 	"github.com/identitylib/identity/httpapi"
 	"github.com/identitylib/identity/metrics"
 	"github.com/identitylib/identity/oidc"
+	"github.com/identitylib/identity/webauthn"
 )
 
 // Server limits. Request bodies are at most 1 MiB (the API's own limit),
@@ -129,7 +130,8 @@ func serve(ctx context.Context, e *env, fs *flag.FlagSet, args []string) (err er
 		*issuerBase = "http://" + ln.Addr().String()
 	}
 	opts := &identity.Options{AllowPrivateWebhooks: *allowPrivate, IssuerBase: *issuerBase, PasswordHashingBudget: *hashBudget,
-		KeyCacheTTL: *keyCacheTTL, Observer: m, TrustedProxies: trusted, TokenLifetimes: &identity.TokenLifetimes{RefreshReuse: *refreshReuse}}
+		KeyCacheTTL: *keyCacheTTL, Observer: m, TrustedProxies: trusted, TokenLifetimes: &identity.TokenLifetimes{RefreshReuse: *refreshReuse},
+		PasskeyCeremony: webauthn.New()}
 	if *auditLog != "" {
 		sink, err := openAuditSink(*auditLog, e.stdout, e.dbPath, logger)
 		if err != nil {

@@ -78,6 +78,15 @@ lines are skipped. user export writes this format. Fields:
                                   are of another form)
                  The secret is stored sealed with the key of
                  $IDENTITYD_KEY_ENCRYPTION_KEY when that is set.
+  passkeyHandle  string, required with passkeys: the user's WebAuthn user
+                 handle, base64url without padding, 1-64 bytes (user
+                 export writes it); unique in the workspace
+  passkeys       array of at most 100 passkeys (WebAuthn credentials),
+                 which keep working where the issuer's host is the same.
+                 Fields: id (the credential id, base64url, unique in the
+                 workspace), name (1-64 characters), publicKey (the COSE
+                 key, base64url), signCount, aaguid (a UUID),
+                 backupEligible, backupState, createdAt, lastUsedAt
 
 Any other field is refused, naming the line, so that a misspelt field
 (such as "full_name") is not silently dropped; the REST API, by contrast,

@@ -200,6 +200,9 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 			return err
 		}
 	}
+	if err := sp.deleteUserPasskeys(id); err != nil {
+		return err
+	}
 	// The records of user_sessions and user_grants entries: user id +
 	// created time + record id.
 	grantKeys := prefixKeys(sp.bucket(bucketUserGrants), prefix)

@@ -78,6 +78,10 @@ const (
 	bucketAudit
 	bucketAuditIndex
 	bucketAuditFolded
+	bucketPasskeys
+	bucketUserPasskeys
+	bucketPasskeyHandles
+	bucketHandleUsers
 	numNested // the number of nested buckets
 )
 
@@ -159,6 +163,12 @@ var nestedNames = [numNested][]byte{
 	// before it wrote a record's entries with the record), so Open sets
 	// it to the last record.
 	bucketAuditFolded: []byte("audit_folded"),
+	// The passkeys of users and their user handles (see passkeys.go). A
+	// file without them has none, so Open only creates the buckets.
+	bucketPasskeys:       []byte("passkeys"),
+	bucketUserPasskeys:   []byte("user_passkeys"),
+	bucketPasskeyHandles: []byte("passkey_handles"),
+	bucketHandleUsers:    []byte("handle_users"),
 }
 
 // keyUserCount is the meta key of the workspace's number of users.

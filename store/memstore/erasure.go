@@ -12,7 +12,8 @@ import (
 // puts back all it removed.
 
 // DeleteUser implements store.Tx. Sessions, grants and mail jobs come
-// from their per-user indexes; authorization requests, single-use tokens
+// from their per-user indexes; authorization requests, single-use tokens,
+// passkeys
 // and the refresh tokens of the user's grants from a scan of the
 // workspace's records of each kind (see the package documentation).
 func (t *tx) DeleteUser(slug string, id int64) error {
@@ -80,6 +81,15 @@ func (t *tx) DeleteUser(slug string, id int64) error {
 		if v.UserID == id {
 			undo = append(undo, takeKey(n.tokens, vid))
 		}
+	}
+
+	for pid, pk := range n.passkeys {
+		if pk.UserID == id {
+			undo = append(undo, takeKey(n.passkeys, pid))
+		}
+	}
+	if h, ok := n.passkeyHandles[id]; ok {
+		undo = append(undo, takeKey(n.passkeyHandles, id), takeKey(n.byHandle, string(h.Handle)))
 	}
 
 	for _, did := range slices.Collect(maps.Keys(n.mailOf[id])) {

@@ -118,6 +118,10 @@ type namespace struct {
 	loginAttempts map[int64]store.LoginAttempts // by user id
 	secondFactors map[int64]store.SecondFactor  // by user id
 
+	passkeys       map[string]store.Passkey      // by credential id
+	passkeyHandles map[int64]store.PasskeyHandle // by user id
+	byHandle       map[string]int64              // handle -> user id
+
 	audit map[string]store.AuditRecord // by id
 }
 
@@ -176,6 +180,10 @@ func newNamespace(w store.Workspace) *namespace {
 
 		loginAttempts: make(map[int64]store.LoginAttempts),
 		secondFactors: make(map[int64]store.SecondFactor),
+
+		passkeys:       make(map[string]store.Passkey),
+		passkeyHandles: make(map[int64]store.PasskeyHandle),
+		byHandle:       make(map[string]int64),
 
 		audit: make(map[string]store.AuditRecord),
 	}

@@ -73,6 +73,9 @@
 //	                     replaced it; index on (workspace, grant_id)
 //	login_attempts       (workspace, user_id); pending timestamptz[]
 //	second_factors       (workspace, user_id); recovery_codes bytea[]
+//	passkeys             (workspace, id); index on (workspace, user_id,
+//	                     created_at, id)
+//	passkey_handles      (workspace, user_id); unique (workspace, handle)
 //	idempotency          (workspace, scope, key); index on expires_at
 //	assets               (workspace, name); content_type, data bytea
 //	audit_records        (workspace, id); actor_id, actor_display,
@@ -117,7 +120,10 @@
 // workspace and due time, for WorkspaceQueue, and 0015 dropped that index
 // again: every enqueue and every change of a job's status paid for it,
 // and WorkspaceQueue now reads the start of deliveries_due instead
-// (TestUpgradeDropsWorkspaceDueIndex).
+// (TestUpgradeDropsWorkspaceDueIndex). Migration 0016 added passkeys and
+// passkey_handles, the users' WebAuthn credentials and user handles,
+// empty for an older schema; they go with their user by DeleteUser's
+// statement and with their workspace by the cascade.
 //
 // The folded columns are computed with store.Fold in Go rather than with
 // PostgreSQL's lower(), whose answers depend on the server's locale, so

@@ -7,7 +7,8 @@ package pgstore
 // with it. The other records of a user name it without a foreign key (the
 // store contract lets them name any id) and are deleted through their
 // indexes by user: sessions_user, grants_user, verification_tokens_user,
-// auth_requests_user, deliveries_user, and refresh_tokens_grant for the
+// auth_requests_user, deliveries_user, passkeys_user, the primary
+// key of passkey_handles, and refresh_tokens_grant for the
 // refresh tokens of the user's grants.
 //
 // role_holders has no foreign key at all (see migration 0011): DeleteUser
@@ -39,6 +40,10 @@ var deleteUserSQL = `WITH u AS (
 	DELETE FROM login_attempts WHERE workspace = $1 AND user_id = $2 AND EXISTS (SELECT 1 FROM u)
 ), sf AS (
 	DELETE FROM second_factors WHERE workspace = $1 AND user_id = $2 AND EXISTS (SELECT 1 FROM u)
+), pk AS (
+	DELETE FROM passkeys WHERE workspace = $1 AND user_id = $2 AND EXISTS (SELECT 1 FROM u)
+), ph AS (
+	DELETE FROM passkey_handles WHERE workspace = $1 AND user_id = $2 AND EXISTS (SELECT 1 FROM u)
 ), mail AS (
 	DELETE FROM deliveries WHERE workspace = $1 AND kind = 'mail' AND user_id = $2 AND user_id <> 0
 		AND EXISTS (SELECT 1 FROM u)

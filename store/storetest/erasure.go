@@ -95,6 +95,15 @@ func writeUserRecords(tx store.Tx, slug string) error {
 		func() error {
 			return tx.PutSecondFactor(slug, store.SecondFactor{UserID: 2, Secret: []byte("bob's"), CreatedAt: at(6)})
 		},
+		func() error { return tx.PutPasskey(slug, passkeyOf("pk-1", 1, 7)) },
+		func() error { return tx.PutPasskey(slug, passkeyOf("pk-2", 1, 8)) },
+		func() error { return tx.PutPasskey(slug, passkeyOf("pk-b", 2, 9)) },
+		func() error {
+			return tx.PutPasskeyHandle(slug, store.PasskeyHandle{UserID: 1, Handle: []byte("alice-handle"), CreatedAt: at(7)})
+		},
+		func() error {
+			return tx.PutPasskeyHandle(slug, store.PasskeyHandle{UserID: 2, Handle: []byte("bob-handle"), CreatedAt: at(9)})
+		},
 		func() error { return tx.PutWebhook(slug, webhook(1)) },
 		func() error { return tx.PutDelivery(slug, delivery(1, 1)) },
 		func() error { return tx.PutDelivery(slug, withStatus(delivery(2, 1), store.DeliverySucceeded)) },
@@ -156,6 +165,10 @@ func held(t *testing.T, s store.Store, slug string) heldRecords {
 			keep(fmt.Sprint("login attempts of ", id), a, err)
 			f, err := tx.SecondFactor(slug, id)
 			keep(fmt.Sprint("second factor of ", id), f, err)
+			pks, err := tx.UserPasskeys(slug, id)
+			keepList(fmt.Sprint("passkeys of ", id), len(pks), pks, err)
+			ph, err := tx.PasskeyHandle(slug, id)
+			keep(fmt.Sprint("passkey handle of ", id), ph, err)
 		}
 		for _, name := range []string{"alice", "ALICE", "bob"} {
 			id, err := tx.UserIDByUsername(slug, name)
@@ -178,6 +191,14 @@ func held(t *testing.T, s store.Store, slug string) heldRecords {
 		for _, id := range []string{"ar-1", "ar-0", "ar-b"} {
 			v, err := tx.AuthRequest(slug, id)
 			keep("auth request "+id, v, err)
+		}
+		for _, id := range []string{"pk-1", "pk-2", "pk-b"} {
+			v, err := tx.Passkey(slug, id)
+			keep("passkey "+id, v, err)
+		}
+		for _, h := range []string{"alice-handle", "bob-handle"} {
+			v, err := tx.UserIDByPasskeyHandle(slug, []byte(h))
+			keep("handle "+h, v, err)
 		}
 		for _, id := range []string{"vt-1", "vt-2", "vt-b"} {
 			v, err := tx.VerificationToken(slug, id)
@@ -254,6 +275,7 @@ var userOneRecords = []string{
 	"second factor of 1", "username alice", "username ALICE", "email alice@example.com", "email ALICE@example.com",
 	"session sess-1", "session sess-2", "grant gr-1", "grant gr-2", "refresh token rt-1", "refresh token rt-2",
 	"refresh token rt-3", "auth request ar-1", "token vt-1", "token vt-2", "delivery 3", "delivery 4",
+	"passkeys of 1", "passkey handle of 1", "passkey pk-1", "passkey pk-2", "handle alice-handle",
 }
 
 // testDeleteUser checks DeleteUser.

@@ -79,6 +79,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"RefreshTokens", testRefreshTokens},
 		{"LoginAttempts", testLoginAttempts},
 		{"SecondFactors", testSecondFactors},
+		{"Passkeys", testPasskeys},
 		{"VerificationTokens", testVerificationTokens},
 		{"Assets", testAssets},
 		{"Idempotency", testIdempotency},

@@ -247,3 +247,40 @@ func TestAccountSetupUsername(t *testing.T) {
 		t.Errorf("the record's username change (-want +got):\n%s", diff)
 	}
 }
+
+// TestAccountSetupSameValues: a username, email and full name equal to
+// the user's are no change: any token takes them (the username too), the
+// verified email stays verified, and the record of the setup holds the
+// one change, the account enabled.
+func TestAccountSetupSameValues(t *testing.T) {
+	e := newTestEnv(t, nil)
+	imported, err := e.ws.ImportUsers(e.ctx, []identity.ImportedUser{
+		{Username: "grace", Email: "grace@example.com", FullName: "Grace Hopper", EmailVerified: true, Disabled: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := imported[0].ID
+	setup, err := e.ws.CreateAccountSetup(e.ctx, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := e.ws.CompleteAccountSetup(e.ctx, setup.Token, identity.AccountSetupInput{
+		Username: "grace", Email: "grace@example.com", FullName: "Grace Hopper", Password: "a fine password",
+	})
+	if err != nil {
+		t.Fatalf("CompleteAccountSetup: %v", err)
+	}
+	got := map[string]any{"username": u.Username, "email": u.Email, "fullName": u.FullName, "enabled": u.Enabled, "verified": u.EmailVerified}
+	want := map[string]any{"username": "grace", "email": "grace@example.com", "fullName": "Grace Hopper", "enabled": true, "verified": true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("user after the setup (-want +got):\n%s", diff)
+	}
+	page, err := e.ws.ListAuditRecords(e.ctx, &identity.AuditFilter{Action: string(identity.AuditPasswordSet)}, nil)
+	if err != nil || len(page.Records) != 1 {
+		t.Fatalf("password.set records: %+v, %v", page, err)
+	}
+	if diff := cmp.Diff(map[string]identity.AuditChange{"enabled": {Before: false, After: true}}, page.Records[0].Changes); diff != "" {
+		t.Errorf("the record's changes (-want +got):\n%s", diff)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/identitylib/identity"
 	"github.com/identitylib/identity/store"
@@ -55,12 +56,19 @@ func (tx *recordingTx) DeleteExpiredTokens(slug string, before time.Time, limit 
 	return tx.Tx.DeleteExpiredTokens(slug, before, limit)
 }
 
+func (tx *recordingTx) DeleteAuditRecords(slug, beforeID string, limit int) (int, error) {
+	tx.r.record(slug + " audit " + beforeID + " " + itoa(limit))
+	return tx.Tx.DeleteAuditRecords(slug, beforeID, limit)
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // TestSweepCutoffs: Sweep asks the store, for each workspace, for
 // succeeded webhook deliveries finished 7 days before now, failed ones
 // and mail jobs 30 days, sessions ended 90 days, and tokens expired by
-// now, in batches of 500; a workspace's Retention changes its own.
+// now, and audit records older than 365 days (by the id the first record
+// of the cut-off's microsecond would have), in batches of 500; a
+// workspace's Retention changes its own.
 func TestSweepCutoffs(t *testing.T) {
 	e := newTestEnv(t, nil)
 	other, err := e.svc.CreateWorkspace(e.ctx, "globex", nil)
@@ -71,7 +79,7 @@ func TestSweepCutoffs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Retention = identity.Retention{SucceededDeliveryDays: 1, FailedDeliveryDays: 2, MailJobDays: 3, EndedSessionDays: 4}
+	s.Retention = identity.Retention{SucceededDeliveryDays: 1, FailedDeliveryDays: 2, MailJobDays: 3, EndedSessionDays: 4, AuditDays: 5}
 	if err := other.UpdateSettings(e.ctx, s); err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +99,14 @@ func TestSweepCutoffs(t *testing.T) {
 		"acme mail failed 2026-02-12T15:09:26.535897Z 500",
 		"acme sessions 2025-12-14T15:09:26.535897Z 500",
 		"acme tokens 2026-03-14T15:09:26.535897Z 500",
+		"acme audit 0006304ed30aa2d90000000000000000 500",
 		"globex webhook succeeded 2026-03-13T15:09:26.535897Z 500",
 		"globex webhook failed 2026-03-12T15:09:26.535897Z 500",
 		"globex mail succeeded 2026-03-11T15:09:26.535897Z 500",
 		"globex mail failed 2026-03-11T15:09:26.535897Z 500",
 		"globex sessions 2026-03-10T15:09:26.535897Z 500",
 		"globex tokens 2026-03-14T15:09:26.535897Z 500",
+		"globex audit 00064c98c9e9a2d90000000000000000 500",
 	}
 	if diff := cmp.Diff(want, rec.calls); diff != "" {
 		t.Errorf("sweep calls (-want +got):\n%s", diff)
@@ -117,15 +127,20 @@ func TestRetentionSettings(t *testing.T) {
 		want []identity.FieldError
 	}{
 		{"Zero", identity.Retention{}, nil},
-		{"Bounds", identity.Retention{SucceededDeliveryDays: 1, FailedDeliveryDays: 3650, MailJobDays: 1, EndedSessionDays: 3650}, nil},
-		{"Negative", identity.Retention{SucceededDeliveryDays: -1, FailedDeliveryDays: -1, MailJobDays: -1, EndedSessionDays: -1}, []identity.FieldError{
+		{"Bounds", identity.Retention{SucceededDeliveryDays: 1, FailedDeliveryDays: 3650, MailJobDays: 1, EndedSessionDays: 3650, AuditDays: 1}, nil},
+		{"AuditUpperBound", identity.Retention{AuditDays: 3650}, nil},
+		{"Negative", identity.Retention{SucceededDeliveryDays: -1, FailedDeliveryDays: -1, MailJobDays: -1, EndedSessionDays: -1, AuditDays: -1}, []identity.FieldError{
 			{Field: "retention.succeededDeliveryDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 7)"},
 			{Field: "retention.failedDeliveryDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 30)"},
 			{Field: "retention.mailJobDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 30)"},
 			{Field: "retention.endedSessionDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 90)"},
+			{Field: "retention.auditDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 365)"},
 		}},
 		{"TooLong", identity.Retention{EndedSessionDays: 3651}, []identity.FieldError{
 			{Field: "retention.endedSessionDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 90)"},
+		}},
+		{"AuditTooLong", identity.Retention{AuditDays: 3651}, []identity.FieldError{
+			{Field: "retention.auditDays", Rule: identity.RuleRange, Message: "must be between 1 and 3650 days (0 means 365)"},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -240,5 +255,32 @@ func (e *testEnv) checkSweep(now time.Time, want identity.SweepResult, id int64,
 	}
 	if !kept && !errors.Is(err, identity.ErrNotFound) {
 		e.t.Errorf("after Sweep(%v): GetDelivery(%d): %v, want ErrNotFound", now, id, err)
+	}
+}
+
+// TestSweepAuditRecord: a sweep that removed anything in a workspace
+// leaves one retention.swept record there, by the system, at the sweep's
+// time, counting only the kinds it removed, each under its own name; a
+// sweep that removed nothing leaves none.
+func TestSweepAuditRecord(t *testing.T) {
+	e := newTestEnv(t, nil)
+	if _, err := e.ws.Login(e.ctx, "ada", adaPassword); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(400 * day)
+	now := e.clock.Now()
+	// ada's session, ended for more than 90 days, and every record
+	// before it: workspace.created, user.created, sign_in.succeeded and
+	// session.created.
+	e.sweepAt(now, identity.SweepResult{Sessions: 1, AuditRecords: 4})
+	e.sweepAt(now, identity.SweepResult{})
+	want := []identity.AuditRecord{{
+		Time: now, Workspace: "acme", Actor: identity.Actor{Kind: identity.ActorSystem},
+		Action: identity.AuditRetentionSwept, Target: identity.AuditTarget{Kind: identity.TargetWorkspace, ID: "acme", Display: "acme"},
+		Outcome: identity.OutcomeSuccess, Reason: "retention",
+		Changes: map[string]identity.AuditChange{"removed.sessions": {After: float64(1)}, "removed.auditRecords": {After: float64(4)}},
+	}}
+	if diff := cmp.Diff(want, e.trail(time.Time{}), cmpopts.IgnoreFields(identity.AuditRecord{}, "ID")); diff != "" {
+		t.Errorf("trail after the sweeps (-want +got):\n%s", diff)
 	}
 }

@@ -89,6 +89,9 @@ func TestListUsersFiltered(t *testing.T) {
 	if diff := cmp.Diff(scanResult{Total: 6}, e.scan(identity.UserFilter{}, &identity.ScanOptions{Cursor: "6"})); diff != "" {
 		t.Errorf("cursor at the end (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(scanResult{Users: []string{"bea", "fay"}, Examined: 6, Total: 6}, e.scan(identity.UserFilter{Disabled: true}, &identity.ScanOptions{Cursor: "0"})); diff != "" {
+		t.Errorf("cursor 0, the start (-want +got):\n%s", diff)
+	}
 	// With lockout off, nobody is locked.
 	setLockout(t, e.testEnv, identity.LockoutPolicy{Disabled: true})
 	if diff := cmp.Diff(scanResult{Examined: 6, Total: 6}, e.scan(identity.UserFilter{Locked: true}, nil)); diff != "" {

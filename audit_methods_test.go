@@ -602,6 +602,8 @@ var auditMethods = map[string][]auditCase{
 		}}},
 	"Workspace.DeletePasskey": {{action: identity.AuditPasskeyRemoved, prep: (*methodFixture).bobPasskey,
 		call: func(ctx context.Context, f *methodFixture) error { return f.ws.DeletePasskey(ctx, f.bob.ID, "AQ") }}},
+	"Workspace.RemovePasskey": {{action: identity.AuditPasskeyRemoved, prep: (*methodFixture).bobPasskey,
+		call: func(ctx context.Context, f *methodFixture) error { return f.ws.RemovePasskey(ctx, f.bob.ID, "AQ") }}},
 	"Workspace.BeginPasskeySignIn": read(func(ctx context.Context, f *methodFixture) error {
 		return resultErr(f.ws.BeginPasskeySignIn(ctx, &identity.PasskeySignInOptions{Login: "bob"}))
 	}),

@@ -147,7 +147,8 @@
 // this package imports no WebAuthn library; every rule is here.
 //
 //   - [Workspace.BeginPasskeyRegistration], [Workspace.ConfirmPasskeyRegistration], [Workspace.ListPasskeys]
-//   - [Workspace.UpdatePasskey], [Workspace.DeletePasskey]
+//   - [Workspace.UpdatePasskey], [Workspace.DeletePasskey] (an
+//     administrator's), [Workspace.RemovePasskey] (the user's own)
 //   - [Workspace.BeginPasskeySignIn], [Workspace.VerifyPasskeySignIn], [Provider.VerifyPasskeySignIn],
 //     [VerifiedPasskey.SessionOptions]
 //   - [Workspace.BeginChallengePasskeyRegistration], [Workspace.ConfirmChallengePasskeyRegistration]

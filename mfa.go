@@ -379,23 +379,7 @@ func (w *Workspace) ResetMFA(ctx context.Context, userID int64) error {
 // sign-in, so a known password cannot be used to reset the count between
 // guesses of the code.
 func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u store.User, enrol bool) error {
-	var token string
-	putChallenge := func(tx store.Tx, now time.Time) (err error) {
-		token, err = w.issueSingleUse(tx, secondFactorChallenge, u, now, MFAChallengeLifetime)
-		return err
-	}
-	var err error
-	if att != nil {
-		err = att.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
-			if now.Before(st.LockedUntil) {
-				return refuse(errLocked(st.LockedUntil))
-			}
-			return putChallenge(tx, now)
-		})
-	} else {
-		err = w.update(ctx, func(tx store.Tx) error { return putChallenge(tx, w.svc.timestamp()) })
-		err = fromStore(err, "user")
-	}
+	token, err := w.issueSignInChallenge(ctx, att, secondFactorChallenge, u)
 	if err != nil {
 		return err
 	}
@@ -404,6 +388,29 @@ func (w *Workspace) challengeSecondFactor(ctx context.Context, att *attempt, u s
 		return &Error{Code: CodeMFAEnrollmentRequired, Message: "enrol a second factor to sign in", Challenge: token}
 	}
 	return &Error{Code: CodeMFARequired, Message: "a second-factor code is required", Challenge: token}
+}
+
+// issueSignInChallenge stores a single-use challenge of kind for the
+// user of a sign-in whose password was right and returns its token: in
+// the transaction that ends the attempt att (refused if a lock began
+// meanwhile), or in one of its own without an attempt.
+func (w *Workspace) issueSignInChallenge(ctx context.Context, att *attempt, kind singleUse, u store.User) (string, error) {
+	var token string
+	put := func(tx store.Tx, now time.Time) (err error) {
+		token, err = w.issueSingleUse(tx, kind, u, now, MFAChallengeLifetime)
+		return err
+	}
+	if att != nil {
+		err := att.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
+			if now.Before(st.LockedUntil) {
+				return refuse(errLocked(st.LockedUntil))
+			}
+			return put(tx, now)
+		})
+		return token, err
+	}
+	err := w.update(ctx, func(tx store.Tx) error { return put(tx, w.svc.timestamp()) })
+	return token, fromStore(err, "user")
 }
 
 func errChallengeInvalid() *Error { return errorf(CodeTokenInvalid, "unknown sign-in challenge") }

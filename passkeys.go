@@ -954,23 +954,7 @@ func (w *Workspace) verifyPasskeySignIn(ctx context.Context, state string, respo
 // PasskeysRequired of a user without a passkey: it stores the enrolment
 // challenge and returns CodePasskeyEnrollmentRequired with it.
 func (w *Workspace) challengePasskeyEnrollment(ctx context.Context, att *attempt, u store.User) error {
-	var token string
-	put := func(tx store.Tx, now time.Time) (err error) {
-		token, err = w.issueSingleUse(tx, passkeyEnrollment, u, now, MFAChallengeLifetime)
-		return err
-	}
-	var err error
-	if att != nil {
-		err = att.end(ctx, func(tx store.Tx, st *store.LoginAttempts, now time.Time) error {
-			if now.Before(st.LockedUntil) {
-				return refuse(errLocked(st.LockedUntil))
-			}
-			return put(tx, now)
-		})
-	} else {
-		err = w.update(ctx, func(tx store.Tx) error { return put(tx, w.svc.timestamp()) })
-		err = fromStore(err, "user")
-	}
+	token, err := w.issueSignInChallenge(ctx, att, passkeyEnrollment, u)
 	if err != nil {
 		return err
 	}

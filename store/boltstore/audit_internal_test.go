@@ -326,19 +326,8 @@ func TestAuditTail(t *testing.T) {
 		{store.AuditQuery{TargetKind: "user", TargetID: "8", After: "b2", Before: "b8", Ascending: true, Limit: 100}, "b3 b6"},
 		{store.AuditQuery{ActorKind: "user", ActorID: "1", Outcome: "failure", Before: "b8", Limit: 2}, "b7 b4"},
 	} {
-		var got []string
-		err := s.View(t.Context(), func(tx store.Tx) error {
-			recs, err := tx.AuditRecords("acme", tt.q)
-			for _, r := range recs {
-				got = append(got, r.ID)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := strings.Join(got, " "); g != tt.want {
-			t.Errorf("AuditRecords(%+v) = %q, want %q", tt.q, g, tt.want)
+		if g, err := auditIDs(t, s, "acme", tt.q); err != nil || g != tt.want {
+			t.Errorf("AuditRecords(%+v) = %q, %v; want %q", tt.q, g, err, tt.want)
 		}
 	}
 }
@@ -394,19 +383,8 @@ func TestAuditTailWithEntries(t *testing.T) {
 		{store.AuditQuery{Outcome: "success", After: "f1", Limit: 10}, "f4 f3"},
 		{store.AuditQuery{TargetKind: "user", TargetID: "1", After: "f2", Ascending: true, Limit: 10}, "f3 f4"},
 	} {
-		var got []string
-		err := s.View(t.Context(), func(tx store.Tx) error {
-			recs, err := tx.AuditRecords("acme", tt.q)
-			for _, r := range recs {
-				got = append(got, r.ID)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := strings.Join(got, " "); g != tt.want {
-			t.Errorf("AuditRecords(%+v) = %q, want %q", tt.q, g, tt.want)
+		if g, err := auditIDs(t, s, "acme", tt.q); err != nil || g != tt.want {
+			t.Errorf("AuditRecords(%+v) = %q, %v; want %q", tt.q, g, err, tt.want)
 		}
 	}
 }
@@ -483,18 +461,25 @@ func TestAuditWalkBounds(t *testing.T) {
 		if strings.HasPrefix(tt.want, "h") {
 			slug = "beta"
 		}
-		var got []string
-		err := s.View(t.Context(), func(tx store.Tx) error {
-			recs, err := tx.AuditRecords(slug, tt.q)
-			for _, r := range recs {
-				got = append(got, r.ID)
-			}
-			return err
-		})
-		if g := strings.Join(got, " "); err != nil || g != tt.want {
+		if g, err := auditIDs(t, s, slug, tt.q); err != nil || g != tt.want {
 			t.Errorf("AuditRecords(%+v) = %q, %v; want %q", tt.q, g, err, tt.want)
 		}
 	}
+}
+
+// auditIDs returns the ids of the records q selects in the workspace
+// slug, space-separated, in the order AuditRecords gives them.
+func auditIDs(t *testing.T, s *Store, slug string, q store.AuditQuery) (string, error) {
+	t.Helper()
+	var got []string
+	err := s.View(t.Context(), func(tx store.Tx) error {
+		recs, err := tx.AuditRecords(slug, q)
+		for _, r := range recs {
+			got = append(got, r.ID)
+		}
+		return err
+	})
+	return strings.Join(got, " "), err
 }
 
 // auditDumpHead returns the lines of auditIndexDump up to the watermark:

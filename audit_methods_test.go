@@ -828,6 +828,17 @@ var auditMethods = map[string][]auditCase{
 			return resultErr(f.ws.Provider().VerifyPasskeySignIn(ctx, f.requestID, f.passkey.State,
 				f.passkeyResponse(func(r *fakeResponse) { r.Key = []byte("forged") })))
 		}}},
+	"Provider.ConfirmChallengePasskeyRegistration": {{action: identity.AuditPasskeyAdded,
+		prep: func(f *methodFixture) {
+			f.authorizeWeb()
+			f.bobPasskeyChallenge()
+			var err error
+			f.passkey, err = f.ws.BeginChallengePasskeyRegistration(f.ctx, f.challenge)
+			must(f.t, err)
+		},
+		call: func(ctx context.Context, f *methodFixture) error {
+			return resultErr(f.ws.Provider().ConfirmChallengePasskeyRegistration(ctx, f.requestID, f.challenge, f.passkey.State, f.passkeyResponse(nil), "Phone"))
+		}}},
 	"Provider.VerifySecondFactor": {
 		{
 			action: identity.AuditSignInFailed, prep: func(f *methodFixture) { f.authorizeWeb(); f.adaChallenge() },

@@ -151,7 +151,8 @@
 //     administrator's), [Workspace.RemovePasskey] (the user's own)
 //   - [Workspace.BeginPasskeySignIn], [Workspace.VerifyPasskeySignIn], [Provider.VerifyPasskeySignIn],
 //     [VerifiedPasskey.SessionOptions]
-//   - [Workspace.BeginChallengePasskeyRegistration], [Workspace.ConfirmChallengePasskeyRegistration]
+//   - [Workspace.BeginChallengePasskeyRegistration], [Workspace.ConfirmChallengePasskeyRegistration],
+//     [Provider.ConfirmChallengePasskeyRegistration]
 //
 // # OAuth clients, tokens and the provider
 //

@@ -489,6 +489,15 @@ func (v VerifiedSecondFactor) SessionOptions() *SessionOptions {
 // used or expired is CodeTokenInvalid, CodeTokenUsed or CodeTokenExpired;
 // a user disabled meanwhile is CodeUnauthenticated.
 //
+// Under PasskeysRequired, a user without a passkey whose code is right
+// gets CodePasskeyEnrollmentRequired with a new challenge instead (the
+// code used up, the count reset, no sign_in.succeeded yet):
+// BeginChallengePasskeyRegistration and ConfirmChallengePasskeyRegistration
+// register a passkey and complete the sign-in with this one's AMR and
+// method. A user who enrolled their second factor in this sign-in
+// completes it here (its recovery codes are shown once) and is asked for
+// a passkey at their next sign-in.
+//
 // The audit trail records the sign-in: sign_in.succeeded (the user its
 // actor; method "password+totp", or "recovery_code" with
 // second_factor.recovery_code_used), or sign_in.failed (reason wrong_code
@@ -523,10 +532,10 @@ func (w *Workspace) verifySecondFactor(ctx context.Context, challenge, code stri
 		return VerifiedSecondFactor{}, err
 	}
 	var codes []string
-	var method string
+	var method, enrol string
 	who := attempter{login: u.Username, user: u, action: AuditSignInFailed}
 	err = w.codeAttempt(ctx, who, func(tx store.Tx, now time.Time) (bool, error) {
-		codes = nil
+		codes, enrol = nil, ""
 		t, user, err := w.checkSingleUse(tx, secondFactorChallenge, id, secret, now)
 		if err != nil {
 			return false, err
@@ -557,6 +566,14 @@ func (w *Workspace) verifySecondFactor(ctx context.Context, challenge, code stri
 		if err := w.useSingleUse(tx, t, now); err != nil {
 			return false, err
 		}
+		if codes == nil {
+			// Recovery codes just made are shown by the sign-in they
+			// complete: a user enrolling a second factor is asked for a
+			// passkey at their next sign-in.
+			if enrol, err = w.passkeyEnrollmentAfter(tx, user, method, now); err != nil || enrol != "" {
+				return true, err
+			}
+		}
 		if !record {
 			return true, nil
 		}
@@ -564,6 +581,10 @@ func (w *Workspace) verifySecondFactor(ctx context.Context, challenge, code stri
 	})
 	if err != nil {
 		return VerifiedSecondFactor{}, err
+	}
+	if enrol != "" {
+		w.svc.signedIn(SignInPasskeyEnrollmentRequired)
+		return VerifiedSecondFactor{}, errPasskeyEnrollmentRequired(enrol)
 	}
 	w.svc.signedIn(SignInSucceeded)
 	return VerifiedSecondFactor{User: userFromRecord(u), RecoveryCodes: codes, AMR: slices.Clone(amrSecondFactor), method: method}, nil

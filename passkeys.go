@@ -246,10 +246,14 @@ var (
 		noUser:    true,
 	}
 	// passkeyEnrollment is the challenge of a password sign-in under
-	// PasskeysRequired by a user without a passkey.
+	// PasskeysRequired by a user without a passkey. Its variants are a
+	// sign-in that passed a second factor too: the sign-in the
+	// registration completes has that factor's AMR and method
+	// (enrolledSignIn).
 	passkeyEnrollment = singleUse{
 		prefix: passkeyEnrollmentPrefix, purpose: store.PurposePasskeyEnrollment, invalid: errChallengeInvalid,
-		used: "this sign-in was completed already", expired: "this sign-in has expired: sign in again",
+		variants: []store.TokenPurpose{store.PurposePasskeyEnrollmentTOTP, store.PurposePasskeyEnrollmentRecoveryCode},
+		used:     "this sign-in was completed already", expired: "this sign-in has expired: sign in again",
 		userCheck: func(u store.User, _ store.VerificationToken) error {
 			if !u.Enabled {
 				return errInvalidCredentials()
@@ -958,7 +962,44 @@ func (w *Workspace) challengePasskeyEnrollment(ctx context.Context, att *attempt
 	if err != nil {
 		return err
 	}
-	return &Error{Code: CodePasskeyEnrollmentRequired, Message: "register a passkey to sign in", Challenge: token}
+	return errPasskeyEnrollmentRequired(token)
+}
+
+func errPasskeyEnrollmentRequired(challenge string) *Error {
+	return &Error{Code: CodePasskeyEnrollmentRequired, Message: "register a passkey to sign in", Challenge: challenge}
+}
+
+// passkeyEnrollmentAfter stores, in tx, the enrolment challenge of a
+// sign-in that passed its password and then its second factor by method
+// (methodSecondFactor or methodRecoveryCode), when the workspace requires
+// passkeys and the user has none; it returns "" otherwise.
+func (w *Workspace) passkeyEnrollmentAfter(tx store.Tx, u store.User, method string, now time.Time) (string, error) {
+	set, err := w.settings(tx)
+	if err != nil || set.Passkeys != PasskeysRequired {
+		return "", err
+	}
+	have, err := tx.UserPasskeys(w.slug, u.ID)
+	if err != nil || len(have) > 0 {
+		return "", err
+	}
+	purpose := store.PurposePasskeyEnrollmentTOTP
+	if method == methodRecoveryCode {
+		purpose = store.PurposePasskeyEnrollmentRecoveryCode
+	}
+	return w.issueSingleUse(tx, passkeyEnrollment.withPurpose(purpose), u, now, MFAChallengeLifetime)
+}
+
+// enrolledSignIn returns the AMR and audit method of the sign-in an
+// enrolment challenge stored with purpose completes: the password's, or
+// the password's and a second factor's.
+func enrolledSignIn(purpose store.TokenPurpose) ([]string, string) {
+	switch purpose {
+	case store.PurposePasskeyEnrollmentTOTP:
+		return slices.Clone(amrSecondFactor), methodSecondFactor
+	case store.PurposePasskeyEnrollmentRecoveryCode:
+		return slices.Clone(amrSecondFactor), methodRecoveryCode
+	}
+	return slices.Clone(amrPassword), methodPassword
 }
 
 // BeginChallengePasskeyRegistration begins the passkey registration of
@@ -986,17 +1027,41 @@ func (w *Workspace) BeginChallengePasskeyRegistration(ctx context.Context, chall
 // ConfirmChallengePasskeyRegistration completes the registration begun
 // with BeginChallengePasskeyRegistration (state) and, in the same
 // transaction, the sign-in that asked for it (challenge, used up with
-// it), as ConfirmPasskeyRegistration does, and returns the sign-in. Its
-// AMR is the password's ["pwd"]: the new passkey did not sign the user in.
-// The program then starts a session with its SessionOptions, or, at the
-// provider, calls Provider.CompleteSignIn with them, which records the
-// sign-in (method "password"); this method records the passkey's
-// user.passkey.added only.
+// it), as ConfirmPasskeyRegistration does, and returns the sign-in; the
+// program then starts a session with its SessionOptions. Its AMR is what
+// the sign-in proved before it was asked for a passkey: the password's
+// ["pwd"], or ["pwd", "otp", "mfa"] after a second factor
+// (VerifySecondFactor); the new passkey did not sign the user in. The
+// audit trail records user.passkey.added and the sign-in's
+// sign_in.succeeded (method "password", "password+totp" or
+// "recovery_code"). A sign-in at the provider takes
+// Provider.ConfirmChallengePasskeyRegistration instead.
 func (w *Workspace) ConfirmChallengePasskeyRegistration(ctx context.Context, challenge, state string, response []byte, name string) (VerifiedPasskey, error) {
+	return w.confirmChallengePasskeyRegistration(ctx, challenge, state, response, name, true)
+}
+
+// ConfirmChallengePasskeyRegistration is
+// Workspace.ConfirmChallengePasskeyRegistration for the stored
+// authorization request requestID, which must still be pending: it writes
+// no sign_in.succeeded, which CompleteSignIn writes with the
+// VerifiedPasskey's SessionOptions.
+func (p *Provider) ConfirmChallengePasskeyRegistration(ctx context.Context, requestID, challenge, state string, response []byte, name string) (VerifiedPasskey, error) {
+	if _, err := p.GetPendingAuthorization(ctx, requestID); err != nil {
+		return VerifiedPasskey{}, err
+	}
+	return p.w.confirmChallengePasskeyRegistration(ctx, challenge, state, response, name, false)
+}
+
+// confirmChallengePasskeyRegistration completes an enrolment challenge's
+// registration and sign-in; record says whether the sign-in ends here,
+// and writes its sign_in.succeeded.
+func (w *Workspace) confirmChallengePasskeyRegistration(ctx context.Context, challenge, state string, response []byte, name string, record bool) (VerifiedPasskey, error) {
 	cid, csecret, err := passkeyEnrollment.parse(challenge)
 	if err != nil {
 		return VerifiedPasskey{}, err
 	}
+	var amr []string
+	var method string
 	p, u, err := w.finishRegistration(ctx, passkeyRegistration, state, response, name, func(tx store.Tx, u store.User, now time.Time) error {
 		t, cu, err := w.checkSingleUse(tx, passkeyEnrollment, cid, csecret, now)
 		if err != nil {
@@ -1005,10 +1070,17 @@ func (w *Workspace) ConfirmChallengePasskeyRegistration(ctx context.Context, cha
 		if cu.ID != u.ID {
 			return errChallengeInvalid()
 		}
-		return w.useSingleUse(tx, t, now)
+		if err := w.useSingleUse(tx, t, now); err != nil {
+			return err
+		}
+		amr, method = enrolledSignIn(t.Purpose)
+		if !record {
+			return nil
+		}
+		return w.auditSignedIn(ctx, tx, u, signInChanges(method, "", ""))
 	})
 	if err != nil {
 		return VerifiedPasskey{}, err
 	}
-	return VerifiedPasskey{User: userFromRecord(u), Passkey: p, AMR: slices.Clone(amrPassword), method: methodPassword}, nil
+	return VerifiedPasskey{User: userFromRecord(u), Passkey: p, AMR: amr, method: method}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -467,6 +468,13 @@ func TestPasskeysRequired(t *testing.T) {
 	if v.User.ID != e.ada.ID || v.Passkey.ID != "BQ" || !slices.Equal(v.AMR, []string{"pwd"}) {
 		t.Errorf("enrolment = user %d passkey %q amr %v; want ada, BQ, [pwd]", v.User.ID, v.Passkey.ID, v.AMR)
 	}
+	page, err := e.ws.ListAuditRecords(e.ctx, &identity.AuditFilter{Action: string(identity.AuditSignInSucceeded)}, nil)
+	if err != nil || len(page.Records) != 1 {
+		t.Fatalf("sign-ins recorded = %+v, %v; want one", page.Records, err)
+	}
+	if diff := cmp.Diff(identity.AuditChange{After: "password"}, page.Records[0].Changes["method"]); diff != "" {
+		t.Errorf("the sign-in's method (-want +got):\n%s", diff)
+	}
 	_, err = e.ws.BeginChallengePasskeyRegistration(e.ctx, ie.Challenge)
 	wantCode(t, "the challenge again", err, identity.CodeTokenUsed)
 	if _, err := e.ws.Authenticate(e.ctx, "ada", adaPassword); err != nil {
@@ -486,6 +494,119 @@ func TestPasskeysRequired(t *testing.T) {
 	}
 	_, err = e.ws.Authenticate(e.ctx, "ada", adaPassword)
 	wantCode(t, "a password sign-in without a passkey again", err, identity.CodePasskeyEnrollmentRequired)
+}
+
+// TestPasskeysRequiredAfterSecondFactor: under "required", a user with a
+// second factor and no passkey gives the code, then registers a passkey,
+// which completes the sign-in with the code's AMR and method; a user who
+// enrols the second factor in the sign-in completes it with the code.
+func TestPasskeysRequiredAfterSecondFactor(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		recovery   bool
+		wantMethod string
+	}{
+		{"a TOTP code", false, "password+totp"},
+		{"a recovery code", true, "recovery_code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newPasskeyEnv(t)
+			secret, codes := e.enrol(e.ada.ID)
+			set, _ := e.ws.GetSettings(e.ctx)
+			set.Passkeys = identity.PasskeysRequired
+			if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
+				t.Fatal(err)
+			}
+			mfa := e.challenge(identity.CodeMFARequired)
+			_, err := e.ws.VerifySecondFactor(e.ctx, mfa, "000000")
+			wantCode(t, "a wrong code", err, identity.CodeUnauthenticated)
+			code := e.code(secret, 0)
+			if tc.recovery {
+				code = codes[0]
+			}
+			_, err = e.ws.VerifySecondFactor(e.ctx, mfa, code)
+			wantCode(t, "a right code without a passkey", err, identity.CodePasskeyEnrollmentRequired)
+			var ie *identity.Error
+			if !errors.As(err, &ie) || !strings.HasPrefix(ie.Challenge, "idpe_") {
+				t.Fatalf("error %v carries no enrolment challenge", err)
+			}
+			if st, err := e.ws.GetLockState(e.ctx, e.ada.ID); err != nil || st.Failures != 0 {
+				t.Errorf("failures after the right code = %+v, %v; want 0", st, err)
+			}
+			_, err = e.ws.VerifySecondFactor(e.ctx, mfa, e.code(secret, 30*time.Second))
+			wantCode(t, "the second-factor challenge again", err, identity.CodeTokenUsed)
+			page, err := e.ws.ListAuditRecords(e.ctx, &identity.AuditFilter{Action: string(identity.AuditSignInSucceeded)}, nil)
+			if err != nil || len(page.Records) != 0 {
+				t.Fatalf("sign-ins recorded before the passkey = %+v, %v; want none", page.Records, err)
+			}
+			c, err := e.ws.BeginChallengePasskeyRegistration(e.ctx, ie.Challenge)
+			if err != nil {
+				t.Fatalf("BeginChallengePasskeyRegistration: %v", err)
+			}
+			v, err := e.ws.ConfirmChallengePasskeyRegistration(e.ctx, ie.Challenge, c.State, encode(t, goodResponse(fakeOpts(t, c), []byte{7})), "Key")
+			if err != nil {
+				t.Fatalf("ConfirmChallengePasskeyRegistration: %v", err)
+			}
+			if v.User.ID != e.ada.ID || v.Passkey.ID != "Bw" || !slices.Equal(v.AMR, []string{"pwd", "otp", "mfa"}) {
+				t.Errorf("enrolment = user %d passkey %q amr %v; want ada, Bw, [pwd otp mfa]", v.User.ID, v.Passkey.ID, v.AMR)
+			}
+			page, err = e.ws.ListAuditRecords(e.ctx, &identity.AuditFilter{Action: string(identity.AuditSignInSucceeded)}, nil)
+			if err != nil || len(page.Records) != 1 {
+				t.Fatalf("sign-ins recorded = %+v, %v; want one", page.Records, err)
+			}
+			if diff := cmp.Diff(identity.AuditChange{After: tc.wantMethod}, page.Records[0].Changes["method"]); diff != "" {
+				t.Errorf("the sign-in's method (-want +got):\n%s", diff)
+			}
+			// With a passkey, the code completes the next sign-in.
+			e.clock.Advance(time.Minute)
+			mfa = e.challenge(identity.CodeMFARequired)
+			if _, err := e.ws.VerifySecondFactor(e.ctx, mfa, e.code(secret, 0)); err != nil {
+				t.Errorf("the code of a user with a passkey: %v", err)
+			}
+		})
+	}
+	t.Run("enrolling the second factor", func(t *testing.T) {
+		e := newPasskeyEnv(t)
+		set, _ := e.ws.GetSettings(e.ctx)
+		set.Passkeys, set.MFA = identity.PasskeysRequired, identity.MFARequired
+		if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
+			t.Fatal(err)
+		}
+		mfa := e.challenge(identity.CodeMFAEnrollmentRequired)
+		en, err := e.ws.BeginChallengeEnrollment(e.ctx, mfa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := e.ws.VerifySecondFactor(e.ctx, mfa, e.code(en.Secret, 0))
+		if err != nil || len(v.RecoveryCodes) != 10 {
+			t.Fatalf("VerifySecondFactor that enrols = %d codes, %v; want 10, nil", len(v.RecoveryCodes), err)
+		}
+		e.clock.Advance(time.Minute)
+		mfa = e.challenge(identity.CodeMFARequired)
+		_, err = e.ws.VerifySecondFactor(e.ctx, mfa, e.code(en.Secret, 0))
+		wantCode(t, "the next sign-in's code", err, identity.CodePasskeyEnrollmentRequired)
+	})
+	t.Run("an enrolment challenge of the password alone", func(t *testing.T) {
+		// A challenge's variant is the kind's: the TOTP one is refused where
+		// a second-factor challenge is expected, and the reverse.
+		e := newPasskeyEnv(t)
+		secret, _ := e.enrol(e.ada.ID)
+		set, _ := e.ws.GetSettings(e.ctx)
+		set.Passkeys = identity.PasskeysRequired
+		if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
+			t.Fatal(err)
+		}
+		mfa := e.challenge(identity.CodeMFARequired)
+		_, err := e.ws.BeginChallengePasskeyRegistration(e.ctx, mfa)
+		wantCode(t, "a second-factor challenge as an enrolment's", err, identity.CodeTokenInvalid)
+		_, err = e.ws.VerifySecondFactor(e.ctx, mfa, e.code(secret, 0))
+		var ie *identity.Error
+		if !errors.As(err, &ie) {
+			t.Fatalf("VerifySecondFactor: %v", err)
+		}
+		_, err = e.ws.VerifySecondFactor(e.ctx, ie.Challenge, e.code(secret, 30*time.Second))
+		wantCode(t, "an enrolment challenge as a second factor's", err, identity.CodeTokenInvalid)
+	})
 }
 
 func TestPasskeyRenameDelete(t *testing.T) {
@@ -602,3 +723,57 @@ func TestPasskeysExportImport(t *testing.T) {
 }
 
 func base64URL(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// TestProviderPasskeyEnrollmentRecordedOnce: at the provider, a password
+// sign-in under "required" registers a passkey through
+// Provider.ConfirmChallengePasskeyRegistration, which records no sign-in
+// of its own; CompleteSignIn with its SessionOptions records the one, with
+// the password's AMR and method. A request no longer pending is refused
+// before anything is registered.
+func TestProviderPasskeyEnrollmentRecordedOnce(t *testing.T) {
+	opts := tokenOpts()
+	opts.IssuerBase, opts.PasskeyCeremony = "https://id.example.com", fakeCeremony{}
+	e := newOIDCEnv(t, opts)
+	set, _ := e.ws.GetSettings(e.ctx)
+	set.Passkeys = identity.PasskeysRequired
+	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	p := e.ws.Provider()
+	pending := e.authorize(e.webRequest(), "")
+	_, err := p.SignIn(e.ctx, pending.RequestID, "ada", adaPassword)
+	wantCode(t, "a password sign-in without a passkey", err, identity.CodePasskeyEnrollmentRequired)
+	challenge := err.(*identity.Error).Challenge
+	c, err := e.ws.BeginChallengePasskeyRegistration(e.ctx, challenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := encode(t, goodResponse(fakeOpts(t, c), []byte{9}))
+	_, err = p.ConfirmChallengePasskeyRegistration(e.ctx, "unknown-request", challenge, c.State, resp, "Key")
+	wantCode(t, "an unknown request", err, identity.CodeTokenInvalid)
+	if keys, err := e.ws.ListPasskeys(e.ctx, e.ada.ID); err != nil || len(keys) != 0 {
+		t.Fatalf("passkeys after a refused request = %v, %v; want none", keys, err)
+	}
+	v, err := p.ConfirmChallengePasskeyRegistration(e.ctx, pending.RequestID, challenge, c.State, resp, "Key")
+	if err != nil {
+		t.Fatalf("Provider.ConfirmChallengePasskeyRegistration: %v", err)
+	}
+	page, err := e.ws.ListAuditRecords(e.ctx, &identity.AuditFilter{Action: string(identity.AuditSignInSucceeded)}, nil)
+	if err != nil || len(page.Records) != 0 {
+		t.Fatalf("sign-ins recorded before CompleteSignIn = %+v, %v; want none", page.Records, err)
+	}
+	done, err := p.CompleteSignIn(e.ctx, pending.RequestID, v.User.ID, v.SessionOptions())
+	if err != nil {
+		t.Fatalf("CompleteSignIn: %v", err)
+	}
+	if !slices.Equal(done.Session.AMR, []string{"pwd"}) {
+		t.Errorf("the session's AMR = %v, want [pwd]", done.Session.AMR)
+	}
+	page, err = e.ws.ListAuditRecords(e.ctx, &identity.AuditFilter{Action: string(identity.AuditSignInSucceeded)}, nil)
+	if err != nil || len(page.Records) != 1 {
+		t.Fatalf("sign-ins recorded = %+v, %v; want one", page.Records, err)
+	}
+	if diff := cmp.Diff(identity.AuditChange{After: "password"}, page.Records[0].Changes["method"]); diff != "" {
+		t.Errorf("the sign-in's method (-want +got):\n%s", diff)
+	}
+}

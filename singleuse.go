@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"slices"
 	"time"
 
 	"github.com/identitylib/identity/store"
@@ -30,6 +31,21 @@ type singleUse struct {
 	// does not know its user until the authenticator answers. Such a
 	// token's check returns the zero user.
 	noUser bool
+	// variants are further purposes a token of the kind may be stored
+	// with, which say more of it (what a sign-in proved before it was
+	// asked for a passkey); issue one with withPurpose.
+	variants []store.TokenPurpose
+}
+
+// accepts reports whether a token stored with purpose p is of the kind.
+func (k singleUse) accepts(p store.TokenPurpose) bool {
+	return p == k.purpose || slices.Contains(k.variants, p)
+}
+
+// withPurpose returns the kind issuing tokens of its variant p.
+func (k singleUse) withPurpose(p store.TokenPurpose) singleUse {
+	k.purpose = p
+	return k
 }
 
 // The kinds of single-use token.
@@ -113,7 +129,7 @@ func (w *Workspace) issueSingleUseSecret(tx store.Tx, k singleUse, u store.User,
 func (w *Workspace) checkSingleUse(tx store.Tx, k singleUse, id, secret string, now time.Time) (store.VerificationToken, store.User, error) {
 	t, err := tx.VerificationToken(w.slug, id)
 	switch {
-	case isNotFound(err) || err == nil && (t.Purpose != k.purpose || !secretMatches(secret, t.SecretHash)):
+	case isNotFound(err) || err == nil && (!k.accepts(t.Purpose) || !secretMatches(secret, t.SecretHash)):
 		return t, store.User{}, k.invalid()
 	case err != nil:
 		return t, store.User{}, err

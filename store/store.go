@@ -944,6 +944,12 @@ const (
 	// PurposePasskeyEnrollment is a sign-in that passed its password and
 	// waits for the user to register a passkey.
 	PurposePasskeyEnrollment TokenPurpose = "passkey_enrollment"
+	// PurposePasskeyEnrollmentTOTP is PurposePasskeyEnrollment for a
+	// sign-in that passed a TOTP code too.
+	PurposePasskeyEnrollmentTOTP TokenPurpose = "passkey_enrollment_totp"
+	// PurposePasskeyEnrollmentRecoveryCode is PurposePasskeyEnrollment for
+	// a sign-in that passed a recovery code too.
+	PurposePasskeyEnrollmentRecoveryCode TokenPurpose = "passkey_enrollment_recovery_code"
 )
 
 // VerificationToken is a single-use token: email verification, password

@@ -796,8 +796,12 @@ func passkeyAMR(backupEligible bool) []string {
 //
 // The credential is looked up by (workspace, credential id): one of
 // another workspace is unknown. An unknown credential is
-// CodeUnauthenticated and counts toward nothing (no user can be
-// attributed; sign_in.failed with reason unknown_passkey and no user). For
+// CodeUnauthenticated and counts toward no lockout (no user can be
+// attributed; sign_in.failed with reason unknown_passkey and no user). The
+// workspace's ThrottlePolicy counts every refusal under the client
+// address (RequestInfo in ctx) and, for a known credential, under its
+// user's login, as for a password; past either count the sign-in is
+// CodeRateLimited before the response is verified. For
 // a known credential the attempt runs under the user's lockout like a
 // code: a locked user is CodeLocked; a response that does not verify
 // (signature, challenge, origin, RP id, a user handle not the user's),
@@ -843,9 +847,10 @@ func (w *Workspace) verifyPasskeySignIn(ctx context.Context, state string, respo
 	var t store.VerificationToken
 	var rec store.Passkey
 	var u store.User
+	var set Settings
 	found := false
-	err = w.view(ctx, func(tx store.Tx) error {
-		set, err := w.settings(tx)
+	err = w.view(ctx, func(tx store.Tx) (err error) {
+		set, err = w.settings(tx)
 		if err != nil {
 			return err
 		}
@@ -874,6 +879,33 @@ func (w *Workspace) verifyPasskeySignIn(ctx context.Context, state string, respo
 	if err != nil {
 		return VerifiedPasskey{}, fromStore(err, "workspace")
 	}
+	// The workspace's ThrottlePolicy counts the attempt under its client
+	// address, and under the user's login when the credential names one,
+	// as it counts a password sign-in; a success gives the counts back.
+	taken, err := w.takeSignInCounts(ctx, set.Throttle, u.Username, found)
+	if ErrorCode(err) == CodeRateLimited {
+		who := attempter{login: "(passkey)", action: AuditSignInFailed}
+		if found {
+			who = attempter{login: u.Username, user: u, action: AuditSignInFailed}
+		}
+		if ferr := w.loginFailed(ctx, who, loginThrottled); ErrorCode(ferr) != CodeUnauthenticated {
+			return VerifiedPasskey{}, ferr
+		}
+		return VerifiedPasskey{}, err
+	} else if err != nil {
+		return VerifiedPasskey{}, err
+	}
+	out, err := w.assertPasskey(ctx, c, rp, t, rec, u, found, id, secret, response, record)
+	if err == nil || ErrorCode(err) != CodeUnauthenticated && ErrorCode(err) != CodeLocked {
+		taken.undo()
+	}
+	return out, err
+}
+
+// assertPasskey verifies a passkey sign-in's response for the credential
+// rec of user u (found: the workspace has both) read by
+// verifyPasskeySignIn.
+func (w *Workspace) assertPasskey(ctx context.Context, c PasskeyCeremony, rp PasskeyRelyingParty, t store.VerificationToken, rec store.Passkey, u store.User, found bool, id, secret string, response []byte, record bool) (VerifiedPasskey, error) {
 	if !found || t.UserID != 0 && t.UserID != u.ID {
 		// No user to attribute the attempt to (or a credential that is
 		// not the one the username-first options allowed): it counts
@@ -890,7 +922,7 @@ func (w *Workspace) verifyPasskeySignIn(ctx context.Context, state string, respo
 	}
 	who := attempter{login: u.Username, user: u, action: AuditSignInFailed, reason: loginWrongPasskey}
 	var out VerifiedPasskey
-	err = w.codeAttempt(ctx, who, func(tx store.Tx, now time.Time) (bool, error) {
+	err := w.codeAttempt(ctx, who, func(tx store.Tx, now time.Time) (bool, error) {
 		t, _, err := w.checkSingleUse(tx, passkeySignIn, id, secret, now)
 		if err != nil {
 			return false, err

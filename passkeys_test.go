@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -311,7 +312,14 @@ func TestPasskeyCapAndPolicy(t *testing.T) {
 // of an honest one for credential id.
 func (e *testEnv) passkeySignIn(ws *identity.Workspace, opts *identity.PasskeySignInOptions, id []byte, handle []byte, edit func(*fakeResponse)) (identity.VerifiedPasskey, error) {
 	e.t.Helper()
-	c, err := ws.BeginPasskeySignIn(e.ctx, opts)
+	return e.passkeySignInFrom(e.ctx, ws, opts, id, handle, edit)
+}
+
+// passkeySignInFrom is passkeySignIn with the context ctx (a request from
+// an address).
+func (e *testEnv) passkeySignInFrom(ctx context.Context, ws *identity.Workspace, opts *identity.PasskeySignInOptions, id []byte, handle []byte, edit func(*fakeResponse)) (identity.VerifiedPasskey, error) {
+	e.t.Helper()
+	c, err := ws.BeginPasskeySignIn(ctx, opts)
 	if err != nil {
 		e.t.Fatalf("BeginPasskeySignIn: %v", err)
 	}
@@ -320,7 +328,51 @@ func (e *testEnv) passkeySignIn(ws *identity.Workspace, opts *identity.PasskeySi
 	if edit != nil {
 		edit(&r)
 	}
-	return ws.VerifyPasskeySignIn(e.ctx, c.State, encode(e.t, r))
+	return ws.VerifyPasskeySignIn(ctx, c.State, encode(e.t, r))
+}
+
+// TestPasskeySignInThrottled: the workspace's ThrottlePolicy counts a
+// refused passkey sign-in under its address, and under the login of the
+// credential's user when the workspace has the credential; a success
+// gives its counts back; past the count a right passkey is refused too.
+func TestPasskeySignInThrottled(t *testing.T) {
+	e := newPasskeyEnv(t)
+	_, handle := e.register(e.ws, e.ada.ID, []byte{1}, nil)
+	forged := func(r *fakeResponse) { r.Key = []byte("forged") }
+	e.setThrottle(identity.ThrottlePolicy{PerAddress: identity.Rate{Count: 2, Window: time.Hour}, PerLogin: identity.Rate{Count: 3, Window: time.Hour}})
+	from := e.from("192.0.2.9")
+	steps := []struct {
+		name string
+		id   []byte
+		edit func(*fakeResponse)
+		want identity.Code
+	}{
+		{"an unknown credential", []byte{9}, nil, identity.CodeUnauthenticated},
+		{"ada's passkey", []byte{1}, nil, ""},
+		{"ada's passkey again", []byte{1}, nil, ""},
+		{"a forged signature", []byte{1}, forged, identity.CodeUnauthenticated},
+		{"ada's passkey past the count", []byte{1}, nil, identity.CodeRateLimited},
+		{"an unknown credential past the count", []byte{9}, nil, identity.CodeRateLimited},
+	}
+	for _, s := range steps {
+		_, err := e.passkeySignInFrom(from, e.ws, nil, s.id, handle, s.edit)
+		if got := identity.ErrorCode(err); got != s.want {
+			t.Errorf("%s: %q, want %q", s.name, got, s.want)
+		}
+	}
+	// Ada's login has 1 failure of 3; two more from other addresses fill
+	// it, so her password is refused from a third. Unknown credentials
+	// count under no login.
+	for _, addr := range []string{"192.0.2.10", "192.0.2.11"} {
+		_, err := e.passkeySignInFrom(e.from(addr), e.ws, nil, []byte{9}, handle, nil)
+		wantCode(t, "an unknown credential from "+addr, err, identity.CodeUnauthenticated)
+		_, err = e.passkeySignInFrom(e.from(addr), e.ws, nil, []byte{1}, handle, forged)
+		wantCode(t, "a forged signature from "+addr, err, identity.CodeUnauthenticated)
+	}
+	_, err := e.ws.Authenticate(e.from("192.0.2.12"), "ada", adaPassword)
+	wantCode(t, "ada's password after three passkey failures", err, identity.CodeRateLimited)
+	_, err = e.passkeySignInFrom(e.from("192.0.2.13"), e.ws, nil, []byte{9}, handle, nil)
+	wantCode(t, "a fourth unknown credential from a fourth address", err, identity.CodeUnauthenticated)
 }
 
 func TestPasskeySignIn(t *testing.T) {

@@ -200,6 +200,13 @@ func (t throttled) undo() {
 // context says it) and its login, under the workspace's policy. A full
 // count refuses with CodeRateLimited, taking nothing.
 func (w *Workspace) takeSignIn(ctx context.Context, policy ThrottlePolicy, login string) (throttled, error) {
+	return w.takeSignInCounts(ctx, policy, login, true)
+}
+
+// takeSignInCounts is takeSignIn, which counts under the login only when
+// byLogin is set: a passkey sign-in whose credential names no user has
+// no login to count under.
+func (w *Workspace) takeSignInCounts(ctx context.Context, policy ThrottlePolicy, login string, byLogin bool) (throttled, error) {
 	if policy.Disabled {
 		return nil, nil
 	}
@@ -207,7 +214,10 @@ func (w *Workspace) takeSignIn(ctx context.Context, policy ThrottlePolicy, login
 		key  string
 		rate Rate
 	}
-	counts := []count{{loginKey(w.slug, login), policy.perLogin()}}
+	var counts []count
+	if byLogin {
+		counts = append(counts, count{loginKey(w.slug, login), policy.perLogin()})
+	}
 	if addr := RequestInfoFrom(ctx).Address; addr.IsValid() {
 		counts = append(counts, count{addressKey(w.slug, addr), policy.perAddress()})
 	}

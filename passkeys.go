@@ -183,9 +183,9 @@ const (
 	// passkeys stay, unused.
 	PasskeysOff PasskeyPolicy = "off"
 	// PasskeysRequired: every user has a passkey. A user without one who
-	// signs in with a password (and needs no second factor) registers
-	// one first (CodePasskeyEnrollmentRequired), and a user's last
-	// passkey cannot be deleted.
+	// signs in with a password (after their second factor, if they have
+	// one) registers one first (CodePasskeyEnrollmentRequired), and the
+	// user cannot remove their own last passkey (RemovePasskey).
 	PasskeysRequired PasskeyPolicy = "required"
 )
 

@@ -32,6 +32,7 @@ func usersRoutes() []route {
 		{http.MethodPost, one + "/groups/{group}/remove", inWorkspace, (*Handler).removeFromGroup},
 		{http.MethodPost, one + "/sessions/revoke", inWorkspace, (*Handler).revokeAllSessions},
 		{http.MethodPost, one + "/sessions/{session}/revoke", inWorkspace, (*Handler).revokeSession},
+		{http.MethodPost, one + "/passkeys/{passkey}/delete", inWorkspace, (*Handler).deletePasskey},
 		{http.MethodPost, one + "/mfa/reset", inWorkspace, (*Handler).resetMFA},
 		{http.MethodPost, one + "/unlock", inWorkspace, (*Handler).unlockUser},
 		{http.MethodGet, one + "/audit", inWorkspace, (*Handler).serveUserAudit},

@@ -22,6 +22,7 @@ var usersCSRFRows = map[string]struct {
 	"workspaces/{slug}/users/{id}/groups/{group}/remove":     {"workspaces/acme/users/1/groups/1/remove", nil},
 	"workspaces/{slug}/users/{id}/sessions/revoke":           {"workspaces/acme/users/1/sessions/revoke", nil},
 	"workspaces/{slug}/users/{id}/sessions/{session}/revoke": {"workspaces/acme/users/1/sessions/x/revoke", nil},
+	"workspaces/{slug}/users/{id}/passkeys/{passkey}/delete": {"workspaces/acme/users/1/passkeys/AQID/delete", nil},
 	"workspaces/{slug}/users/{id}/mfa/reset":                 {"workspaces/acme/users/1/mfa/reset", nil},
 	"workspaces/{slug}/users/{id}/unlock":                    {"workspaces/acme/users/1/unlock", nil},
 	"workspaces/{slug}/users/{id}/delete":                    {"workspaces/acme/users/1/delete", url.Values{"confirm": {"ada"}}},

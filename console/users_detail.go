@@ -38,6 +38,8 @@ type userData struct {
 	SessionTotal, ActiveOnPage     int
 	SessionPrevURL, SessionNextURL string
 
+	Passkeys []passkeyRow
+
 	MFA      identity.MFAStatus
 	Enrolled stamp
 	Lock     identity.LockState
@@ -73,6 +75,23 @@ type sessionRow struct {
 	Created, LastSeen, Expires      stamp
 	Active                          bool
 	Revoked                         stamp
+}
+
+// passkeyRow is a passkey as the user page shows it.
+type passkeyRow struct {
+	ID, Name, Authenticator  string
+	Created, LastUsed        stamp
+	BackupEligible, BackedUp bool
+}
+
+// passkeyRows returns the rows of the user's passkeys.
+func passkeyRows(keys []identity.Passkey) []passkeyRow {
+	rows := make([]passkeyRow, 0, len(keys))
+	for _, k := range keys {
+		rows = append(rows, passkeyRow{ID: k.ID, Name: k.Name, Authenticator: k.AuthenticatorName,
+			Created: stampOf(k.CreatedAt), LastUsed: stampOf(k.LastUsedAt), BackupEligible: k.BackupEligible, BackedUp: k.BackupState})
+	}
+	return rows
 }
 
 type clientOption struct {
@@ -192,6 +211,11 @@ func (h *Handler) userView(rq *request, ws *identity.Workspace, id int64) (*view
 		}
 	}
 
+	passkeys, err := ws.ListPasskeys(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Passkeys = passkeyRows(passkeys)
 	if d.MFA, err = ws.GetMFAStatus(ctx, id); err != nil {
 		return nil, nil, err
 	}
@@ -422,6 +446,10 @@ func (h *Handler) userNotice(rq *request, ws *identity.Workspace, d *userData) s
 	case "sessions":
 		if n, err := h.activeSessions(rq, ws, d.User.ID); err == nil && n == 0 {
 			return "Every session of the user is revoked."
+		}
+	case "passkey-removed":
+		if pid := q.Get("passkey"); pid != "" && !slices.ContainsFunc(d.Passkeys, func(p passkeyRow) bool { return p.ID == pid }) {
+			return "Passkey removed."
 		}
 	case "mfa-reset":
 		if !d.MFA.Enabled && !d.MFA.Pending {
@@ -698,6 +726,21 @@ func (h *Handler) revokeAllSessions(rq *request) error {
 		return err
 	}
 	return h.backToUser(rq, id, "sessions", nil)
+}
+
+// deletePasskey removes a passkey of the user, the last one too: an
+// operator removes a lost or stolen key, and the user registers a new one
+// at their next password sign-in where the workspace requires one.
+func (h *Handler) deletePasskey(rq *request) error {
+	ws, id, err := h.workspaceUser(rq)
+	if err != nil {
+		return err
+	}
+	pid := rq.r.PathValue("passkey")
+	if err := ws.DeletePasskey(rq.ctx, id, pid); err != nil {
+		return err
+	}
+	return h.backToUser(rq, id, "passkey-removed", url.Values{"passkey": {pid}})
 }
 
 func (h *Handler) resetMFA(rq *request) error {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pquerna/otp/totp"
@@ -240,6 +241,81 @@ func TestUserLockAndSecondFactor(t *testing.T) {
 	r = e.admin.get(page)
 	if !strings.Contains(r.body, "<dt>Second factor</dt><dd>none</dd>") || strings.Contains(r.body, ">Unlock") {
 		t.Error("the page still shows the lock or the second factor")
+	}
+}
+
+// The user page lists the user's passkeys (name, authenticator, dates,
+// whether synced) and an admin removes one, the last one too, audited as
+// the operator; a viewer sees the list without the remove buttons.
+func TestUserPasskeys(t *testing.T) {
+	e := newUserEnv(t)
+	ctx := t.Context()
+	used := time.Date(2026, 11, 2, 9, 30, 0, 0, time.UTC)
+	imported, err := e.ws.ImportUsers(ctx, []identity.ImportedUser{{Username: "kim", Email: "kim@example.com", FullName: "Kim Lee",
+		PasskeyHandle: "a2ltLWhhbmRsZQ", Passkeys: []identity.ImportedPasskey{
+			{ID: "AQID", Name: "Kim's phone", PublicKey: "pQECAyYgASFYIA", AAGUID: "fbfc3007-154e-4ecc-8c0b-6e020557d7bd",
+				BackupEligible: true, BackupState: true, CreatedAt: time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC), LastUsedAt: used},
+			{ID: "BAUG", Name: "<b>Key</b>", PublicKey: "pQECAyYgASFYIA", CreatedAt: time.Date(2026, 10, 5, 8, 0, 0, 0, time.UTC)},
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kim := imported[0].ID
+	page := e.userPage("acme", kim, "")
+	r := e.admin.get(page)
+	for _, want := range []string{
+		`<h3 id="passkeys">Passkeys (2)</h3>`,
+		`<tr><th scope="row">Kim&#39;s phone</th><td>iCloud Keychain</td>`,
+		`<td><time datetime="2026-11-02T09:30:00Z">2026-11-02 09:30 UTC</time></td>`,
+		`<td>yes</td>`,
+		`<tr><th scope="row">&lt;b&gt;Key&lt;/b&gt;</th><td>unknown</td>`,
+		`<td>never</td>`,
+		`<td>no: bound to the device</td>`,
+		`action="/console/workspaces/acme/users/2/passkeys/BAUG/delete"`,
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("the user page lacks %s", want)
+		}
+	}
+	viewer := e.operator("watcher", console.WorkspaceRole(console.RoleViewer, "acme"))
+	if r := viewer.get(page); !strings.Contains(r.body, `<h3 id="passkeys">Passkeys (2)</h3>`) || strings.Contains(r.body, "/delete") {
+		t.Error("a viewer does not see the passkeys, or sees a remove button")
+	}
+	if r := viewer.post(page+"/passkeys/BAUG/delete", nil); r.status != http.StatusForbidden {
+		t.Errorf("a viewer's removal: %d, want 403", r.status)
+	}
+	r = e.admin.post(page+"/passkeys/BAUG/delete", nil)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("remove: %d", r.status)
+	}
+	r = e.admin.get(e.srv.URL + r.location())
+	if !strings.Contains(r.body, "Passkey removed.") || !strings.Contains(r.body, `<h3 id="passkeys">Passkeys (1)</h3>`) {
+		t.Error("the page after the removal does not say it")
+	}
+	// The last one goes too, under "required": the user registers a new
+	// one at their next password sign-in.
+	set, _ := e.ws.GetSettings(ctx)
+	set.Passkeys = identity.PasskeysRequired
+	if err := e.ws.UpdateSettings(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.admin.post(page+"/passkeys/AQID/delete", nil); r.status != http.StatusSeeOther {
+		t.Fatalf("remove the last: %d", r.status)
+	}
+	if keys, err := e.ws.ListPasskeys(ctx, kim); err != nil || len(keys) != 0 {
+		t.Errorf("passkeys left: %v, %v", keys, err)
+	}
+	if r := e.admin.post(page+"/passkeys/AQID/delete", nil); r.status != http.StatusNotFound {
+		t.Errorf("removing it again: %d, want 404", r.status)
+	}
+	recs, err := e.ws.ListAuditRecords(ctx, &identity.AuditFilter{Action: string(identity.AuditPasskeyRemoved)}, nil)
+	if err != nil || len(recs.Records) != 2 {
+		t.Fatalf("user.passkey.removed records: %v, %v", recs.Records, err)
+	}
+	for _, rec := range recs.Records {
+		if rec.Actor.Kind != identity.ActorOperator || rec.Actor.Display != "root" {
+			t.Errorf("actor %+v, want operator root", rec.Actor)
+		}
 	}
 }
 

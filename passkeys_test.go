@@ -120,6 +120,19 @@ func newPasskeyEnv(t *testing.T) *testEnv {
 	return newTestEnv(t, &identity.Options{IssuerBase: "https://id.example.com", PasskeyCeremony: fakeCeremony{}})
 }
 
+// setPasskeys sets the workspace's passkey policy.
+func (e *testEnv) setPasskeys(p identity.PasskeyPolicy) {
+	e.t.Helper()
+	set, err := e.ws.GetSettings(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	set.Passkeys = p
+	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // options decodes a challenge's options.
 func fakeOpts(t *testing.T, c identity.PasskeyChallenge) fakeOptions {
 	t.Helper()
@@ -497,11 +510,7 @@ func TestPasskeySignInRefusals(t *testing.T) {
 
 func TestPasskeysRequired(t *testing.T) {
 	e := newPasskeyEnv(t)
-	set, _ := e.ws.GetSettings(e.ctx)
-	set.Passkeys = identity.PasskeysRequired
-	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
-		t.Fatal(err)
-	}
+	e.setPasskeys(identity.PasskeysRequired)
 	_, err := e.ws.Authenticate(e.ctx, "ada", adaPassword)
 	wantCode(t, "a password sign-in without a passkey", err, identity.CodePasskeyEnrollmentRequired)
 	var ie *identity.Error
@@ -564,11 +573,7 @@ func TestPasskeysRequiredAfterSecondFactor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newPasskeyEnv(t)
 			secret, codes := e.enrol(e.ada.ID)
-			set, _ := e.ws.GetSettings(e.ctx)
-			set.Passkeys = identity.PasskeysRequired
-			if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
-				t.Fatal(err)
-			}
+			e.setPasskeys(identity.PasskeysRequired)
 			mfa := e.challenge(identity.CodeMFARequired)
 			_, err := e.ws.VerifySecondFactor(e.ctx, mfa, "000000")
 			wantCode(t, "a wrong code", err, identity.CodeUnauthenticated)
@@ -638,16 +643,12 @@ func TestPasskeysRequiredAfterSecondFactor(t *testing.T) {
 		_, err = e.ws.VerifySecondFactor(e.ctx, mfa, e.code(en.Secret, 0))
 		wantCode(t, "the next sign-in's code", err, identity.CodePasskeyEnrollmentRequired)
 	})
-	t.Run("an enrolment challenge of the password alone", func(t *testing.T) {
+	t.Run("the two challenges do not mix", func(t *testing.T) {
 		// A challenge's variant is the kind's: the TOTP one is refused where
 		// a second-factor challenge is expected, and the reverse.
 		e := newPasskeyEnv(t)
 		secret, _ := e.enrol(e.ada.ID)
-		set, _ := e.ws.GetSettings(e.ctx)
-		set.Passkeys = identity.PasskeysRequired
-		if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
-			t.Fatal(err)
-		}
+		e.setPasskeys(identity.PasskeysRequired)
 		mfa := e.challenge(identity.CodeMFARequired)
 		_, err := e.ws.BeginChallengePasskeyRegistration(e.ctx, mfa)
 		wantCode(t, "a second-factor challenge as an enrolment's", err, identity.CodeTokenInvalid)
@@ -786,11 +787,7 @@ func TestProviderPasskeyEnrollmentRecordedOnce(t *testing.T) {
 	opts := tokenOpts()
 	opts.IssuerBase, opts.PasskeyCeremony = "https://id.example.com", fakeCeremony{}
 	e := newOIDCEnv(t, opts)
-	set, _ := e.ws.GetSettings(e.ctx)
-	set.Passkeys = identity.PasskeysRequired
-	if err := e.ws.UpdateSettings(e.ctx, set); err != nil {
-		t.Fatal(err)
-	}
+	e.setPasskeys(identity.PasskeysRequired)
 	p := e.ws.Provider()
 	pending := e.authorize(e.webRequest(), "")
 	_, err := p.SignIn(e.ctx, pending.RequestID, "ada", adaPassword)
